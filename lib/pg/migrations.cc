@@ -1,0 +1,65 @@
+#include "lib/pg/migrations.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "lib/pg/pg_error.h"
+
+namespace shortener::pg {
+namespace {
+
+// Arbitrary constant shared by every shortener process: the advisory lock that
+// serialises migration runs.
+constexpr long long kMigrationLockKey = 0x73686f72746e72;  // "shortnr"
+
+}  // namespace
+
+absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
+  int applied = 0;
+  absl::Status status = CatchPqxx("apply migrations", [&]() -> absl::Status {
+    {
+      pqxx::work tx(conn);
+      tx.exec0(
+          "CREATE TABLE IF NOT EXISTS schema_migrations ("
+          " version integer PRIMARY KEY, name text NOT NULL,"
+          " applied_at timestamptz NOT NULL DEFAULT now())");
+      tx.commit();
+    }
+    for (const Migration& m : EmbeddedMigrations()) {
+      pqxx::work tx(conn);
+      tx.exec_params0("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+      pqxx::result done = tx.exec_params(
+          "SELECT 1 FROM schema_migrations WHERE version = $1", m.version);
+      if (!done.empty()) continue;  // rolled back on scope exit
+      tx.exec0(m.sql);
+      tx.exec_params0(
+          "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+          m.version, m.name);
+      tx.commit();
+      ++applied;
+    }
+    pqxx::work tx(conn);
+    pqxx::row newest = tx.exec1("SELECT coalesce(max(version), 0) FROM schema_migrations");
+    int db_version = newest[0].as<int>();
+    int ours = EmbeddedMigrations().empty() ? 0 : EmbeddedMigrations().back().version;
+    if (db_version > ours) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "database schema is at version ", db_version,
+          " but this binary knows only up to ", ours, ": upgrade the binary"));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return applied;
+}
+
+absl::StatusOr<int> ApplyMigrations(const std::string& conninfo) {
+  try {
+    pqxx::connection conn(conninfo);
+    return ApplyMigrations(conn);
+  } catch (...) {
+    return StatusFromCurrentException("connect to apply migrations");
+  }
+}
+
+}  // namespace shortener::pg
