@@ -1,0 +1,45 @@
+// HMAC-SHA256 with the keyed inner and outer SHA-256 states computed once, so
+// that each MAC costs two compression-function calls, allocates nothing and
+// creates no OpenSSL context. Internal to lib/codec (the keyed permutation,
+// the check character and the fingerprint all use it).
+//
+// Thread safety: immutable after construction; Mac() is const and safe to call
+// from any number of threads at once. Copies share the precomputed state.
+#ifndef SHORTENER_LIB_CODEC_HMAC_SHA256_H_
+#define SHORTENER_LIB_CODEC_HMAC_SHA256_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/strings/string_view.h"
+
+namespace shortener::codec::internal {
+
+using Sha256Digest = std::array<uint8_t, 32>;
+
+class HmacSha256 {
+ public:
+  // Any key length is accepted (keys longer than 64 bytes are hashed first,
+  // as RFC 2104 requires).
+  explicit HmacSha256(absl::string_view key);
+
+  // HMAC-SHA256(key, message).
+  Sha256Digest Mac(const uint8_t* message, size_t length) const;
+  Sha256Digest Mac(absl::string_view message) const {
+    return Mac(reinterpret_cast<const uint8_t*>(message.data()),
+               message.size());
+  }
+
+ private:
+  struct KeyedStates;  // SHA256_CTX after key^ipad and after key^opad.
+  std::shared_ptr<const KeyedStates> states_;
+};
+
+// First 8 bytes of a digest as a big-endian integer.
+uint64_t DigestPrefix64(const Sha256Digest& digest);
+
+}  // namespace shortener::codec::internal
+
+#endif  // SHORTENER_LIB_CODEC_HMAC_SHA256_H_

@@ -1,0 +1,37 @@
+#include "lib/pg/codec_keys.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "lib/pg/pg_error.h"
+
+namespace shortener::pg {
+
+absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
+                                            int format_version,
+                                            const std::string& fingerprint) {
+  try {
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    tx.exec_params0(
+        "INSERT INTO codec_keys (format_version, fingerprint) VALUES ($1, $2) "
+        "ON CONFLICT (format_version) DO NOTHING",
+        format_version, fingerprint);
+    pqxx::row stored = tx.exec_params1(
+        "SELECT fingerprint FROM codec_keys WHERE format_version = $1", format_version);
+    tx.commit();
+    std::string stored_fp = stored[0].as<std::string>();
+    if (stored_fp != fingerprint) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "code secret mismatch: this database was created with a code secret whose "
+          "fingerprint is ", stored_fp, " but the configured secret's is ", fingerprint,
+          "; with this secret every existing code would resolve to a different link. "
+          "Restore the original secret file (see docs/codes.md)"));
+    }
+    return absl::OkStatus();
+  } catch (...) {
+    return StatusFromCurrentException("verify code secret");
+  }
+}
+
+}  // namespace shortener::pg

@@ -1,0 +1,57 @@
+// LinkStore: the seam between the service logic and the database.
+// Implementations: PgLinkStore (lib/store/pg), InMemoryLinkStore (unit tests
+// of the logic above the store). Both pass tests/store/link_store_contract.
+// Implementations are thread-safe.
+#ifndef SHORTENER_LIB_STORE_LINK_STORE_H_
+#define SHORTENER_LIB_STORE_LINK_STORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "lib/store/link.h"
+
+namespace shortener::store {
+
+class LinkStore {
+ public:
+  virtual ~LinkStore() = default;
+
+  // Creates every link of `links`, each independently (one item's failure
+  // does not fail the others), durably: when this returns, every OK result is
+  // committed. Result i belongs to links[i]. Per item:
+  //  - OK, created=true: a new row.
+  //  - OK, created=false: (owner, request_id) was seen before with the same
+  //    URL hash (returns that link), or dedupe found a live link of the same
+  //    owner and URL (returns it).
+  //  - ALREADY_EXISTS "custom_alias \"x\" is already taken".
+  //  - ALREADY_EXISTS "request_id \"r\" was already used with a different long_url".
+  //  - UNAVAILABLE / INTERNAL for the whole batch when the database fails (then
+  //    nothing of the batch is committed).
+  // Items of one call with the same (owner, request_id) or the same dedupe key
+  // behave as if called one after the other, in order.
+  virtual std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(
+      absl::Span<const NewLink> links) = 0;
+
+  // NOT_FOUND "no link with id N" when absent; UNAVAILABLE when the database is.
+  virtual absl::StatusOr<Link> GetById(int64_t id) = 0;
+
+  // NOT_FOUND "no link with alias \"x\"" when absent.
+  virtual absl::StatusOr<Link> GetByAlias(const std::string& alias) = 0;
+
+  // Looks up many ids at once (one query); result i is NOT_FOUND or the link.
+  // Whole-call error (UNAVAILABLE) when the database fails.
+  virtual absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
+      absl::Span<const int64_t> ids) = 0;
+
+  // Marks the link revoked at `when` and returns it. Idempotent: an already
+  // revoked link keeps its first revoke_time. NOT_FOUND when absent.
+  virtual absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) = 0;
+};
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_LINK_STORE_H_

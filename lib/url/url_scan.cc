@@ -1,0 +1,219 @@
+#include "lib/url/url_scan.h"
+
+#include <cstdint>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/common/status_macros.h"
+
+namespace shortener::url::internal {
+namespace {
+
+constexpr size_t kMaxQuotedBytes = 64;
+
+// One decoded UTF-8 sequence; `length` is 0 when the bytes are not valid
+// UTF-8 (truncated, overlong, surrogate or beyond U+10FFFF).
+struct Utf8Char {
+  char32_t code_point = 0;
+  size_t length = 0;
+};
+
+Utf8Char DecodeUtf8(absl::string_view s) {
+  const auto byte = [&s](size_t i) { return static_cast<uint8_t>(s[i]); };
+  const uint8_t lead = byte(0);
+  size_t length = 0;
+  char32_t cp = 0;
+  char32_t min = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2, cp = lead & 0x1F, min = 0x80;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3, cp = lead & 0x0F, min = 0x800;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4, cp = lead & 0x07, min = 0x10000;
+  } else {
+    return {};  // ASCII is handled by the caller; the rest never leads.
+  }
+  if (s.size() < length) return {};
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return {};
+    cp = (cp << 6) | (byte(i) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
+  return {cp, length};
+}
+
+absl::Status Invalid(absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat("long_url: ", message));
+}
+
+std::string ControlName(uint8_t c) {
+  switch (c) {
+    case 0x00: return "0x00, NUL";
+    case 0x09: return "0x09, TAB";
+    case 0x0A: return "0x0A, LF";
+    case 0x0D: return "0x0D, CR";
+    case 0x7F: return "0x7F, DEL";
+    default: return absl::StrFormat("0x%02X", c);
+  }
+}
+
+bool IsHexDigit(char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); }
+
+absl::Status CheckAsciiByte(absl::string_view raw, size_t pos) {
+  const uint8_t c = static_cast<uint8_t>(raw[pos]);
+  if (c < 0x20 || c == 0x7F) {
+    return Invalid(absl::StrFormat("contains a control character at position %d (%s)",
+                                   pos, ControlName(c)));
+  }
+  if (c == ' ') {
+    return Invalid(absl::StrFormat(
+        "contains a space at position %d (encode it as %%20)", pos));
+  }
+  if (c == '\\') {
+    // Browsers read "\" as "/" in http(s) URLs, libcurl keeps it as data:
+    // the host we check and the host a browser visits could differ.
+    return Invalid(absl::StrFormat(
+        "contains a backslash at position %d (encode it as %%5C)", pos));
+  }
+  if (c == '%' && (pos + 2 >= raw.size() || !IsHexDigit(raw[pos + 1]) ||
+                   !IsHexDigit(raw[pos + 2]))) {
+    return Invalid(absl::StrFormat(
+        "broken percent-encoding at position %d (\"%%\" must be followed by "
+        "two hex digits)",
+        pos));
+  }
+  return absl::OkStatus();
+}
+
+bool IsUnicodeSpace(char32_t cp) {
+  return cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
+         cp == 0x3000;
+}
+
+// Zero-width and bidirectional controls: invisible, and used to make a
+// link read differently from where it goes.
+bool IsInvisibleFormat(char32_t cp) {
+  return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
+         cp == 0xFEFF;
+}
+
+absl::Status CheckCodePoint(char32_t cp, size_t pos) {
+  const auto code = [cp] { return absl::StrFormat("U+%04X", static_cast<uint32_t>(cp)); };
+  if (cp <= 0x9F) {  // C1 controls; the caller handles everything below 0x80.
+    return Invalid(absl::StrFormat(
+        "contains a control character at position %d (%s)", pos, code()));
+  }
+  if (IsUnicodeSpace(cp)) {
+    return Invalid(absl::StrFormat(
+        "contains a Unicode space at position %d (%s)", pos, code()));
+  }
+  if (IsInvisibleFormat(cp)) {
+    return Invalid(absl::StrFormat(
+        "contains an invisible formatting character at position %d (%s)", pos,
+        code()));
+  }
+  return absl::OkStatus();
+}
+
+bool IsSchemeChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '+' ||
+         c == '-' || c == '.';
+}
+
+bool IsValidScheme(absl::string_view scheme) {
+  if (scheme.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(scheme[0]))) {
+    return false;
+  }
+  for (char c : scheme) {
+    if (!IsSchemeChar(c)) return false;
+  }
+  return true;
+}
+
+bool MustEncode(uint8_t c) {
+  if (c <= 0x20 || c >= 0x7F) return true;
+  switch (c) {
+    case '"': case '<': case '>': case '\\': case '^': case '`':
+    case '{': case '|': case '}':
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::Status CheckCharacters(absl::string_view raw) {
+  size_t pos = 0;
+  while (pos < raw.size()) {
+    if (static_cast<uint8_t>(raw[pos]) < 0x80) {
+      SHORTENER_RETURN_IF_ERROR(CheckAsciiByte(raw, pos));
+      ++pos;
+      continue;
+    }
+    const Utf8Char ch = DecodeUtf8(raw.substr(pos));
+    if (ch.length == 0) {
+      return Invalid(absl::StrFormat("invalid UTF-8 at position %d", pos));
+    }
+    SHORTENER_RETURN_IF_ERROR(CheckCodePoint(ch.code_point, pos));
+    pos += ch.length;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ExtractScheme(absl::string_view raw) {
+  if (absl::StartsWith(raw, "//")) {
+    return Invalid(
+        "is scheme-relative (starts with \"//\"); an absolute URL such as "
+        "https://example.com/ is required");
+  }
+  const size_t end = raw.find_first_of(":/?#");
+  if (end == absl::string_view::npos || raw[end] != ':' ||
+      !IsValidScheme(raw.substr(0, end))) {
+    return Invalid(
+        "has no scheme; an absolute URL such as https://example.com/ is "
+        "required");
+  }
+  return absl::AsciiStrToLower(raw.substr(0, end));
+}
+
+absl::Status CheckAuthorityPresent(absl::string_view raw, size_t scheme_length) {
+  absl::string_view rest = raw.substr(scheme_length + 1);
+  if (!absl::StartsWith(rest, "//")) {
+    return Invalid(absl::StrFormat("must have \"//\" after \"%s:\"",
+                                   absl::AsciiStrToLower(raw.substr(0, scheme_length))));
+  }
+  rest.remove_prefix(2);
+  if (rest.empty() || rest[0] == '/' || rest[0] == '?' || rest[0] == '#') {
+    return Invalid("has no host");
+  }
+  return absl::OkStatus();
+}
+
+std::string EncodeDisallowedBytes(absl::string_view component) {
+  std::string out;
+  out.reserve(component.size());
+  for (char ch : component) {
+    const uint8_t c = static_cast<uint8_t>(ch);
+    if (MustEncode(c)) {
+      absl::StrAppendFormat(&out, "%%%02X", c);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+std::string QuoteForMessage(absl::string_view s) {
+  if (s.size() <= kMaxQuotedBytes) return absl::StrCat("\"", s, "\"");
+  size_t cut = kMaxQuotedBytes;
+  // Back off UTF-8 continuation bytes so the message stays valid UTF-8.
+  while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat("\"", s.substr(0, cut), "...\"");
+}
+
+}  // namespace shortener::url::internal

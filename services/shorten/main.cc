@@ -1,0 +1,63 @@
+// shorten-service: parses flags into a ServerConfig and runs the server.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "services/shorten/server.h"
+
+using shortener::service::ServerConfig;
+static const ServerConfig kDefaults;
+
+ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, postgres, "", "libpq connection string of the database, e.g. \"host=/run/postgresql dbname=shortener\" (required)");
+ABSL_FLAG(std::string, base_url, kDefaults.base_url, "short URLs are base_url + code; must end with /");
+ABSL_FLAG(std::string, codec_secret_file, "", "file holding the code secret (64 hex chars), shared by every replica and edge (required)");
+ABSL_FLAG(bool, create_codec_secret, false, "create --codec_secret_file with a new random secret if it does not exist");
+ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "minimum code body length (1..10); a check character is added");
+ABSL_FLAG(int64_t, max_url_length, kDefaults.max_url_length, "longest long_url accepted, in bytes");
+ABSL_FLAG(std::vector<std::string>, short_domains, {}, "hosts of our short links, refused as long_url targets (the base_url host is always included)");
+ABSL_FLAG(std::vector<std::string>, denied_domains, {}, "long_url hosts refused, subdomains included");
+ABSL_FLAG(int, db_pool_size, kDefaults.db_pool_size, "database connections for reads and writes");
+ABSL_FLAG(int, group_commit_batch, kDefaults.group_commit_batch, "most links committed in one transaction");
+ABSL_FLAG(int, group_commit_threads, kDefaults.group_commit_threads, "transactions committing links at once");
+ABSL_FLAG(int, blocking_threads, kDefaults.blocking_threads, "threads serving Resolve/GetLink/Revoke database reads");
+ABSL_FLAG(int64_t, id_initial_step, kDefaults.id_initial_step, "ids leased per segment at start (the step then adapts)");
+ABSL_FLAG(int64_t, id_max_step, kDefaults.id_max_step, "most ids leased per segment");
+ABSL_FLAG(absl::Duration, id_segment_lifetime, kDefaults.id_segment_lifetime, "target lifetime of an id segment; the step adapts to it");
+ABSL_FLAG(absl::Duration, db_startup_timeout, kDefaults.db_startup_timeout, "how long to wait for the database at start");
+ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight calls may take to finish");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("shorten-service: the gRPC ShortenService (see docs/operations.md)");
+  absl::ParseCommandLine(argc, argv);
+  ServerConfig c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.postgres = absl::GetFlag(FLAGS_postgres);
+  c.base_url = absl::GetFlag(FLAGS_base_url);
+  c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
+  c.create_codec_secret = absl::GetFlag(FLAGS_create_codec_secret);
+  c.min_code_length = absl::GetFlag(FLAGS_min_code_length);
+  c.max_url_length = static_cast<size_t>(absl::GetFlag(FLAGS_max_url_length));
+  c.short_domains = absl::GetFlag(FLAGS_short_domains);
+  c.denied_domains = absl::GetFlag(FLAGS_denied_domains);
+  c.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  c.group_commit_batch = absl::GetFlag(FLAGS_group_commit_batch);
+  c.group_commit_threads = absl::GetFlag(FLAGS_group_commit_threads);
+  c.blocking_threads = absl::GetFlag(FLAGS_blocking_threads);
+  c.id_initial_step = absl::GetFlag(FLAGS_id_initial_step);
+  c.id_max_step = absl::GetFlag(FLAGS_id_max_step);
+  c.id_segment_lifetime = absl::GetFlag(FLAGS_id_segment_lifetime);
+  c.db_startup_timeout = absl::GetFlag(FLAGS_db_startup_timeout);
+  c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+
+  shortener::service::BlockTerminationSignals();
+  absl::Status status = shortener::service::RunServer(c);
+  if (!status.ok()) {
+    std::fprintf(stderr, "shorten-service: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

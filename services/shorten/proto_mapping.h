@@ -1,0 +1,23 @@
+// Conversions between the domain types of Shortener and shortener.v1 protos.
+// Pure functions; thread-safe.
+#ifndef SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
+#define SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
+
+#include "absl/status/statusor.h"
+#include "services/shorten/shortener.h"
+#include "shortener/v1/shortener.pb.h"
+
+namespace shortener::service {
+
+// INVALID_ARGUMENT for an unknown redirect_type value.
+absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
+void ToProto(const LinkView& view, v1::Link* out);
+void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
+void ToProto(const LinkView& view, v1::ResolveResponse* out);
+
+v1::RedirectType RedirectTypeFromStatus(int http_status);
+v1::LinkState ToProto(LinkState state);
+
+}  // namespace shortener::service
+
+#endif  // SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_

@@ -1,0 +1,190 @@
+#include "services/shorten/server.h"
+
+#include <signal.h>
+
+#include <memory>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "lib/codec/short_codec.h"
+#include "lib/common/log.h"
+#include "lib/common/status_macros.h"
+#include "lib/common/thread_pool.h"
+#include "lib/idalloc/pg/pg_segment_source.h"
+#include "lib/idalloc/segment_id_allocator.h"
+#include "lib/pg/codec_keys.h"
+#include "lib/pg/migrations.h"
+#include "lib/store/group_committer.h"
+#include "lib/store/pg/pg_link_store.h"
+#include "lib/url/url_policy.h"
+#include "services/shorten/shorten_service.h"
+#include "services/shorten/shortener.h"
+
+namespace shortener::service {
+namespace {
+
+constexpr char kServiceName[] = "shortener.v1.ShortenService";
+
+// Host part of base_url ("http://sho.rt/" -> "sho.rt"), for the loop check.
+std::string HostOf(const std::string& base_url) {
+  size_t start = base_url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  size_t end = base_url.find_first_of(":/", start);
+  return base_url.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+absl::StatusOr<codec::ShortCodec> LoadCodec(const ServerConfig& config) {
+  absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
+  if (absl::IsNotFound(secret.status()) && config.create_codec_secret) {
+    SHORTENER_RETURN_IF_ERROR(codec::WriteNewSecretFile(config.codec_secret_file));
+    LogWarning("created a new code secret in %s: back it up with the database",
+               config.codec_secret_file);
+    secret = codec::ReadSecretFile(config.codec_secret_file);
+  }
+  if (!secret.ok()) {
+    return absl::Status(secret.status().code(),
+                        absl::StrCat("--codec_secret_file: ", secret.status().message()));
+  }
+  return codec::ShortCodec::Create({*secret, config.min_code_length});
+}
+
+// Migrations double as the database readiness probe at start: retried until
+// the database answers or db_startup_timeout passes.
+absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec& codec) {
+  absl::Time give_up = absl::Now() + config.db_startup_timeout;
+  absl::Duration backoff = absl::Milliseconds(200);
+  while (true) {
+    absl::StatusOr<int> applied = pg::ApplyMigrations(config.postgres);
+    if (applied.ok()) {
+      if (*applied > 0) LogInfo("applied %d schema migration(s)", *applied);
+      break;
+    }
+    if (!absl::IsUnavailable(applied.status()) || absl::Now() + backoff > give_up) {
+      return applied.status();
+    }
+    LogWarning("database not ready (%s); retrying", applied.status().ToString());
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+  return pg::VerifyOrRecordCodecFingerprint(config.postgres, codec::ShortCodec::kFormatVersion,
+                                            codec.Fingerprint());
+}
+
+// Waits for SIGTERM or SIGINT (blocked by BlockTerminationSignals); SIGHUP is
+// ignored for now (nothing to reload yet).
+int WaitForTermination() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  while (true) {
+    int signo = 0;
+    if (sigwait(&set, &signo) == 0 && signo != SIGHUP) return signo;
+  }
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+absl::Status ValidateConfig(const ServerConfig& c) {
+  if (c.postgres.empty()) return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
+  if (c.codec_secret_file.empty()) return absl::InvalidArgumentError("--codec_secret_file is required");
+  if (!absl::StartsWith(c.base_url, "http://") && !absl::StartsWith(c.base_url, "https://")) {
+    return absl::InvalidArgumentError("--base_url must start with http:// or https://");
+  }
+  if (!absl::EndsWith(c.base_url, "/")) return absl::InvalidArgumentError("--base_url must end with /");
+  if (c.min_code_length < 1 || c.min_code_length > codec::ShortCodec::kMaxBodyLength) {
+    return absl::InvalidArgumentError("--min_code_length must be between 1 and 10");
+  }
+  if (c.db_pool_size < 1 || c.group_commit_threads < 1 || c.blocking_threads < 1) {
+    return absl::InvalidArgumentError("--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1");
+  }
+  if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
+    return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
+  }
+  if (c.id_initial_step < 1 || c.id_max_step < c.id_initial_step) {
+    return absl::InvalidArgumentError("--id_initial_step must be >= 1 and <= --id_max_step");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunServer(const ServerConfig& config) {
+  SHORTENER_RETURN_IF_ERROR(ValidateConfig(config));
+  SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
+  SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, codec));
+
+  url::UrlPolicyOptions url_options;
+  url_options.max_length = config.max_url_length;
+  url_options.short_domains = config.short_domains;
+  url_options.short_domains.push_back(HostOf(config.base_url));
+  url_options.denied_domains = config.denied_domains;
+  url::UrlPolicy url_policy(url_options);
+
+  store::PgLinkStoreOptions store_options;
+  store_options.conninfo = config.postgres;
+  store_options.pool_size = config.db_pool_size;
+  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<store::PgLinkStore> link_store,
+                             store::PgLinkStore::Create(store_options));
+  idalloc::PgSegmentSource segment_source(config.postgres);
+  idalloc::IdAllocatorOptions id_options;
+  id_options.initial_step = config.id_initial_step;
+  id_options.max_step = config.id_max_step;
+  id_options.target_segment_lifetime = config.id_segment_lifetime;
+  auto ids = std::make_unique<idalloc::SegmentIdAllocator>(&segment_source, id_options);
+  store::GroupCommitOptions commit_options;
+  commit_options.max_batch = config.group_commit_batch;
+  commit_options.committer_threads = config.group_commit_threads;
+  auto committer = std::make_unique<store::GroupCommitter>(link_store.get(), commit_options);
+  ShortenerOptions options;
+  options.base_url = config.base_url;
+  Shortener shortener(&codec, &url_policy, ids.get(), link_store.get(), committer.get(), options);
+  auto blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
+  ShortenServiceImpl service(&shortener, blocking_pool.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  // BatchShorten of 1000 URLs of 2 KB each must fit.
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
+  }
+  server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
+  LogInfo("shorten-service listening on %s (port %d), base_url %s", config.listen, port,
+          config.base_url);
+
+  int signo = WaitForTermination();
+  LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
+  server->GetHealthCheckService()->SetServingStatus(false);
+  // Stops accepting, lets in-flight calls finish until the grace period ends,
+  // then cancels the rest. In-flight Shorten calls complete when their batch
+  // commits, which the committer keeps doing until it is destroyed.
+  server->Shutdown(std::chrono::system_clock::now() +
+                   absl::ToChronoSeconds(config.shutdown_grace));
+  server->Wait();
+  blocking_pool.reset();
+  committer.reset();
+  ids.reset();
+  LogInfo("shorten-service stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace shortener::service

@@ -1,0 +1,152 @@
+#include "services/shorten/shorten_service.h"
+
+#include <utility>
+
+#include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
+#include "services/shorten/proto_mapping.h"
+
+namespace shortener::service {
+namespace {
+
+using grpcutil::ToGrpcStatus;
+
+// The call's deadline, capped so that a client without one cannot make us
+// wait forever for an id segment.
+absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) {
+  absl::Time cap = absl::Now() + absl::Seconds(30);
+  absl::Time deadline = absl::FromChrono(ctx->deadline());
+  return deadline < cap ? deadline : cap;
+}
+
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
+                                    const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContext* ctx,
+                                                      const v1::ShortenRequest* request,
+                                                      v1::ShortenResponse* response) {
+  absl::StatusOr<ShortenInput> input = FromProto(*request);
+  if (!input.ok()) return FinishNow(ctx, input.status());
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  shortener_->Shorten(*input, DeadlineOf(ctx),
+                      [reactor, response](absl::StatusOr<ShortenOutput> out) {
+                        if (out.ok()) ToProto(*out, response);
+                        reactor->Finish(ToGrpcStatus(out.status()));
+                      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
+    grpc::CallbackServerContext* ctx, const v1::BatchShortenRequest* request,
+    v1::BatchShortenResponse* response) {
+  std::vector<ShortenInput> inputs;
+  inputs.reserve(request->requests_size());
+  // An item whose proto cannot be decoded must still get its own error in its
+  // own slot: decode failures are carried as a sentinel input that fails
+  // validation with that message.
+  std::vector<absl::Status> decode_errors(request->requests_size());
+  for (int i = 0; i < request->requests_size(); ++i) {
+    absl::StatusOr<ShortenInput> in = FromProto(request->requests(i));
+    if (in.ok()) {
+      inputs.push_back(*std::move(in));
+    } else {
+      decode_errors[i] = in.status();
+      ShortenInput bad;
+      bad.redirect_status = -1;  // rejected by validation; replaced below
+      inputs.push_back(bad);
+    }
+  }
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  shortener_->BatchShorten(
+      inputs, DeadlineOf(ctx),
+      [reactor, response, decode_errors = std::move(decode_errors)](
+          absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
+        if (!results.ok()) {
+          reactor->Finish(ToGrpcStatus(results.status()));
+          return;
+        }
+        for (size_t i = 0; i < results->size(); ++i) {
+          v1::BatchShortenResult* r = response->add_results();
+          absl::Status st = !decode_errors[i].ok() ? decode_errors[i] : (*results)[i].status();
+          if (st.ok()) {
+            ToProto(*(*results)[i], r->mutable_response());
+          } else {
+            r->mutable_error()->set_code(static_cast<int>(st.code()));
+            r->mutable_error()->set_message(std::string(st.message()));
+          }
+        }
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContext* ctx,
+                                                      const v1::ResolveRequest* request,
+                                                      v1::ResolveResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  blocking_pool_->Schedule([this, reactor, request, response] {
+    absl::StatusOr<LinkView> view = shortener_->Resolve(request->code());
+    if (view.ok()) ToProto(*view, response);
+    reactor->Finish(ToGrpcStatus(view.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetLinkRequest* request,
+                                                      v1::Link* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  blocking_pool_->Schedule([this, reactor, request, response] {
+    absl::StatusOr<LinkView> view = shortener_->GetLink(request->code());
+    if (view.ok()) ToProto(*view, response);
+    reactor->Finish(ToGrpcStatus(view.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext* ctx,
+                                                     const v1::RevokeRequest* request,
+                                                     v1::Link* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  blocking_pool_->Schedule([this, reactor, request, response] {
+    absl::StatusOr<LinkView> view = shortener_->Revoke(request->code());
+    if (view.ok()) ToProto(*view, response);
+    reactor->Finish(ToGrpcStatus(view.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
+                                                           const v1::RecordClicksRequest*,
+                                                           v1::RecordClicksResponse*) {
+  return FinishNow(ctx, absl::UnimplementedError("RecordClicks: click statistics are not implemented yet"));
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
+                                                            const v1::GetClickStatsRequest*,
+                                                            v1::GetClickStatsResponse*) {
+  return FinishNow(ctx, absl::UnimplementedError("GetClickStats: click statistics are not implemented yet"));
+}
+
+namespace {
+// Finishes a server stream immediately with a status.
+class FinishedWriter final : public grpc::ServerWriteReactor<v1::Invalidation> {
+ public:
+  explicit FinishedWriter(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+}  // namespace
+
+grpc::ServerWriteReactor<v1::Invalidation>* ShortenServiceImpl::WatchInvalidations(
+    grpc::CallbackServerContext*, const v1::WatchInvalidationsRequest*) {
+  return new FinishedWriter(
+      absl::UnimplementedError("WatchInvalidations: invalidation streaming is not implemented yet"));
+}
+
+}  // namespace shortener::service

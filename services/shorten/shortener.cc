@@ -1,0 +1,221 @@
+#include "services/shorten/shortener.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "lib/common/status_macros.h"
+
+namespace shortener::service {
+namespace {
+
+std::string Sha256(const std::string& data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
+}
+
+bool IsValidRedirectStatus(int status) {
+  return status == 301 || status == 302 || status == 307 || status == 308;
+}
+
+// Syntax of anything that could be an alias; the full rules (reserved words,
+// generated shape) apply only when creating one.
+bool LooksLikeAlias(absl::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
+  if (id.size() > max_length) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request_id: is ", id.size(), " bytes, longer than the limit of ", max_length));
+  }
+  for (unsigned char c : id) {
+    if (c < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError("request_id: contains a control character");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
+                     idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
+                     store::GroupCommitter* committer, ShortenerOptions options,
+                     std::function<absl::Time()> now)
+    : codec_(codec),
+      url_policy_(url_policy),
+      ids_(ids),
+      store_(store),
+      committer_(committer),
+      options_(std::move(options)),
+      now_(std::move(now)) {}
+
+absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
+                                                  absl::Time deadline) {
+  store::NewLink link;
+  if (input.long_url.empty()) {
+    return absl::InvalidArgumentError("long_url: is required");
+  }
+  SHORTENER_ASSIGN_OR_RETURN(link.long_url, url_policy_->Normalize(input.long_url));
+  if (!input.custom_alias.empty()) {
+    SHORTENER_RETURN_IF_ERROR(codec::ValidateAlias(input.custom_alias, *codec_));
+    link.alias = input.custom_alias;
+  }
+  if (!IsValidRedirectStatus(input.redirect_status)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "redirect_type: status ", input.redirect_status, " is not one of 301, 302, 307, 308"));
+  }
+  link.create_time = now_();
+  if (input.expire_time.has_value() && *input.expire_time <= link.create_time) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expire_time: ", absl::FormatTime(*input.expire_time, absl::UTCTimeZone()),
+        " is not in the future"));
+  }
+  SHORTENER_RETURN_IF_ERROR(ValidateRequestId(input.request_id, options_.max_request_id_length));
+  link.expire_time = input.expire_time;
+  link.redirect_status = input.redirect_status;
+  link.long_url_sha256 = Sha256(link.long_url);
+  link.owner = options_.owner;
+  // A vanity alias is a deliberate new name: never answer it with another
+  // link of the same URL.
+  link.dedupe = !input.force_new && !link.alias.has_value();
+  if (!input.request_id.empty()) link.request_id = input.request_id;
+  // Ids are allocated last so that invalid requests do not burn them.
+  SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(std::min(deadline, now_() + options_.id_wait)));
+  return link;
+}
+
+void Shortener::Shorten(const ShortenInput& input, absl::Time deadline, ShortenDone done) {
+  absl::StatusOr<store::NewLink> link = Prepare(input, deadline);
+  if (!link.ok()) {
+    done(link.status());
+    return;
+  }
+  committer_->Create(*std::move(link),
+                     [this, done = std::move(done)](absl::StatusOr<store::CreateOutcome> o) {
+                       done(ToOutput(std::move(o)));
+                     });
+}
+
+void Shortener::BatchShorten(
+    const std::vector<ShortenInput>& inputs, absl::Time deadline,
+    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done) {
+  if (inputs.empty()) {
+    done(absl::InvalidArgumentError("requests: at least one request is required"));
+    return;
+  }
+  if (inputs.size() > options_.max_batch_size) {
+    done(absl::InvalidArgumentError(absl::StrCat("requests: ", inputs.size(),
+                                                 " requests, more than the limit of ",
+                                                 options_.max_batch_size)));
+    return;
+  }
+  // Items that fail validation get their error now; the rest go to the store
+  // together and their results are slotted back in input order.
+  auto results = std::make_shared<std::vector<absl::StatusOr<ShortenOutput>>>(
+      inputs.size(), absl::UnknownError("not processed"));
+  std::vector<store::NewLink> to_create;
+  auto positions = std::make_shared<std::vector<size_t>>();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    absl::StatusOr<store::NewLink> link = Prepare(inputs[i], deadline);
+    if (!link.ok()) {
+      (*results)[i] = link.status();
+      continue;
+    }
+    to_create.push_back(*std::move(link));
+    positions->push_back(i);
+  }
+  if (to_create.empty()) {
+    done(std::move(*results));
+    return;
+  }
+  committer_->CreateMany(
+      std::move(to_create),
+      [this, results, positions, done = std::move(done)](
+          std::vector<absl::StatusOr<store::CreateOutcome>> outcomes) {
+        for (size_t j = 0; j < outcomes.size(); ++j) {
+          (*results)[(*positions)[j]] = ToOutput(std::move(outcomes[j]));
+        }
+        done(std::move(*results));
+      });
+}
+
+absl::StatusOr<ShortenOutput> Shortener::ToOutput(
+    absl::StatusOr<store::CreateOutcome> outcome) const {
+  if (!outcome.ok()) return outcome.status();
+  ShortenOutput out;
+  out.created = outcome->created;
+  SHORTENER_ASSIGN_OR_RETURN(out.link, ToView(outcome->link));
+  return out;
+}
+
+absl::StatusOr<LinkView> Shortener::ToView(const store::Link& link) const {
+  LinkView view;
+  if (link.alias.has_value()) {
+    view.code = *link.alias;
+  } else {
+    SHORTENER_ASSIGN_OR_RETURN(view.code, codec_->Encode(static_cast<uint64_t>(link.id)));
+  }
+  view.short_url = absl::StrCat(options_.base_url, view.code);
+  if (link.revoke_time.has_value()) {
+    view.state = LinkState::kRevoked;
+  } else if (link.expire_time.has_value() && *link.expire_time <= now_()) {
+    view.state = LinkState::kExpired;
+  } else {
+    view.state = LinkState::kActive;
+  }
+  view.link = link;
+  return view;
+}
+
+absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
+  if (codec_->IsGeneratedShape(code)) {
+    SHORTENER_ASSIGN_OR_RETURN(uint64_t id, codec_->Decode(code));
+    SHORTENER_ASSIGN_OR_RETURN(store::Link link, store_->GetById(static_cast<int64_t>(id)));
+    // A link with an alias has exactly one code: its alias.
+    if (link.alias.has_value()) {
+      return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
+    }
+    return link;
+  }
+  if (!LooksLikeAlias(code)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "code: \"", absl::CHexEscape(code.substr(0, 80)),
+        "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
+  }
+  absl::StatusOr<store::Link> link = store_->GetByAlias(std::string(code));
+  if (absl::IsNotFound(link.status())) {
+    return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
+  }
+  return link;
+}
+
+absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {
+  absl::StatusOr<store::Link> link = Lookup(code);
+  if (absl::IsNotFound(link.status())) {
+    return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
+  }
+  if (!link.ok()) return link.status();
+  return ToView(*link);
+}
+
+absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code) {
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Lookup(code));
+  SHORTENER_ASSIGN_OR_RETURN(store::Link revoked, store_->Revoke(link.id, now_()));
+  return ToView(revoked);
+}
+
+}  // namespace shortener::service

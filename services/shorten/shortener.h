@@ -1,0 +1,107 @@
+// Shortener: the domain logic of shorten-service, free of gRPC and proto
+// types. It validates input, allocates ids, builds codes, and talks to the
+// store (writes through the group committer, reads directly).
+//
+// Thread-safe. Shorten/BatchShorten never block on the database: they queue
+// and complete through a callback (from a committer thread). Resolve, GetLink
+// and Revoke block on the store; call them off gRPC reactor threads.
+#ifndef SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
+#define SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "lib/codec/short_codec.h"
+#include "lib/idalloc/segment_id_allocator.h"
+#include "lib/store/group_committer.h"
+#include "lib/store/link_store.h"
+#include "lib/url/url_policy.h"
+
+namespace shortener::service {
+
+enum class LinkState { kActive, kRevoked, kExpired };
+
+struct ShortenInput {
+  std::string long_url;
+  std::string custom_alias;             // empty: generate a code
+  std::optional<absl::Time> expire_time;
+  int redirect_status = 302;            // 301, 302, 307 or 308
+  bool force_new = false;
+  std::string request_id;               // empty: no idempotency key
+};
+
+// A stored link as clients see it.
+struct LinkView {
+  std::string code;
+  std::string short_url;
+  LinkState state = LinkState::kActive;
+  store::Link link;
+};
+
+struct ShortenOutput {
+  bool created = false;
+  LinkView link;
+};
+
+struct ShortenerOptions {
+  std::string base_url;                    // short_url = base_url + code
+  std::string owner = "anonymous";         // until API keys exist
+  size_t max_batch_size = 1000;            // BatchShorten items
+  size_t max_request_id_length = 128;
+  // How long Shorten may wait for an id segment when none is leased.
+  absl::Duration id_wait = absl::Seconds(2);
+};
+
+class Shortener {
+ public:
+  // Dependencies outlive the Shortener.
+  Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
+            idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
+            store::GroupCommitter* committer, ShortenerOptions options,
+            std::function<absl::Time()> now = absl::Now);
+
+  using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
+  using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
+
+  // Errors (through `done`): INVALID_ARGUMENT for bad input, ALREADY_EXISTS
+  // (alias taken, request_id reused with another URL), UNAVAILABLE (no id
+  // segment before `deadline`, database down). `done` may run on the calling
+  // thread (validation errors) or on a committer thread.
+  void Shorten(const ShortenInput& input, absl::Time deadline, ShortenDone done);
+
+  // One result per input, in order; a bad item fails only itself.
+  // INVALID_ARGUMENT for the whole call when there are 0 or too many items.
+  void BatchShorten(const std::vector<ShortenInput>& inputs, absl::Time deadline,
+                    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
+
+  // INVALID_ARGUMENT for a string that is neither a code nor an alias;
+  // NOT_FOUND for unknown ones. Revoked and expired links are returned with
+  // their state, not as errors.
+  absl::StatusOr<LinkView> Resolve(absl::string_view code);
+  absl::StatusOr<LinkView> GetLink(absl::string_view code) { return Resolve(code); }
+  absl::StatusOr<LinkView> Revoke(absl::string_view code);
+
+ private:
+  // Validates `input` and turns it into a row to create (allocating its id).
+  absl::StatusOr<store::NewLink> Prepare(const ShortenInput& input, absl::Time deadline);
+  absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
+  absl::StatusOr<LinkView> ToView(const store::Link& link) const;
+  absl::StatusOr<store::Link> Lookup(absl::string_view code);
+
+  const codec::ShortCodec* codec_;
+  const url::UrlPolicy* url_policy_;
+  idalloc::SegmentIdAllocator* ids_;
+  store::LinkStore* store_;
+  store::GroupCommitter* committer_;
+  ShortenerOptions options_;
+  std::function<absl::Time()> now_;
+};
+
+}  // namespace shortener::service
+
+#endif  // SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
