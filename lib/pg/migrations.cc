@@ -18,7 +18,10 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
   int applied = 0;
   absl::Status status = CatchPqxx("apply migrations", [&]() -> absl::Status {
     {
+      // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
+      // catalog: serialise it under the same lock as the migrations.
       pqxx::work tx(conn);
+      tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
       tx.exec0(
           "CREATE TABLE IF NOT EXISTS schema_migrations ("
           " version integer PRIMARY KEY, name text NOT NULL,"
@@ -27,7 +30,7 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
     }
     for (const Migration& m : EmbeddedMigrations()) {
       pqxx::work tx(conn);
-      tx.exec_params0("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+      tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
       pqxx::result done = tx.exec_params(
           "SELECT 1 FROM schema_migrations WHERE version = $1", m.version);
       if (!done.empty()) continue;  // rolled back on scope exit

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <pqxx/connection>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace pqxx {
-class connection;
-}
 
 namespace shortener::pg {
 

@@ -1,0 +1,157 @@
+#include "lib/pg/connection_pool.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cstring>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+
+namespace shortener::pg {
+namespace {
+
+// Parses a libpq connection string. Returns false when it is malformed;
+// otherwise stores its password (empty if none) in `password`.
+bool ParseConnInfo(const std::string& conninfo, std::string* password) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (error != nullptr) PQfreemem(error);  // may echo the string: never shown
+  if (options == nullptr) return false;
+  password->clear();
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr) *password = o->val;
+  }
+  PQconninfoFree(options);
+  return true;
+}
+
+// An idle connection has nothing to read. Readable data or EOF means the
+// server closed it (restart, idle timeout) or is about to: drop it.
+bool LooksAlive(const pqxx::connection& conn) {
+  if (!conn.is_open() || conn.sock() < 0) return false;
+  pollfd p{conn.sock(), POLLIN, 0};
+  return poll(&p, 1, 0) == 0;
+}
+
+}  // namespace
+
+ConnectionPool::Lease::Lease(ConnectionPool* pool, std::unique_ptr<pqxx::connection> conn)
+    : pool_(pool), conn_(std::move(conn)) {}
+
+ConnectionPool::Lease::Lease(Lease&& other) noexcept
+    : pool_(std::exchange(other.pool_, nullptr)),
+      conn_(std::move(other.conn_)),
+      discard_(other.discard_) {}
+
+ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pool_ = std::exchange(other.pool_, nullptr);
+    conn_ = std::move(other.conn_);
+    discard_ = other.discard_;
+  }
+  return *this;
+}
+
+ConnectionPool::Lease::~Lease() { Release(); }
+
+void ConnectionPool::Lease::Release() {
+  if (pool_ != nullptr && conn_ != nullptr) pool_->Return(std::move(conn_), discard_);
+  pool_ = nullptr;
+}
+
+ConnectionPool::ConnectionPool(ConnectionPoolOptions options) : options_(std::move(options)) {
+  ParseConnInfo(options_.conninfo, &password_);
+}
+
+ConnectionPool::~ConnectionPool() = default;
+
+absl::Status ConnectionPool::Validate(const ConnectionPoolOptions& options) {
+  if (options.max_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("connection pool: max_size must be at least 1, got ", options.max_size));
+  }
+  std::string password;
+  if (!ParseConnInfo(options.conninfo, &password)) {
+    return absl::InvalidArgumentError("database connection string is malformed");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadline) {
+  std::vector<std::unique_ptr<pqxx::connection>> dead;  // closed after unlocking
+  {
+    absl::MutexLock lock(&mu_);
+    auto can_acquire = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !idle_.empty() || open_ < options_.max_size;
+    };
+    for (;;) {
+      while (!idle_.empty()) {
+        std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
+        idle_.pop_back();
+        if (LooksAlive(*conn)) return Lease(this, std::move(conn));
+        dead.push_back(std::move(conn));
+        --open_;
+      }
+      if (open_ < options_.max_size) break;
+      if (!mu_.AwaitWithDeadline(absl::Condition(&can_acquire), deadline)) {
+        return absl::UnavailableError(absl::StrCat(
+            "database connection pool exhausted: all ", options_.max_size,
+            " connections stayed busy until the deadline"));
+      }
+    }
+    ++open_;  // reserve a slot while connecting without the lock
+  }
+  absl::StatusOr<std::unique_ptr<pqxx::connection>> conn = Connect();
+  if (!conn.ok()) {
+    absl::MutexLock lock(&mu_);
+    --open_;
+    return conn.status();
+  }
+  return Lease(this, std::move(conn).value());
+}
+
+absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect() {
+  std::unique_ptr<pqxx::connection> conn;
+  try {
+    conn = std::make_unique<pqxx::connection>(options_.conninfo);
+  } catch (...) {
+    absl::Status status = StatusFromCurrentException("connect");
+    absl::string_view reason = status.message();
+    absl::ConsumePrefix(&reason, "connect: ");
+    absl::ConsumePrefix(&reason, "database connection lost: ");
+    std::string message = absl::StrCat("database unreachable: ", reason);
+    if (!password_.empty()) message = absl::StrReplaceAll(message, {{password_, "***"}});
+    return absl::Status(status.code(), message);
+  }
+  if (options_.on_connect) {
+    absl::Status status = CatchPqxx("prepare new database connection", [&]() -> absl::Status {
+      options_.on_connect(*conn);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+  }
+  return conn;
+}
+
+void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
+  if (discard || !conn->is_open()) {
+    conn.reset();  // closes it, without holding the lock
+    absl::MutexLock lock(&mu_);
+    --open_;
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  idle_.push_back(std::move(conn));
+}
+
+int ConnectionPool::open_connections() const {
+  absl::MutexLock lock(&mu_);
+  return open_;
+}
+
+}  // namespace shortener::pg
