@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "lib/common/status_macros.h"
 
 namespace shortener::service {
@@ -94,7 +95,7 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
   link.dedupe = !input.force_new && !link.alias.has_value();
   if (!input.request_id.empty()) link.request_id = input.request_id;
   // Ids are allocated last so that invalid requests do not burn them.
-  SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(std::min(deadline, now_() + options_.id_wait)));
+  SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(std::min(deadline, absl::Now() + options_.id_wait)));
   return link;
 }
 

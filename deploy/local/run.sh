@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs the whole system in the foreground on this machine:
+#   installs missing packages, builds into build/, starts a private
+#   PostgreSQL 15 under .run/ (unix socket only), starts shorten-service,
+#   shortens a demo URL and prints what to try next.
+# Ctrl-C (or SIGTERM) stops everything it started.
+#
+#   deploy/local/run.sh [--port 50051]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root_dir=$(pwd)
+port=50051
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) port="$2"; shift 2 ;;
+    *) echo "usage: $0 [--port PORT]" >&2; exit 2 ;;
+  esac
+done
+
+source deploy/local/deps.sh
+shortener_install_deps
+
+echo "== building (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHORTENER_BUILD_TESTS=OFF >/dev/null
+cmake --build build -j "$(nproc)" --target shorten-service shortenctl
+
+pg_bin=/usr/lib/postgresql/15/bin
+run_dir="$root_dir/.run"
+mkdir -p "$run_dir"
+# initdb and postgres refuse to run as root: as root, the cluster belongs to
+# the `postgres` user, which must be able to reach the folder. A checkout in
+# root's home (mode 0700) is not reachable: then the cluster lives in /var/tmp.
+as_owner=()
+pg_dir="$run_dir/pg"
+if [ "$(id -u)" -eq 0 ]; then
+  as_owner=(runuser -u postgres --)
+  if ! runuser -u postgres -- test -x "$run_dir"; then
+    pg_dir="/var/tmp/shortener-$(echo "$root_dir" | md5sum | cut -c1-8)/pg"
+  fi
+  mkdir -p "$pg_dir"
+  chown postgres:postgres "$pg_dir"
+  chmod 700 "$pg_dir"
+fi
+pg_user=$(if [ "$(id -u)" -eq 0 ]; then echo postgres; else id -un; fi)
+if [ ! -f "$pg_dir/data/PG_VERSION" ]; then
+  echo "== creating a private PostgreSQL cluster in $pg_dir"
+  "${as_owner[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -U "$pg_user" --auth=trust -E UTF8 \
+    --locale=C.UTF-8 >"$run_dir/initdb.log" 2>&1 || { cat "$run_dir/initdb.log"; exit 1; }
+fi
+
+service_pid=""
+cleanup() {
+  trap - INT TERM EXIT
+  echo
+  echo "== stopping"
+  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
+    kill -TERM "$service_pid"
+    wait "$service_pid" 2>/dev/null || true
+  fi
+  "${as_owner[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1 || true
+  echo "stopped (data kept in $pg_dir and $run_dir)"
+}
+trap cleanup INT TERM EXIT
+
+echo "== starting PostgreSQL (socket in $pg_dir)"
+"${as_owner[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -o \
+  "-c listen_addresses= -c unix_socket_directories=$pg_dir -p 5432" start >/dev/null
+conninfo="host=$pg_dir port=5432 user=$pg_user dbname=postgres"
+if ! psql "$conninfo" -tAc "SELECT 1 FROM pg_database WHERE datname = 'shortener'" | grep -q 1; then
+  psql "$conninfo" -qc "CREATE DATABASE shortener"
+fi
+conninfo="host=$pg_dir port=5432 user=$pg_user dbname=shortener"
+
+echo "== starting shorten-service on 127.0.0.1:$port (log: $run_dir/service.log)"
+build/bin/shorten-service --listen="127.0.0.1:$port" --postgres="$conninfo" \
+  --base_url="http://localhost:8080/" --codec_secret_file="$run_dir/codec.secret" \
+  --create_codec_secret >>"$run_dir/service.log" 2>&1 &
+service_pid=$!
+
+ctl=(build/bin/shortenctl --service="127.0.0.1:$port")
+for _ in $(seq 1 100); do
+  if ! kill -0 "$service_pid" 2>/dev/null; then
+    echo "shorten-service exited; its log:" >&2
+    tail -20 "$run_dir/service.log" >&2
+    exit 1
+  fi
+  if "${ctl[@]}" --timeout=1s resolve healthcheck-probe 2>&1 | grep -q NOT_FOUND; then break; fi
+  sleep 0.2
+done
+
+echo "== shortening a demo URL"
+"${ctl[@]}" shorten "https://www.debian.org/releases/bookworm/"
+code=$("${ctl[@]}" --json shorten "https://www.debian.org/releases/bookworm/" |
+  sed -n 's/.*"code":"\([^"]*\)".*/\1/p')
+
+cat <<EOT
+
+shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo).
+Try:
+  ${ctl[*]} shorten https://example.com/some/long/path
+  ${ctl[*]} resolve $code
+  ${ctl[*]} get $code
+  ${ctl[*]} revoke $code
+  grpcurl -plaintext 127.0.0.1:$port list
+  grpcurl -plaintext -d '{"long_url":"https://example.com/"}' 127.0.0.1:$port shortener.v1.ShortenService/Shorten
+  grpcurl -plaintext -d '{"code":"$code"}' 127.0.0.1:$port shortener.v1.ShortenService/Resolve
+Press Ctrl-C to stop everything.
+EOT
+wait "$service_pid"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test: installs missing packages, builds into build/ and runs
+# ctest (unit tests, integration tests on private PostgreSQL clusters the
+# tests start themselves, end-to-end tests with the real binaries).
+#   deploy/local/test.sh            # all tests
+#   deploy/local/test.sh -R codec   # extra arguments go to ctest
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source deploy/local/deps.sh
+shortener_install_deps
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHORTENER_BUILD_BENCH=ON >/dev/null
+cmake --build build -j "$jobs"
+cd build
+ctest --output-on-failure --timeout 300 -j "$jobs" "$@"

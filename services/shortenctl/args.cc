@@ -1,0 +1,203 @@
+#include "services/shortenctl/args.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "lib/common/status_macros.h"
+#include "lib/grpcutil/status.h"
+
+namespace shortener::ctl {
+namespace {
+
+// Flags are defined only in main.cc (and in tests); abseil's own
+// (--flagfile, --help, ...), when linked in, mean nothing to this tool.
+bool IsOurFlag(const absl::CommandLineFlag& flag) {
+  return !absl::StrContains(flag.Filename(), "absl/") && !flag.IsRetired();
+}
+
+absl::CommandLineFlag* FindOurFlag(absl::string_view name) {
+  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag != nullptr && IsOurFlag(*flag) ? flag : nullptr;
+}
+
+// Sets one flag from "--name[=value]" at argv[*i], consuming the next argument
+// as the value of a non-boolean flag given without "=".
+absl::Status SetFlag(int argc, char** argv, int* i) {
+  absl::string_view arg = argv[*i];
+  absl::ConsumePrefix(&arg, "-");
+  absl::ConsumePrefix(&arg, "-");
+  const size_t eq = arg.find('=');
+  const absl::string_view name = arg.substr(0, eq);
+  bool has_value = eq != absl::string_view::npos;
+  std::string value = has_value ? std::string(arg.substr(eq + 1)) : "";
+
+  absl::CommandLineFlag* flag = FindOurFlag(name);
+  if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
+    absl::CommandLineFlag* negated = FindOurFlag(name.substr(2));
+    if (negated != nullptr && negated->IsOfType<bool>()) {  // --noforce_new
+      flag = negated;
+      value = "false";
+      has_value = true;
+    }
+  }
+  if (flag == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+  }
+  if (!has_value) {
+    if (flag->IsOfType<bool>()) {
+      value = "true";
+    } else if (*i + 1 < argc) {
+      value = argv[++*i];
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+    }
+  }
+  std::string error;
+  if (!flag->ParseFrom(value, &error)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad value \"", value, "\" for --", name));
+  }
+  return absl::OkStatus();
+}
+
+// "7d" → 7 days; absl::ParseDuration has no day unit.
+bool ParseDays(absl::string_view text, absl::Duration* d) {
+  int64_t days = 0;
+  if (!absl::ConsumeSuffix(&text, "d") || !absl::SimpleAtoi(text, &days)) return false;
+  *d = absl::Hours(24) * days;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now) {
+  const std::string trimmed(absl::StripAsciiWhitespace(text));
+  absl::Duration d;
+  if (absl::ParseDuration(trimmed, &d) || ParseDays(trimmed, &d)) {
+    if (d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--expire: duration must be positive and finite, got \"", text, "\""));
+    }
+    return now + d;
+  }
+  absl::Time t;
+  std::string error;
+  if (absl::ParseTime(absl::RFC3339_full, trimmed, &t, &error) ||
+      absl::ParseTime("%Y-%m-%d", trimmed, &t, &error)) {
+    return t;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--expire: \"", text,
+      "\" is neither an RFC 3339 time (2027-01-01T00:00:00Z), a date (2027-01-01) nor a "
+      "duration (24h, 90m, 7d)"));
+}
+
+absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text) {
+  if (text == "301") return v1::REDIRECT_TYPE_MOVED_PERMANENTLY;
+  if (text == "302") return v1::REDIRECT_TYPE_FOUND;
+  if (text == "307") return v1::REDIRECT_TYPE_TEMPORARY;
+  if (text == "308") return v1::REDIRECT_TYPE_PERMANENT;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--redirect: must be 301, 302, 307 or 308, got \"", text, "\""));
+}
+
+absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
+                                                       const ShortenFlags& flags,
+                                                       absl::Time now) {
+  v1::ShortenRequest request;
+  request.set_long_url(std::string(long_url));
+  request.set_custom_alias(flags.alias);
+  if (!flags.expire.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(absl::Time expire, ParseExpire(flags.expire, now));
+    *request.mutable_expire_time() = grpcutil::ToProtoTimestamp(expire);
+  }
+  if (!flags.redirect.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(v1::RedirectType redirect, ParseRedirect(flags.redirect));
+    request.set_redirect_type(redirect);
+  }
+  request.set_force_new(flags.force_new);
+  request.set_request_id(flags.request_id);
+  return request;
+}
+
+absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv) {
+  CommandLine result;
+  bool flags_ended = false;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (flags_ended || arg.size() < 2 || arg[0] != '-') {
+      result.positional.emplace_back(arg);  // "-" alone is stdin for batch
+    } else if (arg == "--") {
+      flags_ended = true;
+    } else if (arg == "-h" || arg == "--help" || arg == "-help" || arg == "--helpfull") {
+      result.help = true;
+    } else {
+      SHORTENER_RETURN_IF_ERROR(SetFlag(argc, argv, &i));
+    }
+  }
+  return result;
+}
+
+std::string UsageLine(absl::string_view command) {
+  if (command == "shorten") {
+    return "usage: shortenctl shorten URL [--alias=A] [--expire=2027-01-01T00:00:00Z|24h] "
+           "[--redirect=301|302|307|308] [--force_new] [--request_id=ID]";
+  }
+  if (command == "batch") {
+    return "usage: shortenctl batch FILE|- [--expire=TIME|DURATION] [--redirect=CODE] "
+           "[--force_new]";
+  }
+  if (command == "resolve" || command == "get" || command == "revoke") {
+    return absl::StrCat("usage: shortenctl ", command, " CODE");
+  }
+  return "usage: shortenctl [--service=HOST:PORT] [--json] [--timeout=5s] "
+         "shorten|batch|resolve|get|revoke ARGS (shortenctl --help for more)";
+}
+
+std::string UsageText() {
+  return "shortenctl: command-line client of shorten-service\n"
+         "\n"
+         "usage: shortenctl [flags] COMMAND ARGS\n"
+         "\n"
+         "commands:\n"
+         "  shorten URL    create a short link (or return yours for the same URL)\n"
+         "                 [--alias=A] [--expire=2027-01-01T00:00:00Z|24h|7d]\n"
+         "                 [--redirect=301|302|307|308] [--force_new] [--request_id=ID]\n"
+         "  batch FILE     shorten one URL per line of FILE (- for stdin), 1000 per call;\n"
+         "                 prints one line per URL: short URL or error, then the URL\n"
+         "  resolve CODE   what CODE redirects to, and its state\n"
+         "  get CODE       the whole link record\n"
+         "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
+         "\n"
+         "global flags: --service=HOST:PORT (default 127.0.0.1:50051, or $SHORTENER_SERVICE)\n"
+         "              --json (one JSON object per line)  --timeout=5s (per call)\n"
+         "exit status: 0 ok, 1 error from the service or the connection, 2 usage error\n";
+}
+
+std::string HelpText() {
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (IsOurFlag(*flag)) flags.push_back(flag);
+  }
+  std::sort(flags.begin(), flags.end(), [](const auto* a, const auto* b) {
+    return a->Name() < b->Name();
+  });
+  std::string text = absl::StrCat(UsageText(), "\nflags:\n");
+  for (const absl::CommandLineFlag* flag : flags) {
+    // "--json", "--timeout=5s": the default where there is one worth showing.
+    const std::string def = flag->DefaultValue();
+    const bool show_default = !def.empty() && def != "false";
+    absl::StrAppendFormat(&text, "  --%s%s\n      %s\n", flag->Name(),
+                          show_default ? absl::StrCat("=", def) : "", flag->Help());
+  }
+  return text;
+}
+
+}  // namespace shortener::ctl

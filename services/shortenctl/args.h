@@ -1,0 +1,75 @@
+// Command-line parsing of shortenctl that needs no server: the scan of argv
+// into flags and positional arguments, the values of --expire and --redirect,
+// the ShortenRequest they build, and the usage and help texts.
+// Stateless functions; ParseArgv sets absl flags, so call it from one thread.
+#ifndef SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
+#define SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "shortener/v1/shortener.pb.h"
+
+namespace shortener::ctl {
+
+// What `shorten` (and, but for alias and request_id, `batch`) asks for
+// besides the URL. Empty strings mean "not given".
+struct ShortenFlags {
+  std::string alias;       // --alias: custom code; default a generated one
+  std::string expire;      // --expire: RFC 3339 time or duration; default never
+  std::string redirect;    // --redirect: 301|302|307|308; default 302
+  bool force_new = false;  // --force_new: no de-duplication
+  std::string request_id;  // --request_id: idempotency key; default none
+
+  bool AnySet() const {
+    return !alias.empty() || !expire.empty() || !redirect.empty() || force_new ||
+           !request_id.empty();
+  }
+};
+
+// The absolute time an --expire value names, relative to `now` for durations.
+// Accepts an RFC 3339 time ("2027-01-01T00:00:00Z", offsets, fractions), a
+// date ("2027-01-01", midnight UTC), an absl duration ("24h", "1h30m") or a
+// number of days ("7d"). Durations must be positive.
+// INVALID_ARGUMENT naming --expire for anything else.
+absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now);
+
+// "301" → MOVED_PERMANENTLY, "302" → FOUND, "307" → TEMPORARY,
+// "308" → PERMANENT. INVALID_ARGUMENT naming --redirect for anything else.
+absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
+
+// The request for one URL. INVALID_ARGUMENT for a bad --expire or --redirect
+// (the URL itself is the server's to judge).
+absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(
+    absl::string_view long_url, const ShortenFlags& flags, absl::Time now);
+
+// argv split into what shortenctl acts on.
+struct CommandLine {
+  bool help = false;                    // -h, --help or --helpfull was given
+  std::vector<std::string> positional;  // command and its arguments
+};
+
+// Sets the absl flags defined in shortenctl's main.cc from argv[1..] and
+// returns the rest. Flags may come before or after the command, as
+// --name=value, --name value, -name=value; booleans also as --name and
+// --noname; "--" ends the flags. Unlike absl::ParseCommandLine (which exits
+// 1), an unknown flag, a missing or bad value is an INVALID_ARGUMENT the
+// caller turns into a usage error (exit 2).
+absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv);
+
+// One line: how to call `command` ("shorten", ...), or the general synopsis
+// for an unknown or empty command.
+std::string UsageLine(absl::string_view command);
+
+// The commands and global flags, for `shortenctl` without a command.
+std::string UsageText();
+
+// UsageText plus every shortenctl flag with its help and default, for --help.
+std::string HelpText();
+
+}  // namespace shortener::ctl
+
+#endif  // SHORTENER_SERVICES_SHORTENCTL_ARGS_H_

@@ -1,0 +1,81 @@
+#include "services/shortenctl/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
+
+namespace shortener::ctl {
+namespace {
+
+// Waits until `channel` is READY. A channel that falls into
+// TRANSIENT_FAILURE has just failed a connection attempt (refused, no such
+// host): report that now instead of sitting in reconnect backoff until the
+// deadline, so a dead service is a quick, clear UNAVAILABLE.
+absl::Status WaitForReady(grpc::Channel& channel, const std::string& target,
+                          absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot connect to ", target, " (connection refused or unknown host)"));
+    }
+    if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) {
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", target, " within ",
+                                                 absl::FormatDuration(timeout)));
+    }
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ShortenClient> ShortenClient::Connect(const std::string& target,
+                                                     absl::Duration timeout) {
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  absl::Status ready = WaitForReady(*channel, target, timeout);
+  if (!ready.ok()) return ready;
+  return ShortenClient(v1::ShortenService::NewStub(channel), timeout);
+}
+
+template <typename Request, typename Response>
+absl::StatusOr<Response> ShortenClient::Call(
+    grpc::Status (v1::ShortenService::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                     Response*),
+    const Request& request) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  Response response;
+  grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  if (!status.ok()) return grpcutil::FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::ShortenResponse> ShortenClient::Shorten(const v1::ShortenRequest& request) {
+  return Call(&v1::ShortenService::Stub::Shorten, request);
+}
+
+absl::StatusOr<v1::BatchShortenResponse> ShortenClient::BatchShorten(
+    const v1::BatchShortenRequest& request) {
+  return Call(&v1::ShortenService::Stub::BatchShorten, request);
+}
+
+absl::StatusOr<v1::ResolveResponse> ShortenClient::Resolve(const v1::ResolveRequest& request) {
+  return Call(&v1::ShortenService::Stub::Resolve, request);
+}
+
+absl::StatusOr<v1::Link> ShortenClient::GetLink(const v1::GetLinkRequest& request) {
+  return Call(&v1::ShortenService::Stub::GetLink, request);
+}
+
+absl::StatusOr<v1::Link> ShortenClient::Revoke(const v1::RevokeRequest& request) {
+  return Call(&v1::ShortenService::Stub::Revoke, request);
+}
+
+}  // namespace shortener::ctl

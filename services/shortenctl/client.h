@@ -1,0 +1,51 @@
+// ShortenClient: the ShortenService stub wrapped so that it owns deadlines.
+// Connect waits for the connection up to the timeout (and fails at once when
+// it is refused), then every call gets a deadline of its own; errors come
+// back as absl::Status with the server's code and message.
+// Not thread-safe (shortenctl makes one call at a time); movable.
+#ifndef SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
+#define SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "shortener/v1/shortener.grpc.pb.h"
+
+namespace shortener::ctl {
+
+class ShortenClient {
+ public:
+  // Connects to `target` (HOST:PORT, or any gRPC target name) over plaintext.
+  // UNAVAILABLE "cannot connect to TARGET..." at once when the connection is
+  // refused or the name does not resolve, or after `timeout` when the
+  // connection is still not up (e.g. packets dropped).
+  static absl::StatusOr<ShortenClient> Connect(const std::string& target,
+                                               absl::Duration timeout);
+
+  // Each call: the RPC with a deadline of `timeout` from now; the server's
+  // status (DEADLINE_EXCEEDED when the deadline passes) on failure.
+  absl::StatusOr<v1::ShortenResponse> Shorten(const v1::ShortenRequest& request);
+  absl::StatusOr<v1::BatchShortenResponse> BatchShorten(const v1::BatchShortenRequest& request);
+  absl::StatusOr<v1::ResolveResponse> Resolve(const v1::ResolveRequest& request);
+  absl::StatusOr<v1::Link> GetLink(const v1::GetLinkRequest& request);
+  absl::StatusOr<v1::Link> Revoke(const v1::RevokeRequest& request);
+
+ private:
+  ShortenClient(std::unique_ptr<v1::ShortenService::Stub> stub, absl::Duration timeout)
+      : stub_(std::move(stub)), timeout_(timeout) {}
+
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (v1::ShortenService::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                       Response*),
+      const Request& request);
+
+  std::unique_ptr<v1::ShortenService::Stub> stub_;
+  absl::Duration timeout_;
+};
+
+}  // namespace shortener::ctl
+
+#endif  // SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_

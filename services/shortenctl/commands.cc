@@ -1,0 +1,198 @@
+#include "services/shortenctl/commands.h"
+
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "services/shortenctl/client.h"
+#include "services/shortenctl/format.h"
+
+namespace shortener::ctl {
+namespace {
+
+// BatchShorten takes at most this many requests per call.
+constexpr int kBatchChunk = 1000;
+
+using Args = std::vector<std::string>;
+
+// Usage checks shared by the commands that take exactly one CODE.
+absl::Status CheckCodeArgs(absl::string_view command, const Args& args,
+                           const Options& options) {
+  if (args.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(command, " takes one CODE, got ", args.size(), " arguments"));
+  }
+  if (options.shorten.AnySet()) {
+    return absl::InvalidArgumentError(
+        "--alias, --expire, --redirect, --force_new and --request_id apply to shorten only");
+  }
+  return absl::OkStatus();
+}
+
+int RunShorten(const Options& options, const Args& args, Console io) {
+  if (args.size() != 1) {
+    return ReportUsageError(
+        args.empty() ? "shorten needs a URL" : "shorten takes one URL (use batch for many)",
+        UsageLine("shorten"), io.err);
+  }
+  absl::StatusOr<v1::ShortenRequest> request =
+      BuildShortenRequest(args[0], options.shorten, absl::Now());
+  if (!request.ok()) {
+    return ReportUsageError(request.status().message(), UsageLine("shorten"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::ShortenResponse> response = client->Shorten(*request);
+  if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  io.out << FormatShortenResponse(*response, options.json);
+  return kExitOk;
+}
+
+// Sends one chunk and prints a line per URL. Counts the URLs the service
+// refused in *failed; returns the status of the call itself.
+absl::Status SendBatchChunk(ShortenClient& client, const v1::BatchShortenRequest& chunk,
+                            const Options& options, Console io, int* failed) {
+  absl::StatusOr<v1::BatchShortenResponse> response = client.BatchShorten(chunk);
+  if (!response.ok()) return response.status();
+  for (int i = 0; i < chunk.requests_size(); ++i) {
+    v1::BatchShortenResult result;
+    if (i < response->results_size()) {
+      result = response->results(i);
+    } else {  // a short answer must not shift lines against the input
+      result.mutable_error()->set_code(static_cast<int>(absl::StatusCode::kInternal));
+      result.mutable_error()->set_message("the service returned no result for this URL");
+    }
+    if (!result.has_response()) ++*failed;
+    io.out << FormatBatchResult(chunk.requests(i).long_url(), result, options.json);
+  }
+  io.out.flush();
+  return absl::OkStatus();
+}
+
+int RunBatch(const Options& options, const Args& args, Console io) {
+  if (args.size() != 1) {
+    return ReportUsageError("batch takes one FILE (- for stdin)", UsageLine("batch"), io.err);
+  }
+  if (!options.shorten.alias.empty() || !options.shorten.request_id.empty()) {
+    return ReportUsageError("--alias and --request_id apply to shorten only",
+                            UsageLine("batch"), io.err);
+  }
+  // Every item shares expiry, redirect and force_new: check them once.
+  absl::StatusOr<v1::ShortenRequest> item = BuildShortenRequest("", options.shorten, absl::Now());
+  if (!item.ok()) return ReportUsageError(item.status().message(), UsageLine("batch"), io.err);
+
+  std::ifstream file;
+  std::istream* in = &io.in;
+  if (args[0] != "-") {
+    file.open(args[0]);
+    if (!file) {
+      return ReportUsageError(absl::StrCat("cannot open ", args[0]), UsageLine("batch"), io.err);
+    }
+    in = &file;
+  }
+  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+
+  int total = 0;
+  int failed = 0;
+  v1::BatchShortenRequest chunk;
+  std::string line;
+  while (true) {
+    const bool more = static_cast<bool>(std::getline(*in, line));
+    const absl::string_view url = absl::StripAsciiWhitespace(line);
+    if (more && !url.empty() && url[0] != '#') {  // skip blank lines and comments
+      v1::ShortenRequest* request = chunk.add_requests();
+      *request = *item;
+      request->set_long_url(std::string(url));
+      ++total;
+    }
+    if (chunk.requests_size() == kBatchChunk || (!more && chunk.requests_size() > 0)) {
+      absl::Status sent = SendBatchChunk(*client, chunk, options, io, &failed);
+      if (!sent.ok()) return ReportServiceError(sent, options.service, io.err);
+      chunk.clear_requests();
+    }
+    if (!more) break;
+  }
+  if (failed > 0) {
+    io.err << "shortenctl: " << failed << " of " << total << " URLs failed\n";
+    return kExitServiceError;
+  }
+  return kExitOk;
+}
+
+int RunResolve(const Options& options, const Args& args, Console io) {
+  if (absl::Status usage = CheckCodeArgs("resolve", args, options); !usage.ok()) {
+    return ReportUsageError(usage.message(), UsageLine("resolve"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  v1::ResolveRequest request;
+  request.set_code(args[0]);
+  absl::StatusOr<v1::ResolveResponse> response = client->Resolve(request);
+  if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  io.out << FormatResolveResponse(args[0], *response, options.json);
+  return kExitOk;
+}
+
+// get and revoke: same arguments, both answer with the Link.
+int RunLinkCommand(absl::string_view command, const Options& options, const Args& args,
+                   Console io) {
+  if (absl::Status usage = CheckCodeArgs(command, args, options); !usage.ok()) {
+    return ReportUsageError(usage.message(), UsageLine(command), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::Link> link;
+  if (command == "get") {
+    v1::GetLinkRequest request;
+    request.set_code(args[0]);
+    link = client->GetLink(request);
+  } else {
+    v1::RevokeRequest request;
+    request.set_code(args[0]);
+    link = client->Revoke(request);
+  }
+  if (!link.ok()) return ReportServiceError(link.status(), options.service, io.err);
+  io.out << FormatLink(*link, options.json);
+  return kExitOk;
+}
+
+}  // namespace
+
+int ReportUsageError(absl::string_view message, absl::string_view usage_line, std::ostream& err) {
+  err << "shortenctl: " << message << "\n" << usage_line << "\n";
+  return kExitUsage;
+}
+
+int ReportServiceError(const absl::Status& status, absl::string_view service, std::ostream& err) {
+  err << "shortenctl: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+      << "\n";
+  if (status.code() == absl::StatusCode::kUnavailable) {
+    err << "shortenctl: is shorten-service running at " << service << "?\n";
+  }
+  return kExitServiceError;
+}
+
+int Run(const Options& options, const std::vector<std::string>& args, Console io) {
+  if (args.empty()) {
+    io.err << UsageText();
+    return kExitUsage;
+  }
+  if (options.timeout <= absl::ZeroDuration()) {
+    return ReportUsageError("--timeout must be positive", UsageLine(""), io.err);
+  }
+  const std::string& command = args[0];
+  const Args rest(args.begin() + 1, args.end());
+  if (command == "shorten") return RunShorten(options, rest, io);
+  if (command == "batch") return RunBatch(options, rest, io);
+  if (command == "resolve") return RunResolve(options, rest, io);
+  if (command == "get" || command == "revoke") return RunLinkCommand(command, options, rest, io);
+  return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""),
+                          io.err);
+}
+
+}  // namespace shortener::ctl

@@ -1,0 +1,49 @@
+// Output of shortenctl: compact human tables, or one JSON object per line
+// (the response proto with its proto field names). Pure functions of the
+// response protos, so they are tested without a server. Every function
+// returns whole lines, each ending in '\n'. Thread-safe.
+#ifndef SHORTENER_SERVICES_SHORTENCTL_FORMAT_H_
+#define SHORTENER_SERVICES_SHORTENCTL_FORMAT_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+#include "google/protobuf/timestamp.pb.h"
+#include "shortener/v1/shortener.pb.h"
+
+namespace shortener::ctl {
+
+// The message as one line of JSON: proto field names (long_url, not longUrl),
+// fields with default values included (so `created` is false, not missing),
+// timestamps in RFC 3339.
+std::string ToJsonLine(const google::protobuf::Message& message);
+
+// RFC 3339 in UTC, "2027-01-01T00:00:00Z" (fractions only when present).
+std::string FormatTimestamp(const google::protobuf::Timestamp& ts);
+
+// "301", "302", "307", "308"; unspecified is the default 302.
+std::string RedirectName(v1::RedirectType type);
+
+// "ACTIVE", "REVOKED", "EXPIRED" ("UNSPECIFIED" for an unset state).
+std::string StateName(v1::LinkState state);
+
+// shorten: the short URL, then code, long_url, created yes/no, expires.
+std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json);
+
+// resolve: the code asked for, then state, long_url (when active), redirect,
+// expires.
+std::string FormatResolveResponse(absl::string_view code, const v1::ResolveResponse& response,
+                                  bool json);
+
+// get and revoke: the short URL, then every field of the link.
+std::string FormatLink(const v1::Link& link, bool json);
+
+// batch: one line per URL, "SHORT_URL<TAB>LONG_URL" or
+// "error: CODE_NAME: message<TAB>LONG_URL"; in JSON the result proto.
+std::string FormatBatchResult(absl::string_view long_url, const v1::BatchShortenResult& result,
+                              bool json);
+
+}  // namespace shortener::ctl
+
+#endif  // SHORTENER_SERVICES_SHORTENCTL_FORMAT_H_

@@ -1,0 +1,51 @@
+// shortenctl: command-line client of shorten-service. Parses flags into
+// Options and hands the command to Run (services/shortenctl/commands.h).
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/time/time.h"
+#include "services/shortenctl/args.h"
+#include "services/shortenctl/commands.h"
+
+namespace {
+
+// $SHORTENER_SERVICE, when set, replaces the built-in default address.
+std::string DefaultService() {
+  const char* env = std::getenv("SHORTENER_SERVICE");
+  return env != nullptr && *env != '\0' ? env : shortener::ctl::Options().service;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, service, DefaultService(), "HOST:PORT of shorten-service ($SHORTENER_SERVICE overrides the default)");
+ABSL_FLAG(bool, json, false, "print each response as one JSON object per line (proto field names)");
+ABSL_FLAG(absl::Duration, timeout, shortener::ctl::Options().timeout, "deadline to connect, and of each call");
+ABSL_FLAG(std::string, alias, "", "shorten: custom alias instead of a generated code ([A-Za-z0-9_-], 1-64 chars)");
+ABSL_FLAG(std::string, expire, "", "shorten, batch: expiry, an RFC 3339 time (2027-01-01T00:00:00Z), a date, or a duration from now (24h, 7d); default never");
+ABSL_FLAG(std::string, redirect, "", "shorten, batch: HTTP status of the redirect, 301|302|307|308 (default 302)");
+ABSL_FLAG(bool, force_new, false, "shorten, batch: create a new link even if one exists for the URL");
+ABSL_FLAG(std::string, request_id, "", "shorten: idempotency key; a retry with the same id returns the same link");
+
+int main(int argc, char** argv) {
+  namespace ctl = shortener::ctl;
+  absl::StatusOr<ctl::CommandLine> command_line = ctl::ParseArgv(argc, argv);
+  if (!command_line.ok()) {
+    return ctl::ReportUsageError(command_line.status().message(), ctl::UsageLine(""), std::cerr);
+  }
+  if (command_line->help) {
+    std::cout << ctl::HelpText();
+    return ctl::kExitOk;
+  }
+  ctl::Options options;
+  options.service = absl::GetFlag(FLAGS_service);
+  options.json = absl::GetFlag(FLAGS_json);
+  options.timeout = absl::GetFlag(FLAGS_timeout);
+  options.shorten.alias = absl::GetFlag(FLAGS_alias);
+  options.shorten.expire = absl::GetFlag(FLAGS_expire);
+  options.shorten.redirect = absl::GetFlag(FLAGS_redirect);
+  options.shorten.force_new = absl::GetFlag(FLAGS_force_new);
+  options.shorten.request_id = absl::GetFlag(FLAGS_request_id);
+  return ctl::Run(options, command_line->positional, {std::cin, std::cout, std::cerr});
+}

@@ -1,0 +1,100 @@
+// Fault tests: kill -9 of the service under load (no acknowledged link
+// lost, no duplicate codes), and a database that goes away and comes back.
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/e2e/e2e_fixture.h"
+
+namespace shortener::testing {
+namespace {
+
+TEST_CASE("kill -9 under load loses no acknowledged link and never reuses a code", "[e2e][faults]") {
+  E2eFixture f;
+  std::mutex mu;
+  std::map<std::string, std::string> acked;  // code -> long_url
+  std::atomic<bool> stop{false};
+  std::atomic<int> counter{0};
+  auto writer = [&] {
+    auto stub = v1::ShortenService::NewStub(
+        grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials()));
+    while (!stop.load()) {
+      v1::ShortenRequest req;
+      req.set_long_url(absl::StrCat("https://example.com/durable/", counter.fetch_add(1)));
+      v1::ShortenResponse resp;
+      grpc::Status st = stub->Shorten(E2eFixture::Ctx(absl::Seconds(2)).get(), req, &resp);
+      if (st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        // A code handed out twice for different URLs would be a lost link.
+        auto [it, inserted] = acked.emplace(resp.code(), req.long_url());
+        CHECK((inserted || it->second == req.long_url()));
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) threads.emplace_back(writer);
+  absl::SleepFor(absl::Milliseconds(1500));
+  REQUIRE(f.service->process().Signal(SIGKILL));
+  REQUIRE(f.service->process().Wait(absl::Seconds(10)).has_value());
+  size_t acked_before_kill;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    acked_before_kill = acked.size();
+  }
+  REQUIRE(f.service->Restart().ok());
+  absl::SleepFor(absl::Milliseconds(1000));  // more writes after the restart
+  stop = true;
+  for (auto& t : threads) t.join();
+  INFO("acknowledged before kill: " << acked_before_kill << ", total: " << acked.size());
+  REQUIRE(acked_before_kill > 50);
+  REQUIRE(acked.size() > acked_before_kill);
+  // Every acknowledged link, from before and after the kill, resolves to its URL.
+  for (const auto& [code, url] : acked) {
+    v1::ResolveResponse resolved;
+    grpc::Status st = f.Resolve(code, &resolved);
+    REQUIRE(st.ok());
+    REQUIRE(resolved.long_url() == url);
+  }
+}
+
+TEST_CASE("A dead database gives UNAVAILABLE within the deadline, and recovery needs no restart",
+          "[e2e][faults]") {
+  E2eFixture f({"--id_initial_step=100"});
+  v1::ShortenResponse out;
+  REQUIRE(f.Shorten("https://example.com/before-outage", &out).ok());
+  std::string code = out.code();
+  REQUIRE(f.cluster->Stop().ok());
+
+  absl::Time start = absl::Now();
+  v1::ShortenRequest req;
+  req.set_long_url("https://example.com/during-outage");
+  grpc::Status st = f.stub->Shorten(E2eFixture::Ctx(absl::Seconds(5)).get(), req, &out);
+  CHECK(st.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(absl::Now() - start < absl::Seconds(6));
+  v1::ResolveResponse resolved;
+  st = f.Resolve(code, &resolved);
+  CHECK(st.error_code() == grpc::StatusCode::UNAVAILABLE);
+  // The message says what is wrong without leaking the connection string.
+  CHECK_THAT(st.error_message(), !Catch::Contains("host="));
+
+  REQUIRE(f.cluster->Resume().ok());
+  bool recovered = false;
+  for (int i = 0; i < 50 && !recovered; ++i) {
+    recovered = f.Shorten("https://example.com/after-outage", &out).ok();
+    if (!recovered) absl::SleepFor(absl::Milliseconds(200));
+  }
+  CHECK(recovered);
+  REQUIRE(f.Resolve(code, &resolved).ok());
+  CHECK(resolved.long_url() == "https://example.com/before-outage");
+}
+
+}  // namespace
+}  // namespace shortener::testing

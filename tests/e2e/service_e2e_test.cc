@@ -1,0 +1,234 @@
+// End-to-end: the real shorten-service on a private cluster, over gRPC.
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "lib/grpcutil/status.h"
+#include "tests/e2e/e2e_fixture.h"
+
+namespace shortener::testing {
+namespace {
+
+TEST_CASE("Shorten, Resolve, GetLink and Revoke work over gRPC", "[e2e]") {
+  E2eFixture f;
+  v1::ShortenResponse shortened;
+  grpc::Status st = f.Shorten("https://Example.com/landing?utm=sms#top", &shortened);
+  REQUIRE(st.error_message() == "");
+  REQUIRE(st.ok());
+  CHECK(shortened.created());
+  CHECK(shortened.code().size() == 7);
+  CHECK(shortened.short_url() == "https://sho.rt/" + shortened.code());
+  CHECK(shortened.link().long_url() == "https://example.com/landing?utm=sms#top");
+  CHECK(shortened.link().state() == v1::LINK_STATE_ACTIVE);
+  CHECK(shortened.link().owner() == "anonymous");
+
+  v1::ShortenResponse again;
+  REQUIRE(f.Shorten("https://example.com/landing?utm=sms#top", &again).ok());
+  CHECK_FALSE(again.created());
+  CHECK(again.code() == shortened.code());
+
+  v1::ResolveResponse resolved;
+  REQUIRE(f.Resolve(shortened.code(), &resolved).ok());
+  CHECK(resolved.long_url() == "https://example.com/landing?utm=sms#top");
+  CHECK(resolved.state() == v1::LINK_STATE_ACTIVE);
+  CHECK(resolved.redirect_type() == v1::REDIRECT_TYPE_FOUND);
+
+  v1::GetLinkRequest get;
+  get.set_code(shortened.code());
+  v1::Link link;
+  REQUIRE(f.stub->GetLink(E2eFixture::Ctx().get(), get, &link).ok());
+  CHECK(link.code() == shortened.code());
+  CHECK(link.create_time().seconds() > 0);
+  CHECK_FALSE(link.has_revoke_time());
+
+  v1::RevokeRequest revoke;
+  revoke.set_code(shortened.code());
+  v1::Link revoked;
+  REQUIRE(f.stub->Revoke(E2eFixture::Ctx().get(), revoke, &revoked).ok());
+  CHECK(revoked.state() == v1::LINK_STATE_REVOKED);
+  CHECK(revoked.has_revoke_time());
+  v1::ResolveResponse after;
+  REQUIRE(f.Resolve(shortened.code(), &after).ok());
+  CHECK(after.state() == v1::LINK_STATE_REVOKED);
+  CHECK(after.long_url().empty());
+}
+
+TEST_CASE("Errors carry canonical codes and messages that name the problem", "[e2e]") {
+  E2eFixture f;
+  v1::ShortenResponse out;
+  grpc::Status st = f.Shorten("javascript:alert(1)", &out);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(st.error_message(), Catch::Contains("javascript"));
+  st = f.Shorten("", &out);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(st.error_message(), Catch::Contains("long_url"));
+
+  v1::ResolveResponse resolved;
+  st = f.Resolve("../etc/passwd", &resolved);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  st = f.Resolve("nope-not-here", &resolved);
+  CHECK(st.error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK_THAT(st.error_message(), Catch::Contains("nope-not-here"));
+
+  v1::ShortenRequest alias;
+  alias.set_long_url("https://example.com/a");
+  alias.set_custom_alias("promo-2027");
+  REQUIRE(f.stub->Shorten(E2eFixture::Ctx().get(), alias, &out).ok());
+  CHECK(out.code() == "promo-2027");
+  st = f.stub->Shorten(E2eFixture::Ctx().get(), alias, &out);
+  CHECK(st.error_code() == grpc::StatusCode::ALREADY_EXISTS);
+  CHECK_THAT(st.error_message(), Catch::Contains("promo-2027"));
+
+  v1::RecordClicksRequest clicks;
+  v1::RecordClicksResponse clicks_out;
+  CHECK(f.stub->RecordClicks(E2eFixture::Ctx().get(), clicks, &clicks_out).error_code() ==
+        grpc::StatusCode::UNIMPLEMENTED);
+  v1::GetClickStatsRequest stats;
+  v1::GetClickStatsResponse stats_out;
+  CHECK(f.stub->GetClickStats(E2eFixture::Ctx().get(), stats, &stats_out).error_code() ==
+        grpc::StatusCode::UNIMPLEMENTED);
+  auto ctx = E2eFixture::Ctx();
+  auto reader = f.stub->WatchInvalidations(ctx.get(), v1::WatchInvalidationsRequest());
+  v1::Invalidation inv;
+  CHECK_FALSE(reader->Read(&inv));
+  CHECK(reader->Finish().error_code() == grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {
+  E2eFixture f;
+  v1::BatchShortenRequest req;
+  for (int i = 0; i < 1000; ++i) {
+    v1::ShortenRequest* r = req.add_requests();
+    r->set_long_url(i == 500 ? std::string("data:text/html,hi")
+                             : absl::StrCat("https://example.com/item/", i));
+  }
+  v1::BatchShortenResponse resp;
+  grpc::Status st = f.stub->BatchShorten(E2eFixture::Ctx().get(), req, &resp);
+  REQUIRE(st.ok());
+  REQUIRE(resp.results_size() == 1000);
+  std::set<std::string> codes;
+  for (int i = 0; i < 1000; ++i) {
+    if (i == 500) {
+      REQUIRE(resp.results(i).has_error());
+      CHECK(resp.results(i).error().code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK_THAT(resp.results(i).error().message(), Catch::Contains("data"));
+      continue;
+    }
+    REQUIRE(resp.results(i).has_response());
+    CHECK(resp.results(i).response().link().long_url() ==
+          absl::StrCat("https://example.com/item/", i));
+    codes.insert(resp.results(i).response().code());
+  }
+  CHECK(codes.size() == 999);
+  // Every acknowledged item is stored.
+  v1::ResolveResponse resolved;
+  REQUIRE(f.Resolve(resp.results(999).response().code(), &resolved).ok());
+  CHECK(resolved.long_url() == "https://example.com/item/999");
+
+  v1::BatchShortenRequest too_big;
+  for (int i = 0; i < 1001; ++i) too_big.add_requests()->set_long_url("https://example.com/");
+  st = f.stub->BatchShorten(E2eFixture::Ctx().get(), too_big, &resp);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(st.error_message(), Catch::Contains("1000"));
+}
+
+TEST_CASE("Health and reflection services answer, as grpcurl needs", "[e2e]") {
+  E2eFixture f;
+  auto channel = grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::health::v1::HealthCheckRequest hreq;
+  grpc::health::v1::HealthCheckResponse hresp;
+  REQUIRE(health->Check(E2eFixture::Ctx().get(), hreq, &hresp).ok());
+  CHECK(hresp.status() == grpc::health::v1::HealthCheckResponse::SERVING);
+  hreq.set_service("shortener.v1.ShortenService");
+  REQUIRE(health->Check(E2eFixture::Ctx().get(), hreq, &hresp).ok());
+  CHECK(hresp.status() == grpc::health::v1::HealthCheckResponse::SERVING);
+
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
+  auto ctx = E2eFixture::Ctx();
+  auto stream = reflection->ServerReflectionInfo(ctx.get());
+  grpc::reflection::v1alpha::ServerReflectionRequest rreq;
+  rreq.set_list_services("*");
+  REQUIRE(stream->Write(rreq));
+  grpc::reflection::v1alpha::ServerReflectionResponse rresp;
+  REQUIRE(stream->Read(&rresp));
+  std::set<std::string> names;
+  for (const auto& s : rresp.list_services_response().service()) names.insert(s.name());
+  CHECK(names.count("shortener.v1.ShortenService") == 1);
+  CHECK(names.count("grpc.health.v1.Health") == 1);
+  // `grpcurl describe` needs the file descriptor of the service.
+  rreq.set_file_containing_symbol("shortener.v1.ShortenService");
+  REQUIRE(stream->Write(rreq));
+  REQUIRE(stream->Read(&rresp));
+  CHECK(rresp.file_descriptor_response().file_descriptor_proto_size() >= 1);
+  stream->WritesDone();
+  CHECK(stream->Finish().ok());
+}
+
+TEST_CASE("SIGTERM drains and exits 0", "[e2e]") {
+  E2eFixture f;
+  v1::ShortenResponse out;
+  REQUIRE(f.Shorten("https://example.com/before-term", &out).ok());
+  REQUIRE(f.service->process().Signal(SIGTERM));
+  std::optional<int> code = f.service->process().Wait(absl::Seconds(15));
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK_THAT(f.service->Log(), Catch::Contains("stopped"));
+}
+
+TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") {
+  E2eFixture f;
+  std::string out_path = f.service->log_path() + ".ctl";
+  auto run = [&](std::vector<std::string> args) {
+    std::remove(out_path.c_str());
+    std::vector<std::string> argv = {BinaryPath("shortenctl"),
+                                     "--service=" + f.service->target()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto p = Subprocess::Spawn(argv, out_path);
+    REQUIRE(p.ok());
+    std::optional<int> rc = p->Wait(absl::Seconds(20));
+    REQUIRE(rc.has_value());
+    std::ifstream in(out_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return std::make_pair(*rc, ss.str());
+  };
+  auto [rc, text] = run({"--json", "shorten", "https://example.com/from-ctl"});
+  REQUIRE(rc == 0);
+  CHECK_THAT(text, Catch::Contains("\"created\":true"));
+  size_t pos = text.find("\"code\":\"");
+  REQUIRE(pos != std::string::npos);
+  std::string code = text.substr(pos + 8, 7);
+  auto [rc2, text2] = run({"resolve", code});
+  CHECK(rc2 == 0);
+  CHECK_THAT(text2, Catch::Contains("https://example.com/from-ctl"));
+  auto [rc3, text3] = run({"resolve", "missing-alias"});
+  CHECK(rc3 == 1);
+  CHECK_THAT(text3, Catch::Contains("NOT_FOUND"));
+}
+
+TEST_CASE("A service started with another code secret refuses to run", "[e2e]") {
+  E2eFixture f;
+  v1::ShortenResponse out;
+  REQUIRE(f.Shorten("https://example.com/keep-me", &out).ok());
+  ServiceProcessOptions options;
+  options.conninfo = f.cluster->ConnInfo();
+  options.ready_timeout = absl::Seconds(20);
+  auto other = ServiceProcess::Start(options);  // fresh secret file
+  REQUIRE_FALSE(other.ok());
+  CHECK_THAT(std::string(other.status().message()), Catch::Contains("code secret mismatch"));
+}
+
+}  // namespace
+}  // namespace shortener::testing

@@ -1,0 +1,244 @@
+// Unit tests of the service logic (Shortener) over the in-memory store and
+// segment source: validation, codes, dedupe, idempotency, states, batches.
+#include "services/shorten/shortener.h"
+
+#include <future>
+#include <memory>
+
+#include <catch2/catch.hpp>
+
+#include "lib/idalloc/segment_source.h"
+#include "lib/store/in_memory_link_store.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::service {
+namespace {
+
+using shortener::testing::HasCode;
+using shortener::testing::HasCodeAndMessage;
+using shortener::testing::IsOk;
+
+// Everything a Shortener needs, in memory, with a settable clock.
+struct Fixture {
+  Fixture() {
+    codec::CodecOptions codec_options;
+    codec_options.secret = std::string(32, 'k');
+    codec = std::make_unique<codec::ShortCodec>(*codec::ShortCodec::Create(codec_options));
+    url::UrlPolicyOptions url_options;
+    url_options.short_domains = {"sho.rt"};
+    policy = std::make_unique<url::UrlPolicy>(url_options);
+    source.AddSequence("links", 1);
+    ids = std::make_unique<idalloc::SegmentIdAllocator>(&source, idalloc::IdAllocatorOptions{});
+    committer = std::make_unique<store::GroupCommitter>(&store, store::GroupCommitOptions{});
+    ShortenerOptions options;
+    options.base_url = "https://sho.rt/";
+    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
+                                            committer.get(), options, [this] { return now; });
+  }
+
+  absl::StatusOr<ShortenOutput> Shorten(const ShortenInput& in) {
+    std::promise<absl::StatusOr<ShortenOutput>> p;
+    shortener->Shorten(in, absl::Now() + absl::Seconds(5),
+                       [&p](absl::StatusOr<ShortenOutput> out) { p.set_value(std::move(out)); });
+    return p.get_future().get();
+  }
+
+  absl::StatusOr<ShortenOutput> Shorten(const std::string& url) {
+    ShortenInput in;
+    in.long_url = url;
+    return Shorten(in);
+  }
+
+  absl::Time now = absl::FromUnixSeconds(1800000000);
+  std::unique_ptr<codec::ShortCodec> codec;
+  std::unique_ptr<url::UrlPolicy> policy;
+  idalloc::InMemorySegmentSource source;
+  std::unique_ptr<idalloc::SegmentIdAllocator> ids;
+  store::InMemoryLinkStore store;
+  std::unique_ptr<store::GroupCommitter> committer;
+  std::unique_ptr<Shortener> shortener;
+};
+
+TEST_CASE("Shorten creates a link with a 7-character code that resolves to the normalised URL",
+          "[service]") {
+  Fixture f;
+  absl::StatusOr<ShortenOutput> out = f.Shorten("HTTPS://Example.COM:443/a?b=c#d");
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->created);
+  CHECK(out->link.code.size() == 7);
+  CHECK(out->link.short_url == "https://sho.rt/" + out->link.code);
+  CHECK(out->link.link.long_url == "https://example.com/a?b=c#d");
+  CHECK(out->link.link.owner == "anonymous");
+  absl::StatusOr<LinkView> resolved = f.shortener->Resolve(out->link.code);
+  REQUIRE_THAT(resolved, IsOk());
+  CHECK(resolved->state == LinkState::kActive);
+  CHECK(resolved->link.long_url == "https://example.com/a?b=c#d");
+  CHECK(resolved->link.redirect_status == 302);
+}
+
+TEST_CASE("Shorten returns the existing link for the same URL unless force_new", "[service]") {
+  Fixture f;
+  auto first = f.Shorten("https://example.com/x");
+  auto again = f.Shorten("https://EXAMPLE.com/x");
+  REQUIRE_THAT(again, IsOk());
+  CHECK_FALSE(again->created);
+  CHECK(again->link.code == first->link.code);
+  ShortenInput in;
+  in.long_url = "https://example.com/x";
+  in.force_new = true;
+  auto forced = f.Shorten(in);
+  REQUIRE_THAT(forced, IsOk());
+  CHECK(forced->created);
+  CHECK(forced->link.code != first->link.code);
+}
+
+TEST_CASE("request_id makes Shorten idempotent, even with force_new", "[service]") {
+  Fixture f;
+  ShortenInput in;
+  in.long_url = "https://example.com/idem";
+  in.force_new = true;
+  in.request_id = "req-1";
+  auto first = f.Shorten(in);
+  auto retry = f.Shorten(in);
+  REQUIRE_THAT(retry, IsOk());
+  CHECK_FALSE(retry->created);
+  CHECK(retry->link.code == first->link.code);
+  in.long_url = "https://example.com/other";
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kAlreadyExists, "req-1"));
+}
+
+TEST_CASE("Bad input is refused with INVALID_ARGUMENT naming the field", "[service]") {
+  Fixture f;
+  CHECK_THAT(f.Shorten(""), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "long_url"));
+  CHECK_THAT(f.Shorten("javascript:alert(1)"),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "long_url"));
+  CHECK_THAT(f.Shorten("https://sho.rt/abc"),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "sho.rt"));
+  ShortenInput in;
+  in.long_url = "https://example.com/";
+  in.expire_time = f.now - absl::Seconds(1);
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "expire_time"));
+  in.expire_time.reset();
+  in.redirect_status = 303;
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "redirect_type"));
+  in.redirect_status = 302;
+  in.custom_alias = "has space";
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "custom_alias"));
+  in.custom_alias = "healthz";
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "custom_alias"));
+  in.custom_alias = "";
+  in.request_id = std::string(200, 'r');
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "request_id"));
+}
+
+TEST_CASE("Custom aliases resolve, are unique, and are never deduplicated", "[service]") {
+  Fixture f;
+  ShortenInput in;
+  in.long_url = "https://example.com/sale";
+  in.custom_alias = "spring-sale";
+  in.redirect_status = 301;
+  auto out = f.Shorten(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->link.code == "spring-sale");
+  CHECK(out->link.short_url == "https://sho.rt/spring-sale");
+  auto resolved = f.shortener->Resolve("spring-sale");
+  REQUIRE_THAT(resolved, IsOk());
+  CHECK(resolved->link.redirect_status == 301);
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kAlreadyExists, "spring-sale"));
+  // The same URL without an alias gets a generated code of its own.
+  auto plain = f.Shorten("https://example.com/sale");
+  REQUIRE_THAT(plain, IsOk());
+  CHECK(plain->link.code != "spring-sale");
+}
+
+TEST_CASE("Resolve tells malformed codes from unknown ones", "[service]") {
+  Fixture f;
+  CHECK_THAT(f.shortener->Resolve("bad/code"), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.shortener->Resolve(""), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.shortener->Resolve(std::string(65, 'a')), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.shortener->Resolve("no-such-alias"), HasCode(absl::StatusCode::kNotFound));
+  auto out = f.Shorten("https://example.com/");
+  std::string code = out->link.code;
+  // Flip the check character: a well-formed code that does not exist.
+  code.back() = code.back() == 'a' ? 'b' : 'a';
+  CHECK_THAT(f.shortener->Resolve(code), HasCode(absl::StatusCode::kNotFound));
+  // A valid code for an id that was never stored.
+  CHECK_THAT(f.shortener->Resolve(*f.codec->Encode(999999)), HasCode(absl::StatusCode::kNotFound));
+}
+
+TEST_CASE("Revoked and expired links resolve with their state", "[service]") {
+  Fixture f;
+  ShortenInput in;
+  in.long_url = "https://example.com/soon";
+  in.expire_time = f.now + absl::Hours(1);
+  auto expiring = f.Shorten(in);
+  REQUIRE_THAT(expiring, IsOk());
+  auto revocable = f.Shorten("https://example.com/revoke-me");
+  REQUIRE_THAT(revocable, IsOk());
+
+  auto revoked = f.shortener->Revoke(revocable->link.code);
+  REQUIRE_THAT(revoked, IsOk());
+  CHECK(revoked->state == LinkState::kRevoked);
+  CHECK(revoked->link.revoke_time == f.now);
+  CHECK(f.shortener->Resolve(revocable->link.code)->state == LinkState::kRevoked);
+
+  CHECK(f.shortener->Resolve(expiring->link.code)->state == LinkState::kActive);
+  f.now += absl::Hours(2);
+  CHECK(f.shortener->Resolve(expiring->link.code)->state == LinkState::kExpired);
+  // A dead link is not handed out again by dedupe.
+  auto fresh = f.Shorten("https://example.com/revoke-me");
+  REQUIRE_THAT(fresh, IsOk());
+  CHECK(fresh->created);
+  CHECK_THAT(f.shortener->Revoke("unknown-alias"), HasCode(absl::StatusCode::kNotFound));
+}
+
+TEST_CASE("BatchShorten answers every item in order and a bad item fails only itself",
+          "[service]") {
+  Fixture f;
+  std::vector<ShortenInput> inputs(4);
+  inputs[0].long_url = "https://example.com/1";
+  inputs[1].long_url = "ftp://example.com/2";
+  inputs[2].long_url = "https://example.com/3";
+  inputs[3].long_url = "https://example.com/1";
+  std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> p;
+  f.shortener->BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+                            [&p](auto results) { p.set_value(std::move(results)); });
+  auto results = p.get_future().get();
+  REQUIRE_THAT(results, IsOk());
+  REQUIRE(results->size() == 4);
+  CHECK_THAT((*results)[0], IsOk());
+  CHECK_THAT((*results)[1], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "ftp"));
+  CHECK_THAT((*results)[2], IsOk());
+  REQUIRE_THAT((*results)[3], IsOk());
+  CHECK((*results)[3]->link.code == (*results)[0]->link.code);
+  CHECK_FALSE((*results)[3]->created);
+
+  std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> too_many;
+  f.shortener->BatchShorten(std::vector<ShortenInput>(1001), absl::Now() + absl::Seconds(5),
+                            [&too_many](auto r) { too_many.set_value(std::move(r)); });
+  CHECK_THAT(too_many.get_future().get(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "1001"));
+}
+
+TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[service]") {
+  Fixture f;
+  f.source.SetAvailable(false);
+  // A fresh allocator has no segment yet, so it must ask the (dead) source.
+  f.ids = std::make_unique<idalloc::SegmentIdAllocator>(&f.source, idalloc::IdAllocatorOptions{});
+  ShortenerOptions options;
+  options.base_url = "https://sho.rt/";
+  options.id_wait = absl::Milliseconds(200);
+  Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
+                      options, [&f] { return f.now; });
+  ShortenInput in;
+  in.long_url = "https://example.com/";
+  std::promise<absl::StatusOr<ShortenOutput>> p;
+  absl::Time start = absl::Now();
+  shortener.Shorten(in, absl::Now() + absl::Seconds(5),
+                    [&p](absl::StatusOr<ShortenOutput> out) { p.set_value(std::move(out)); });
+  CHECK_THAT(p.get_future().get(), HasCode(absl::StatusCode::kUnavailable));
+  CHECK(absl::Now() - start < absl::Seconds(2));
+}
+
+}  // namespace
+}  // namespace shortener::service

@@ -1,0 +1,82 @@
+#include "tests/support/service_process.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace shortener::testing {
+
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout) {
+  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  return channel->WaitForConnected(std::chrono::system_clock::now() +
+                                   absl::ToChronoMilliseconds(timeout));
+}
+
+absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
+                                                  const std::string& log_path) {
+  std::vector<std::string> argv = {
+      BinaryPath("shorten-service"),
+      absl::StrCat("--listen=127.0.0.1:", port),
+      absl::StrCat("--postgres=", options.conninfo),
+      absl::StrCat("--base_url=", options.base_url),
+      absl::StrCat("--codec_secret_file=", options.secret_file),
+      "--create_codec_secret",
+  };
+  argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return Subprocess::Spawn(argv, log_path);
+}
+
+absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
+    ServiceProcessOptions options) {
+  char templ[] = "/tmp/shortener-svc-XXXXXX";
+  if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
+  std::string dir = templ;
+  if (options.secret_file.empty()) options.secret_file = dir + "/codec.secret";
+  int port = options.port != 0 ? options.port : PickUnusedPort();
+  std::string log_path = dir + "/service.log";
+  absl::StatusOr<Subprocess> process = Launch(options, port, log_path);
+  if (!process.ok()) return process.status();
+  std::unique_ptr<ServiceProcess> service(
+      new ServiceProcess(std::move(options), *std::move(process), port, log_path));
+  absl::Time deadline = absl::Now() + service->options_.ready_timeout;
+  while (absl::Now() < deadline) {
+    if (!service->process_.running()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("shorten-service exited during start; log:\n", service->Log()));
+    }
+    if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) return service;
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("shorten-service not ready in time; log:\n", service->Log()));
+}
+
+absl::Status ServiceProcess::Restart() {
+  if (process_.running()) return absl::OkStatus();
+  absl::StatusOr<Subprocess> process = Launch(options_, port_, log_path_);
+  if (!process.ok()) return process.status();
+  process_ = *std::move(process);
+  absl::Time deadline = absl::Now() + options_.ready_timeout;
+  while (absl::Now() < deadline) {
+    if (!process_.running()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("shorten-service exited during restart; log:\n", Log()));
+    }
+    if (WaitForGrpcServer(target(), absl::Milliseconds(200))) return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError("shorten-service not ready in time after restart");
+}
+
+std::string ServiceProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace shortener::testing

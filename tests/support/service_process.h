@@ -1,0 +1,61 @@
+// Runs the real shorten-service binary against a PgCluster for end-to-end
+// tests and benchmarks: picks a free port, writes a code secret, starts the
+// process, waits until it accepts gRPC connections. Stopped (SIGKILL if still
+// running) on destruction.
+#ifndef SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
+#define SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tests/support/subprocess.h"
+
+namespace shortener::testing {
+
+struct ServiceProcessOptions {
+  std::string conninfo;                 // required
+  std::string secret_file;              // empty: a fresh one in a temp dir
+  std::string base_url = "https://sho.rt/";
+  int port = 0;                         // 0: pick a free one
+  std::vector<std::string> extra_flags;
+  absl::Duration ready_timeout = absl::Seconds(30);
+};
+
+class ServiceProcess {
+ public:
+  // Starts the service and waits until its port accepts gRPC connections.
+  // FAILED_PRECONDITION with the tail of its log if it exits first.
+  static absl::StatusOr<std::unique_ptr<ServiceProcess>> Start(ServiceProcessOptions options);
+
+  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  const std::string& log_path() const { return log_path_; }
+  const std::string& secret_file() const { return options_.secret_file; }
+  Subprocess& process() { return process_; }
+  // The log's content (for assertions on messages).
+  std::string Log() const;
+  // Starts the same configuration again (after a kill).
+  absl::Status Restart();
+
+ private:
+  ServiceProcess(ServiceProcessOptions options, Subprocess process, int port, std::string log)
+      : options_(std::move(options)), process_(std::move(process)), port_(port),
+        log_path_(std::move(log)) {}
+  static absl::StatusOr<Subprocess> Launch(const ServiceProcessOptions& options, int port,
+                                           const std::string& log_path);
+
+  ServiceProcessOptions options_;
+  Subprocess process_;
+  int port_;
+  std::string log_path_;
+};
+
+// Waits until a gRPC server at `target` accepts a connection.
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout);
+
+}  // namespace shortener::testing
+
+#endif  // SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
