@@ -2,13 +2,18 @@
 
 #include <idn2.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "lib/common/status_macros.h"
 #include "lib/url/url_scan.h"
 
 namespace shortener::url::internal {
@@ -31,8 +36,7 @@ absl::StatusOr<std::string> ToPunycode(absl::string_view host) {
   const std::string input(host);  // idn2 wants a NUL-terminated string
   const auto lookup = [&input](int flags, std::unique_ptr<uint8_t, Idn2Free>& out) {
     uint8_t* result = nullptr;
-    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(input.c_str()),
-                                  &result, flags);
+    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(input.c_str()), &result, flags);
     out.reset(result);
     return rc;
   };
@@ -42,15 +46,71 @@ absl::StatusOr<std::string> ToPunycode(absl::string_view host) {
   if (rc != IDN2_OK) {
     return absl::InvalidArgumentError(
         absl::StrCat("host ", QuoteForMessage(host),
-                     " is not a valid internationalised domain name (",
-                     idn2_strerror(rc), ")"));
+                     " is not a valid internationalised domain name (", idn2_strerror(rc), ")"));
   }
   return std::string(reinterpret_cast<const char*>(ascii.get()));
+}
+
+absl::Status Malformed(absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("has a malformed host (", why, ")"));
+}
+
+bool IsDigits(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// libcurl rewrites every IPv4 spelling it accepts ("0x7f.1", "2130706433")
+// as a dotted quad, so a numeric last label means a dotted quad or nothing.
+bool IsDottedQuad(absl::string_view host) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
+  if (parts.size() != 4) return false;
+  for (absl::string_view part : parts) {
+    if (!IsDigits(part) || part.size() > 3 || std::stoi(std::string(part)) > 255) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsHostChar(char c) {
+  return absl::ascii_isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'z') || c == '-' ||
+         c == '_';
+}
+
+// The canonical host must read back the same: libcurl percent-decodes the
+// host and lets some decoded bytes through ("exa%25mple" becomes
+// "exa%mple"), so we accept only what DNS names and IP literals are made of.
+absl::Status CheckHostSyntax(absl::string_view host) {
+  if (host.front() == '[') {
+    for (char c : host.substr(1, host.size() - 2)) {
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+        return Malformed("bad IPv6 literal");
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (host.size() > 253) return Malformed("longer than 253 bytes");
+  const std::vector<absl::string_view> labels = absl::StrSplit(host, '.');
+  for (absl::string_view label : labels) {
+    if (label.empty()) return Malformed("empty label");
+    if (label.size() > 63) return Malformed("label longer than 63 bytes");
+    if (!std::all_of(label.begin(), label.end(), IsHostChar)) {
+      return Malformed(absl::StrCat("bad character in ", QuoteForMessage(label)));
+    }
+  }
+  if (IsDigits(labels.back()) && !IsDottedQuad(host)) {
+    return Malformed("not a valid IPv4 address");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> CanonicalHost(absl::string_view host) {
+  // libcurl has percent-decoded the host: "%80" or "%0A" arrive raw here.
+  if (!CheckCharacters(host).ok()) return Malformed("forbidden bytes once percent-decoded");
   std::string ascii;
   if (IsAscii(host)) {
     ascii = absl::AsciiStrToLower(host);
@@ -65,6 +125,7 @@ absl::StatusOr<std::string> CanonicalHost(absl::string_view host) {
     while (!ascii.empty() && ascii.back() == '.') ascii.pop_back();
   }
   if (ascii.empty()) return absl::InvalidArgumentError("has no host");
+  SHORTENER_RETURN_IF_ERROR(CheckHostSyntax(ascii));
   return ascii;
 }
 

@@ -21,7 +21,9 @@ namespace shortener::url::internal {
 // brackets; UTF-8) in canonical form: ASCII lower case, IDN labels in
 // punycode after UTS #46 mapping, trailing dots removed. INVALID_ARGUMENT
 // (message without the "long_url: " prefix) if the name is not a valid
-// internationalised domain name or nothing is left of it.
+// internationalised domain name, if nothing is left of it, or if the result
+// is not made of DNS labels (letters, digits, "-", "_"; 1 to 63 bytes each,
+// 253 in all), a dotted-quad IPv4 address or a bracketed IPv6 address.
 absl::StatusOr<std::string> CanonicalHost(absl::string_view host);
 
 // True if canonical `host` equals canonical `domain` or ends with "." +

@@ -50,12 +50,18 @@ absl::Status Invalid(absl::string_view message) {
 
 std::string ControlName(uint8_t c) {
   switch (c) {
-    case 0x00: return "0x00, NUL";
-    case 0x09: return "0x09, TAB";
-    case 0x0A: return "0x0A, LF";
-    case 0x0D: return "0x0D, CR";
-    case 0x7F: return "0x7F, DEL";
-    default: return absl::StrFormat("0x%02X", c);
+    case 0x00:
+      return "0x00, NUL";
+    case 0x09:
+      return "0x09, TAB";
+    case 0x0A:
+      return "0x0A, LF";
+    case 0x0D:
+      return "0x0D, CR";
+    case 0x7F:
+      return "0x7F, DEL";
+    default:
+      return absl::StrFormat("0x%02X", c);
   }
 }
 
@@ -64,64 +70,57 @@ bool IsHexDigit(char c) { return absl::ascii_isxdigit(static_cast<unsigned char>
 absl::Status CheckAsciiByte(absl::string_view raw, size_t pos) {
   const uint8_t c = static_cast<uint8_t>(raw[pos]);
   if (c < 0x20 || c == 0x7F) {
-    return Invalid(absl::StrFormat("contains a control character at position %d (%s)",
-                                   pos, ControlName(c)));
+    return Invalid(
+        absl::StrFormat("contains a control character at position %d (%s)", pos, ControlName(c)));
   }
   if (c == ' ') {
-    return Invalid(absl::StrFormat(
-        "contains a space at position %d (encode it as %%20)", pos));
+    return Invalid(absl::StrFormat("contains a space at position %d (encode it as %%20)", pos));
   }
   if (c == '\\') {
     // Browsers read "\" as "/" in http(s) URLs, libcurl keeps it as data:
     // the host we check and the host a browser visits could differ.
-    return Invalid(absl::StrFormat(
-        "contains a backslash at position %d (encode it as %%5C)", pos));
+    return Invalid(absl::StrFormat("contains a backslash at position %d (encode it as %%5C)", pos));
   }
-  if (c == '%' && (pos + 2 >= raw.size() || !IsHexDigit(raw[pos + 1]) ||
-                   !IsHexDigit(raw[pos + 2]))) {
-    return Invalid(absl::StrFormat(
-        "broken percent-encoding at position %d (\"%%\" must be followed by "
-        "two hex digits)",
-        pos));
+  if (c == '%' &&
+      (pos + 2 >= raw.size() || !IsHexDigit(raw[pos + 1]) || !IsHexDigit(raw[pos + 2]))) {
+    return Invalid(
+        absl::StrFormat("broken percent-encoding at position %d (\"%%\" must be followed by "
+                        "two hex digits)",
+                        pos));
   }
   return absl::OkStatus();
 }
 
 bool IsUnicodeSpace(char32_t cp) {
-  return cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
-         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
+  return cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 // Zero-width and bidirectional controls: invisible, and used to make a
 // link read differently from where it goes.
 bool IsInvisibleFormat(char32_t cp) {
   return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
-         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) ||
-         cp == 0xFEFF;
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
 }
 
 absl::Status CheckCodePoint(char32_t cp, size_t pos) {
   const auto code = [cp] { return absl::StrFormat("U+%04X", static_cast<uint32_t>(cp)); };
   if (cp <= 0x9F) {  // C1 controls; the caller handles everything below 0x80.
-    return Invalid(absl::StrFormat(
-        "contains a control character at position %d (%s)", pos, code()));
+    return Invalid(
+        absl::StrFormat("contains a control character at position %d (%s)", pos, code()));
   }
   if (IsUnicodeSpace(cp)) {
-    return Invalid(absl::StrFormat(
-        "contains a Unicode space at position %d (%s)", pos, code()));
+    return Invalid(absl::StrFormat("contains a Unicode space at position %d (%s)", pos, code()));
   }
   if (IsInvisibleFormat(cp)) {
-    return Invalid(absl::StrFormat(
-        "contains an invisible formatting character at position %d (%s)", pos,
-        code()));
+    return Invalid(absl::StrFormat("contains an invisible formatting character at position %d (%s)",
+                                   pos, code()));
   }
   return absl::OkStatus();
 }
 
 bool IsSchemeChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '+' ||
-         c == '-' || c == '.';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
 }
 
 bool IsValidScheme(absl::string_view scheme) {
@@ -137,8 +136,15 @@ bool IsValidScheme(absl::string_view scheme) {
 bool MustEncode(uint8_t c) {
   if (c <= 0x20 || c >= 0x7F) return true;
   switch (c) {
-    case '"': case '<': case '>': case '\\': case '^': case '`':
-    case '{': case '|': case '}':
+    case '"':
+    case '<':
+    case '>':
+    case '\\':
+    case '^':
+    case '`':
+    case '{':
+    case '|':
+    case '}':
       return true;
     default:
       return false;
@@ -172,8 +178,7 @@ absl::StatusOr<std::string> ExtractScheme(absl::string_view raw) {
         "https://example.com/ is required");
   }
   const size_t end = raw.find_first_of(":/?#");
-  if (end == absl::string_view::npos || raw[end] != ':' ||
-      !IsValidScheme(raw.substr(0, end))) {
+  if (end == absl::string_view::npos || raw[end] != ':' || !IsValidScheme(raw.substr(0, end))) {
     return Invalid(
         "has no scheme; an absolute URL such as https://example.com/ is "
         "required");

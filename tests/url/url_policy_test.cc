@@ -1,0 +1,301 @@
+// Table-driven tests of UrlPolicy: every bad input is refused with
+// INVALID_ARGUMENT and a message naming its problem; every good input has
+// one expected normalised form, and normalising is idempotent.
+#include "lib/url/url_policy.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::url {
+namespace {
+
+using ::shortener::testing::HasCodeAndMessage;
+using ::shortener::testing::IsOk;
+using namespace std::string_literals;  // "...\0..."s keeps the NUL
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+UrlPolicyOptions TestOptions() {
+  UrlPolicyOptions options;
+  options.short_domains = {"sho.rt", "Go.Example."};
+  options.denied_domains = {"evil.example", ".tracker.example", "bücher-böse.de", "::2"};
+  return options;
+}
+
+std::string Repeat(absl::string_view s, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) absl::StrAppend(&out, s);
+  return out;
+}
+
+struct BadCase {
+  std::string input;
+  std::string problem;  // a substring the message must contain
+};
+
+const std::vector<BadCase>& BadCases() {
+  static const auto* const kCases = new std::vector<BadCase>{
+      // Schemes.
+      {"javascript:alert(1)", R"(scheme "javascript" is not allowed (allowed: http, https))"},
+      {"JavaScript:alert(document.cookie)", R"(scheme "javascript" is not allowed)"},
+      {"data:text/html,<script>alert(1)</script>", R"(scheme "data" is not allowed)"},
+      {"vbscript:msgbox(1)", R"(scheme "vbscript" is not allowed)"},
+      {"file:///etc/passwd", R"(scheme "file" is not allowed)"},
+      {"ftp://example.com/file", R"(scheme "ftp" is not allowed)"},
+      {"mailto:someone@example.com", R"(scheme "mailto" is not allowed)"},
+      {"ws://example.com/socket", R"(scheme "ws" is not allowed)"},
+      {"example.com:8080/x", R"(scheme "example.com" is not allowed)"},
+      // Not absolute.
+      {"example.com/path", "has no scheme"},
+      {"www.example.com", "has no scheme"},
+      {"/relative/path", "has no scheme"},
+      {"?q=1", "has no scheme"},
+      {"//example.com/x", "is scheme-relative"},
+      {"http:example.com", R"(must have "//" after "http:")"},
+      {"HTTP:/example.com", R"(must have "//" after "http:")"},
+      {"http:", R"(must have "//" after "http:")"},
+      // No host.
+      {"http://", "has no host"},
+      {"http:///path", "has no host"},
+      {"http:////example.com/", "has no host"},
+      {"http://?q=1", "has no host"},
+      {"http://#f", "has no host"},
+      {"http://:8080/", "has no host"},
+      {"http://./", "has no host"},
+      // Whitespace and control characters, each named with its position.
+      {"", "is empty"},
+      {"   ", "contains a space at position 0"},
+      {" \t\r\n", "contains a space at position 0"},
+      {" http://example.com/", "contains a space at position 0"},
+      {"http://example.com/ ", "contains a space at position 19"},
+      {"http://exa mple.com", "contains a space at position 10"},
+      {"http://example.com/a b", "contains a space at position 20"},
+      {"http://example.com/\r\nSet-Cookie:x", "control character at position 19 (0x0D, CR)"},
+      {"http://example.com/a\nb", "control character at position 20 (0x0A, LF)"},
+      {"http://example.com/\tx", "control character at position 19 (0x09, TAB)"},
+      {"\thttp://example.com/", "control character at position 0 (0x09, TAB)"},
+      {"http://example.com/\0x"s, "control character at position 19 (0x00, NUL)"},
+      {"http://example.com/\x7F", "control character at position 19 (0x7F, DEL)"},
+      {"http://example.com/\x1B[31m", "control character at position 19 (0x1B)"},
+      {"http://example.com/\xC2\x85", "control character at position 19 (U+0085)"},
+      {"http://example.com/\xC2\xA0", "Unicode space at position 19 (U+00A0)"},
+      {"http://example.com/\xE3\x80\x80", "Unicode space at position 19 (U+3000)"},
+      {"http://example.com/\xE2\x80\xAEgpj.exe",
+       "invisible formatting character at position 19 (U+202E)"},
+      {"http://exa\xE2\x80\x8Bmple.com/", "invisible formatting character at position 10 (U+200B)"},
+      // Backslashes: browsers read them as "/", libcurl as data.
+      {"http://example.com\\@evil.example/", "contains a backslash at position 18"},
+      {"http://example.com/a\\b", "contains a backslash at position 20"},
+      // Credentials.
+      {"http://user:pw@example.com/", "must not contain credentials"},
+      {"http://user@example.com/", "must not contain credentials"},
+      {"http://@example.com/", "must not contain credentials"},
+      {"http://:pw@example.com/", "must not contain credentials"},
+      {"http://example.com:80@evil.example/", "must not contain credentials"},
+      // Length, before parsing.
+      {"http://example.com/" + std::string(2030, 'a'),
+       "is 2049 bytes, longer than the limit of 2048"},
+      {"http://example.com/" + std::string(100000, 'a'),
+       "is 100019 bytes, longer than the limit of 2048"},
+      // Length, after percent-encoding: 1001 "ü" are 2002 bytes raw, 6006 encoded.
+      {"http://example.com/" + Repeat("ü", 1001),
+       "is 6025 bytes once normalised, longer than the limit of 2048"},
+      // Percent-encoding.
+      {"http://example.com/%zz", "broken percent-encoding at position 19"},
+      {"http://example.com/%4", "broken percent-encoding at position 19"},
+      {"http://example.com/?q=%", "broken percent-encoding at position 22"},
+      {"http://example.com/#%G1", "broken percent-encoding at position 20"},
+      {"http://exa%mple.com/", "broken percent-encoding at position 10"},
+      // Our own short domains (redirect loops).
+      {"http://sho.rt/abc", R"(host "sho.rt" is one of our own short domains)"},
+      {"https://SHO.RT./abc", R"(host "sho.rt" is one of our own short domains)"},
+      {"http://a.b.sho.rt/",
+       R"(host "a.b.sho.rt" is one of our own short domains (a subdomain of "sho.rt"))"},
+      {"http://sho%2Ert/abc", R"(host "sho.rt" is one of our own short domains)"},
+      // Full-width letters and the ideographic full stop map to ASCII (UTS #46).
+      {"http://ｓｈｏ.rt/", R"(host "sho.rt" is one of our own short domains)"},
+      {"http://sho。rt/", R"(host "sho.rt" is one of our own short domains)"},
+      {"https://go.example:8443/x", R"(host "go.example" is one of our own short domains)"},
+      // Deny list.
+      {"http://evil.example/", R"(host "evil.example" is on the deny list)"},
+      {"http://cdn.Evil.Example/x",
+       R"(host "cdn.evil.example" is on the deny list (a subdomain of "evil.example"))"},
+      {"http://tracker.example/", R"(host "tracker.example" is on the deny list)"},
+      {"http://bücher-böse.de/", R"(host "xn--bcher-bse-67a3d.de" is on the deny list)"},
+      {"http://[::2]/", R"(host "[::2]" is on the deny list)"},
+      // Ports.
+      {"http://example.com:99999/", "bad port number"},
+      {"http://example.com:65536/", "bad port number"},
+      {"http://example.com:abc/", "bad port number"},
+      {"http://example.com:-1/", "bad port number"},
+      {"http://example.com:0/", "bad port number 0"},
+      // Invalid UTF-8.
+      {"http://example.com/\xFF", "invalid UTF-8 at position 19"},
+      {"http://example.com/\xC0\xAF", "invalid UTF-8 at position 19"},
+      {"http://example.com/\xED\xA0\x80", "invalid UTF-8 at position 19"},
+      {"http://b\xFC"
+       "cher.de/",
+       "invalid UTF-8 at position 8"},
+      // Hosts.
+      {"http://[::1/", "malformed IPv6 address"},
+      {"http://[]/", "malformed IPv6 address"},
+      {"http://[1.2.3.4]/", "malformed IPv6 address"},
+      {"http://[fe80::1%25eth0]/", "must not have an IPv6 zone id"},
+      {"http://exa%00mple.com/", "has a malformed host"},
+      {"http://exa<mple.com/", "has a malformed host"},
+      {"http://\u0301a.example/", "is not a valid internationalised domain name"},
+      {"http://exa%25mple.com/", "has a malformed host (forbidden bytes once percent-decoded)"},
+      {"http://%80.example/", "has a malformed host (forbidden bytes once percent-decoded)"},
+      {"http://example..com/", "has a malformed host (empty label)"},
+      {"http://" + std::string(64, 'a') + ".com/",
+       "has a malformed host (label longer than 63 bytes)"},
+      {"http://1.2.3.256/", "has a malformed host (not a valid IPv4 address)"},
+      {"http://example.123/", "has a malformed host (not a valid IPv4 address)"},
+  };
+  return *kCases;
+}
+
+struct GoodCase {
+  std::string input;
+  std::string expected;
+};
+
+const std::vector<GoodCase>& GoodCases() {
+  static const auto* const kCases = new std::vector<GoodCase>{
+      {"http://example.com", "http://example.com/"},
+      {"HTTP://EXAMPLE.COM/Path/To?Q=Up#Frag", "http://example.com/Path/To?Q=Up#Frag"},
+      {"HtTpS://Example.Com", "https://example.com/"},
+      {"https://bücher.de/", "https://xn--bcher-kva.de/"},
+      {"https://BÜCHER.de/", "https://xn--bcher-kva.de/"},
+      {"https://faß.de/", "https://xn--fa-hia.de/"},
+      {"http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"},
+      {"http://example.com:80/x", "http://example.com/x"},
+      {"http://example.com:0080/x", "http://example.com/x"},
+      {"https://example.com:443/", "https://example.com/"},
+      {"https://example.com:80/", "https://example.com:80/"},
+      {"http://example.com:8080/x", "http://example.com:8080/x"},
+      {"http://example.com:/x", "http://example.com/x"},
+      {"http://example.com/search?q=a&b=c=d&q=z&a=", "http://example.com/search?q=a&b=c=d&q=z&a="},
+      {"http://example.com/p?b=2&a=1#section-2", "http://example.com/p?b=2&a=1#section-2"},
+      {"http://example.com/p#frag?with#hash", "http://example.com/p#frag?with#hash"},
+      {"http://example.com?q", "http://example.com/?q"},
+      {"http://example.com/?", "http://example.com/?"},
+      {"http://example.com/#", "http://example.com/"},
+      {"http://[::1]:8080/", "http://[::1]:8080/"},
+      {"http://[2001:DB8::1]/", "http://[2001:db8::1]/"},
+      {"https://[::ffff:192.0.2.1]:443/x", "https://[::ffff:192.0.2.1]/x"},
+      {"http://192.0.2.1/", "http://192.0.2.1/"},
+      {"http://192.0.2.1:8080", "http://192.0.2.1:8080/"},
+      {"http://example.com./x", "http://example.com/x"},
+      {"http://example.com/a%2Fb%20c?x=%26&y=%3d#%2f",
+       "http://example.com/a%2Fb%20c?x=%26&y=%3d#%2f"},
+      {"http://example.com/a/./b/../c", "http://example.com/a/c"},
+      {"http://example.com/%2e%2e/x", "http://example.com/%2e%2e/x"},
+      {"http://example.com/päth?q=ü#frä", "http://example.com/p%C3%A4th?q=%C3%BC#fr%C3%A4"},
+      {"http://example.com/a\"<>`{}|^?b=\"<>#`{}",
+       "http://example.com/a%22%3C%3E%60%7B%7D%7C%5E?b=%22%3C%3E#%60%7B%7D"},
+      {"http://example.com/~u/!$&'()*+,;=:@?a[]=1&b=[2]",
+       "http://example.com/~u/!$&'()*+,;=:@?a[]=1&b=[2]"},
+      {"http://ex%61mple.com/", "http://example.com/"},
+      {"http://%C3%BC.de/", "http://xn--tda.de/"},
+      {"http://0x7f.1/", "http://127.0.0.1/"},
+      {"http://_dmarc.example.com/", "http://_dmarc.example.com/"},
+      {"http://example.com/" + std::string(2029, 'a'),
+       "http://example.com/" + std::string(2029, 'a')},
+      {"http://notsho.rt/", "http://notsho.rt/"},
+      {"http://sho.rt.example.com/", "http://sho.rt.example.com/"},
+      {"http://notevil.example/", "http://notevil.example/"},
+      {"http://localhost:3000/", "http://localhost:3000/"},
+  };
+  return *kCases;
+}
+
+TEST_CASE("bad long URLs are refused with a message naming the problem", "[url]") {
+  const UrlPolicy policy(TestOptions());
+  for (const BadCase& c : BadCases()) {
+    INFO("input: " << c.input.substr(0, 80));
+    const absl::StatusOr<std::string> result = policy.Normalize(c.input);
+    CHECK_THAT(result, HasCodeAndMessage(kInvalid, "long_url: "));
+    CHECK_THAT(result, HasCodeAndMessage(kInvalid, c.problem));
+  }
+  CHECK(BadCases().size() >= 40);
+}
+
+TEST_CASE("good long URLs normalise to one expected spelling", "[url]") {
+  const UrlPolicy policy(TestOptions());
+  for (const GoodCase& c : GoodCases()) {
+    INFO("input: " << c.input.substr(0, 80));
+    const absl::StatusOr<std::string> result = policy.Normalize(c.input);
+    REQUIRE_THAT(result, IsOk());
+    CHECK(*result == c.expected);
+  }
+  CHECK(GoodCases().size() >= 15);
+}
+
+TEST_CASE("normalising a normalised URL changes nothing", "[url]") {
+  const UrlPolicy policy(TestOptions());
+  for (const GoodCase& c : GoodCases()) {
+    INFO("input: " << c.input.substr(0, 80));
+    const absl::StatusOr<std::string> once = policy.Normalize(c.input);
+    REQUIRE_THAT(once, IsOk());
+    const absl::StatusOr<std::string> twice = policy.Normalize(*once);
+    REQUIRE_THAT(twice, IsOk());
+    CHECK(*twice == *once);
+  }
+}
+
+TEST_CASE("the allow list decides the schemes, case-insensitively", "[url]") {
+  UrlPolicyOptions options;
+  options.allowed_schemes = {"HTTPS"};
+  const UrlPolicy policy(options);
+  CHECK(policy.Normalize("HTTPS://example.com").value() == "https://example.com/");
+  CHECK_THAT(policy.Normalize("http://example.com/"),
+             HasCodeAndMessage(kInvalid, R"(scheme "http" is not allowed (allowed: https))"));
+}
+
+TEST_CASE("the length limit is configurable and applies to the result too", "[url]") {
+  UrlPolicyOptions options;
+  options.max_length = 24;
+  const UrlPolicy policy(options);
+  CHECK(policy.Normalize("http://example.com/abcde").value() == "http://example.com/abcde");
+  CHECK_THAT(policy.Normalize("http://example.com/abcdef"),
+             HasCodeAndMessage(kInvalid, "is 25 bytes, longer than the limit of 24"));
+  CHECK_THAT(policy.Normalize("http://example.com/ü"),  // 21 bytes raw
+             HasCodeAndMessage(kInvalid, "is 25 bytes once normalised"));
+}
+
+TEST_CASE("without domain lists every well-formed host is allowed", "[url]") {
+  const UrlPolicy policy(UrlPolicyOptions{});
+  CHECK(policy.Normalize("http://sho.rt/x").value() == "http://sho.rt/x");
+  CHECK(policy.Normalize("http://evil.example/").value() == "http://evil.example/");
+}
+
+TEST_CASE("normalize is safe to call from many threads", "[url]") {
+  const UrlPolicy policy(TestOptions());
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&policy, &mismatches, t] {
+      for (int round = 0; round < 50; ++round) {
+        for (const GoodCase& c : GoodCases()) {
+          const absl::StatusOr<std::string> r = policy.Normalize(c.input);
+          if (!r.ok() || *r != c.expected) ++mismatches[t];
+        }
+        for (const BadCase& c : BadCases()) {
+          if (policy.Normalize(c.input).ok()) ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(mismatches == std::vector<int>(4, 0));
+}
+
+}  // namespace
+}  // namespace shortener::url
