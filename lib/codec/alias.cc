@@ -15,16 +15,15 @@ constexpr size_t kMaxAliasLength = 64;
 // case-insensitively. Entries with '.' are also excluded by the character
 // rule but are listed so the message names the real reason.
 constexpr std::array<absl::string_view, 24> kReservedPaths = {
-    "healthz", "readyz",  "livez",   "metrics",     "api",
-    "favicon.ico", "robots.txt", "sitemap.xml", ".well-known", "static",
-    "assets",  "admin",   "login",   "logout",      "signup",
-    "register", "auth",   "oauth",   "debug",       "status",
-    "health",  "shorten", "docs",    "www",
+    "healthz",    "readyz",      "livez",       "metrics",  "api",    "favicon.ico",
+    "robots.txt", "sitemap.xml", ".well-known", "static",   "assets", "admin",
+    "login",      "logout",      "signup",      "register", "auth",   "oauth",
+    "debug",      "status",      "health",      "shorten",  "docs",   "www",
 };
 
 bool IsAliasChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
 }
 
 std::string Quote(absl::string_view alias) {
@@ -39,27 +38,26 @@ absl::Status ValidateAlias(absl::string_view alias, const ShortCodec& codec) {
   }
   if (alias.size() > kMaxAliasLength) {
     return absl::InvalidArgumentError(
-        absl::StrCat("custom_alias: at most ", kMaxAliasLength,
-                     " characters, got ", alias.size()));
+        absl::StrCat("custom_alias: at most ", kMaxAliasLength, " characters, got ", alias.size()));
   }
   for (absl::string_view reserved : kReservedPaths) {
     if (absl::EqualsIgnoreCase(alias, reserved)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "custom_alias: ", Quote(alias), " is a reserved path"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("custom_alias: ", Quote(alias), " is a reserved path"));
     }
   }
   for (char c : alias) {
     if (!IsAliasChar(c)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "custom_alias: only [A-Za-z0-9_-] allowed, got ",
-          Quote(absl::string_view(&c, 1)), " in ", Quote(alias)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("custom_alias: only [A-Za-z0-9_-] allowed, got ",
+                       Quote(absl::string_view(&c, 1)), " in ", Quote(alias)));
     }
   }
   if (codec.IsGeneratedShape(alias)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "custom_alias: ", Quote(alias), " has the shape of a generated code (",
-        codec.min_body_length() + 1, "..", ShortCodec::kMaxBodyLength + 1,
-        " letters and digits); add '-' or '_' or change its length"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("custom_alias: ", Quote(alias), " has the shape of a generated code (",
+                     codec.min_body_length() + 1, "..", ShortCodec::kMaxBodyLength + 1,
+                     " letters and digits); add '-' or '_' or change its length"));
   }
   return absl::OkStatus();
 }

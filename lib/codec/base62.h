@@ -21,8 +21,7 @@ constexpr std::array<int8_t, 256> MakeDigitTable() {
   std::array<int8_t, 256> table = {};
   for (auto& v : table) v = -1;
   for (int i = 0; i < 62; ++i) {
-    table[static_cast<unsigned char>(kBase62Alphabet[i])] =
-        static_cast<int8_t>(i);
+    table[static_cast<unsigned char>(kBase62Alphabet[i])] = static_cast<int8_t>(i);
   }
   return table;
 }

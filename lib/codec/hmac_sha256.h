@@ -28,8 +28,7 @@ class HmacSha256 {
   // HMAC-SHA256(key, message).
   Sha256Digest Mac(const uint8_t* message, size_t length) const;
   Sha256Digest Mac(absl::string_view message) const {
-    return Mac(reinterpret_cast<const uint8_t*>(message.data()),
-               message.size());
+    return Mac(reinterpret_cast<const uint8_t*>(message.data()), message.size());
   }
 
  private:

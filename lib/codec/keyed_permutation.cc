@@ -5,11 +5,8 @@
 
 namespace shortener::codec::internal {
 
-KeyedPermutation::KeyedPermutation(HmacSha256 round_key, uint8_t tweak,
-                                   uint64_t domain_size)
-    : round_key_(std::move(round_key)),
-      tweak_(tweak),
-      domain_size_(domain_size) {
+KeyedPermutation::KeyedPermutation(HmacSha256 round_key, uint8_t tweak, uint64_t domain_size)
+    : round_key_(std::move(round_key)), tweak_(tweak), domain_size_(domain_size) {
   assert(domain_size >= 1 && domain_size <= kMaxDomainSize);
   // Smallest even width 2h with 2^(2h) >= domain_size, and h >= 2 so that
   // even the tiniest domain gets a non-trivial round function.

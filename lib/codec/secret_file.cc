@@ -1,15 +1,14 @@
 // The codec secret file and its generator (declared in short_codec.h).
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -23,10 +22,8 @@ constexpr int kSecretBytes = 32;
 constexpr size_t kMinHexChars = 2 * kSecretBytes;
 constexpr size_t kMaxHexChars = 1024;  // bounds what we read
 
-absl::Status ErrnoError(int error, absl::string_view what,
-                        const std::string& path) {
-  return absl::ErrnoToStatus(error,
-                             absl::StrCat("codec secret: ", what, " ", path));
+absl::Status ErrnoError(int error, absl::string_view what, const std::string& path) {
+  return absl::ErrnoToStatus(error, absl::StrCat("codec secret: ", what, " ", path));
 }
 
 bool IsHex(absl::string_view s) {
@@ -67,8 +64,7 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   if (fd < 0) {
     const int error = errno;
     if (error == ENOENT) {
-      return absl::NotFoundError(
-          absl::StrCat("codec secret: file not found: ", path));
+      return absl::NotFoundError(absl::StrCat("codec secret: file not found: ", path));
     }
     return ErrnoError(error, "cannot open", path);
   }
@@ -92,8 +88,7 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   const absl::string_view hex = absl::StripAsciiWhitespace(content);
   std::string problem;
   if (hex.size() < kMinHexChars) {
-    problem = absl::StrCat("need at least ", kMinHexChars,
-                           " hex characters, got ", hex.size());
+    problem = absl::StrCat("need at least ", kMinHexChars, " hex characters, got ", hex.size());
   } else if (hex.size() > kMaxHexChars) {
     problem = absl::StrCat("more than ", kMaxHexChars, " characters");
   } else if (!IsHex(hex)) {
@@ -104,20 +99,18 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   std::string secret = problem.empty() ? absl::HexStringToBytes(hex) : "";
   OPENSSL_cleanse(content.data(), content.size());
   if (!problem.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("codec secret: ", path, ": ", problem));
+    return absl::InvalidArgumentError(absl::StrCat("codec secret: ", path, ": ", problem));
   }
   return secret;
 }
 
 absl::Status WriteNewSecretFile(const std::string& path) {
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int error = errno;
     if (error == EEXIST) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "codec secret: ", path, " already exists; refusing to replace it"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("codec secret: ", path, " already exists; refusing to replace it"));
     }
     return ErrnoError(error, "cannot create", path);
   }

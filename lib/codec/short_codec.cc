@@ -65,24 +65,20 @@ std::string Quote(absl::string_view code) {
 
 }  // namespace
 
-ShortCodec::ShortCodec(std::shared_ptr<const internal::CodecKeys> keys)
-    : keys_(std::move(keys)) {}
+ShortCodec::ShortCodec(std::shared_ptr<const internal::CodecKeys> keys) : keys_(std::move(keys)) {}
 
 absl::StatusOr<ShortCodec> ShortCodec::Create(const CodecOptions& options) {
   if (options.secret.size() < kMinSecretBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "codec: secret must be at least ", kMinSecretBytes, " bytes, got ",
-        options.secret.size()));
+        "codec: secret must be at least ", kMinSecretBytes, " bytes, got ", options.secret.size()));
   }
   const int min_length = options.min_body_length;
   if (min_length < 1 || min_length > kMaxBodyLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("codec: min_body_length must be in 1..", kMaxBodyLength,
-                     ", got ", min_length));
+    return absl::InvalidArgumentError(absl::StrCat("codec: min_body_length must be in 1..",
+                                                   kMaxBodyLength, ", got ", min_length));
   }
   const HmacSha256 master(options.secret);
-  auto keys = std::make_shared<CodecKeys>(
-      HmacSha256(DeriveKey(master, kCheckLabel)));
+  auto keys = std::make_shared<CodecKeys>(HmacSha256(DeriveKey(master, kCheckLabel)));
   keys->min_body_length = min_length;
   const HmacSha256 permute_key(DeriveKey(master, kPermuteLabel));
   uint64_t offset = 0;
@@ -91,25 +87,24 @@ absl::StatusOr<ShortCodec> ShortCodec::Create(const CodecOptions& options) {
     // 8.5e17, far from 2^64: no overflow.
     const uint64_t capacity = internal::TierCapacity(length);
     keys->tier_offset[length] = offset;
-    keys->permutations.emplace_back(permute_key, static_cast<uint8_t>(length),
-                                    capacity);
+    keys->permutations.emplace_back(permute_key, static_cast<uint8_t>(length), capacity);
     offset += capacity;
   }
   keys->max_id = offset - 1;
   // The minimum length decides the tier offsets, so it is part of what the
   // fingerprint pins down.
-  const internal::Sha256Digest fp = master.Mac(
-      absl::StrCat(kFingerprintLabel, " min_body_length=", min_length));
-  keys->fingerprint_hex = absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(fp.data()), fp.size()));
+  const internal::Sha256Digest fp =
+      master.Mac(absl::StrCat(kFingerprintLabel, " min_body_length=", min_length));
+  keys->fingerprint_hex = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(fp.data()), fp.size()));
   return ShortCodec(std::move(keys));
 }
 
 absl::StatusOr<std::string> ShortCodec::Encode(uint64_t id) const {
   const CodecKeys& keys = *keys_;
   if (id > keys.max_id) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "codec: id ", id, " is above the largest encodable id ", keys.max_id));
+    return absl::OutOfRangeError(
+        absl::StrCat("codec: id ", id, " is above the largest encodable id ", keys.max_id));
   }
   int length = keys.min_body_length;
   uint64_t n = id - keys.tier_offset[length];
@@ -117,8 +112,7 @@ absl::StatusOr<std::string> ShortCodec::Encode(uint64_t id) const {
     n -= internal::TierCapacity(length);
     ++length;
   }
-  const KeyedPermutation& perm =
-      keys.permutations[length - keys.min_body_length];
+  const KeyedPermutation& perm = keys.permutations[length - keys.min_body_length];
   // The permuted value is < 61 * 62^(L-1), so its leading digit is < 61:
   // version-1 bodies never start with the reserved 'z'.
   std::string code = internal::ToBase62(perm.Forward(n), length);
@@ -131,31 +125,29 @@ absl::StatusOr<uint64_t> ShortCodec::Decode(absl::string_view code) const {
   const size_t min_size = keys.min_body_length + 1;
   const size_t max_size = kMaxBodyLength + 1;
   if (code.size() < min_size || code.size() > max_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "code: length must be ", min_size, "..", max_size, ", got ",
-        code.size(), " in ", Quote(code)));
+    return absl::InvalidArgumentError(absl::StrCat("code: length must be ", min_size, "..",
+                                                   max_size, ", got ", code.size(), " in ",
+                                                   Quote(code)));
   }
   for (char c : code) {
     if (internal::Base62DigitValue(c) < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("code: only [0-9A-Za-z] allowed, got ",
-                       Quote(absl::string_view(&c, 1)), " in ", Quote(code)));
+      return absl::InvalidArgumentError(absl::StrCat("code: only [0-9A-Za-z] allowed, got ",
+                                                     Quote(absl::string_view(&c, 1)), " in ",
+                                                     Quote(code)));
     }
   }
   const absl::string_view body = code.substr(0, code.size() - 1);
   if (internal::Base62DigitValue(body[0]) == kReservedLeadDigit) {
-    return absl::NotFoundError(absl::StrCat(
-        "code ", Quote(code), " does not exist (unknown format version)"));
+    return absl::NotFoundError(
+        absl::StrCat("code ", Quote(code), " does not exist (unknown format version)"));
   }
   if (CheckChar(keys, body) != code.back()) {
-    return absl::NotFoundError(absl::StrCat(
-        "code ", Quote(code), " does not exist (bad check character)"));
+    return absl::NotFoundError(
+        absl::StrCat("code ", Quote(code), " does not exist (bad check character)"));
   }
   const int length = static_cast<int>(body.size());
-  const KeyedPermutation& perm =
-      keys.permutations[length - keys.min_body_length];
-  return keys.tier_offset[length] +
-         perm.Inverse(internal::FromBase62(body));
+  const KeyedPermutation& perm = keys.permutations[length - keys.min_body_length];
+  return keys.tier_offset[length] + perm.Inverse(internal::FromBase62(body));
 }
 
 bool ShortCodec::IsGeneratedShape(absl::string_view code) const {

@@ -11,6 +11,7 @@
 // Thread safety: a ShortCodec is immutable after Create(); every method is
 // const and may be called from any number of threads at once. Copies are
 // cheap (the derived key state is shared, read-only) and independent.
+// A moved-from ShortCodec may only be destroyed or assigned to.
 #ifndef SHORTENER_LIB_CODEC_SHORT_CODEC_H_
 #define SHORTENER_LIB_CODEC_SHORT_CODEC_H_
 

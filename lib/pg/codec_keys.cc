@@ -23,10 +23,10 @@ absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
     std::string stored_fp = stored[0].as<std::string>();
     if (stored_fp != fingerprint) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "code secret mismatch: this database was created with a code secret whose "
-          "fingerprint is ", stored_fp, " but the configured secret's is ", fingerprint,
-          "; with this secret every existing code would resolve to a different link. "
-          "Restore the original secret file (see docs/codes.md)"));
+          "code secret mismatch: this database was created with a code secret and "
+          "--min_code_length whose fingerprint is ", stored_fp, " but the configured ones give ",
+          fingerprint, "; with them every existing code would resolve to a different link. "
+          "Restore the original secret file and --min_code_length (see docs/codes.md)"));
     }
     return absl::OkStatus();
   } catch (...) {

@@ -2,11 +2,10 @@
 #ifndef SHORTENER_TESTS_CODEC_CODEC_TEST_UTIL_H_
 #define SHORTENER_TESTS_CODEC_CODEC_TEST_UTIL_H_
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
-
-#include <catch2/catch.hpp>
 
 #include "lib/codec/short_codec.h"
 
@@ -22,8 +21,7 @@ inline std::string TestSecret(char seed = 'k') {
 }
 
 inline ShortCodec MakeCodec(int min_body_length = 6, char seed = 'k') {
-  absl::StatusOr<ShortCodec> codec =
-      ShortCodec::Create({TestSecret(seed), min_body_length});
+  absl::StatusOr<ShortCodec> codec = ShortCodec::Create({TestSecret(seed), min_body_length});
   REQUIRE(codec.ok());
   return *std::move(codec);
 }

@@ -1,6 +1,7 @@
 // ShortCodec: bijectivity, round trips over every tier, errors, unguessability.
 #include "lib/codec/short_codec.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -8,8 +9,6 @@
 #include <thread>
 #include <unordered_set>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "tests/codec/codec_test_util.h"
 #include "tests/support/status_matchers.h"
@@ -58,18 +57,15 @@ void CheckWholeTier(int length) {
   CHECK(passing == count);
 }
 
-TEST_CASE("every id of a 1-character tier maps to a distinct code and back",
-          "[codec]") {
+TEST_CASE("every id of a 1-character tier maps to a distinct code and back", "[codec]") {
   CheckWholeTier(1);
 }
 
-TEST_CASE("every id of a 2-character tier maps to a distinct code and back",
-          "[codec]") {
+TEST_CASE("every id of a 2-character tier maps to a distinct code and back", "[codec]") {
   CheckWholeTier(2);
 }
 
-TEST_CASE("every id of a 3-character tier maps to a distinct code and back",
-          "[codec]") {
+TEST_CASE("every id of a 3-character tier maps to a distinct code and back", "[codec]") {
   CheckWholeTier(3);
 }
 
@@ -92,8 +88,7 @@ void CheckRoundTrips(int min_length, uint64_t seed) {
   uint64_t offset = 0;
   for (int length = min_length; length <= ShortCodec::kMaxBodyLength; ++length) {
     const uint64_t capacity = Capacity(length);
-    std::vector<uint64_t> ids = {offset, offset + 1, offset + capacity - 2,
-                                 offset + capacity - 1};
+    std::vector<uint64_t> ids = {offset, offset + 1, offset + capacity - 2, offset + capacity - 1};
     std::uniform_int_distribution<uint64_t> in_tier(offset, offset + capacity - 1);
     for (int i = 0; i < 1000; ++i) ids.push_back(in_tier(rng));
     for (uint64_t id : ids) {
@@ -111,8 +106,7 @@ void CheckRoundTrips(int min_length, uint64_t seed) {
   }
   REQUIRE(offset - 1 == codec.MaxId());
   CHECK_THAT(codec.Encode(codec.MaxId()), IsOk());
-  CHECK_THAT(codec.Encode(codec.MaxId() + 1),
-             HasCode(absl::StatusCode::kOutOfRange));
+  CHECK_THAT(codec.Encode(codec.MaxId() + 1), HasCode(absl::StatusCode::kOutOfRange));
   CHECK_THAT(codec.Encode(UINT64_MAX), HasCode(absl::StatusCode::kOutOfRange));
 }
 
@@ -132,37 +126,29 @@ TEST_CASE("Create rejects a short secret and a bad length", "[codec]") {
   CHECK_THAT(ShortCodec::Create({std::string(31, 'a'), 6}),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "secret"));
   CHECK_THAT(ShortCodec::Create({TestSecret(), 0}),
-             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                               "min_body_length"));
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "min_body_length"));
   CHECK_THAT(ShortCodec::Create({TestSecret(), 11}),
-             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                               "min_body_length"));
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "min_body_length"));
   CHECK_THAT(ShortCodec::Create({std::string(32, 'a'), 10}), IsOk());
   CHECK(MakeCodec(4).min_body_length() == 4);
 }
 
-TEST_CASE("Decode names the problem with a malformed or forged code",
-          "[codec]") {
+TEST_CASE("Decode names the problem with a malformed or forged code", "[codec]") {
   const ShortCodec codec = MakeCodec(6);
   using absl::StatusCode;
-  CHECK_THAT(codec.Decode("abc"),
-             HasCodeAndMessage(StatusCode::kInvalidArgument, "length"));
-  CHECK_THAT(codec.Decode(""),
-             HasCodeAndMessage(StatusCode::kInvalidArgument, "length"));
+  CHECK_THAT(codec.Decode("abc"), HasCodeAndMessage(StatusCode::kInvalidArgument, "length"));
+  CHECK_THAT(codec.Decode(""), HasCodeAndMessage(StatusCode::kInvalidArgument, "length"));
   CHECK_THAT(codec.Decode("abcdefghijkl"),
              HasCodeAndMessage(StatusCode::kInvalidArgument, "length"));
   CHECK_THAT(codec.Decode("abc!def"),
              HasCodeAndMessage(StatusCode::kInvalidArgument, "[0-9A-Za-z]"));
   CHECK_THAT(codec.Decode("abc-def"),
              HasCodeAndMessage(StatusCode::kInvalidArgument, "[0-9A-Za-z]"));
-  CHECK_THAT(codec.Decode("zAAAAA0"),
-             HasCodeAndMessage(StatusCode::kNotFound, "format version"));
+  CHECK_THAT(codec.Decode("zAAAAA0"), HasCodeAndMessage(StatusCode::kNotFound, "format version"));
   std::string code = *codec.Encode(12345);
   code.back() = code.back() == 'A' ? 'B' : 'A';
-  CHECK_THAT(codec.Decode(code),
-             HasCodeAndMessage(StatusCode::kNotFound, "check character"));
-  CHECK_THAT(codec.Decode(code),
-             HasCodeAndMessage(StatusCode::kNotFound, "does not exist"));
+  CHECK_THAT(codec.Decode(code), HasCodeAndMessage(StatusCode::kNotFound, "check character"));
+  CHECK_THAT(codec.Decode(code), HasCodeAndMessage(StatusCode::kNotFound, "does not exist"));
 }
 
 TEST_CASE("no 'z'-led code passes the prefilter whatever its check", "[codec]") {
@@ -172,10 +158,10 @@ TEST_CASE("no 'z'-led code passes the prefilter whatever its check", "[codec]") 
     CHECK_FALSE(codec.PassesPrefilter(std::string("z0000000") + *c));
   }
   CHECK(codec.IsGeneratedShape("zAb3x90"));
-  CHECK_FALSE(codec.IsGeneratedShape("Ab3x90"));     // too short for min 6
+  CHECK_FALSE(codec.IsGeneratedShape("Ab3x90"));  // too short for min 6
   CHECK_FALSE(codec.IsGeneratedShape("Ab3x9_0"));
   CHECK_FALSE(codec.IsGeneratedShape("Ab3x90abcdef"));  // 12 characters
-  CHECK(codec.IsGeneratedShape("Ab3x90abcde"));        // 11 characters
+  CHECK(codec.IsGeneratedShape("Ab3x90abcde"));         // 11 characters
 }
 
 TEST_CASE("consecutive ids give unrelated codes", "[codec]") {
