@@ -109,8 +109,7 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text) {
 }
 
 absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
-                                                       const ShortenFlags& flags,
-                                                       absl::Time now) {
+                                                       const ShortenFlags& flags, absl::Time now) {
   v1::ShortenRequest request;
   request.set_long_url(std::string(long_url));
   request.set_custom_alias(flags.alias);
@@ -186,9 +185,8 @@ std::string HelpText() {
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (IsOurFlag(*flag)) flags.push_back(flag);
   }
-  std::sort(flags.begin(), flags.end(), [](const auto* a, const auto* b) {
-    return a->Name() < b->Name();
-  });
+  std::sort(flags.begin(), flags.end(),
+            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
   std::string text = absl::StrCat(UsageText(), "\nflags:\n");
   for (const absl::CommandLineFlag* flag : flags) {
     // "--json", "--timeout=5s": the default where there is one worth showing.

@@ -43,8 +43,8 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
 
 // The request for one URL. INVALID_ARGUMENT for a bad --expire or --redirect
 // (the URL itself is the server's to judge).
-absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(
-    absl::string_view long_url, const ShortenFlags& flags, absl::Time now);
+absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
+                                                       const ShortenFlags& flags, absl::Time now);
 
 // argv split into what shortenctl acts on.
 struct CommandLine {

@@ -25,8 +25,8 @@ absl::Status WaitForReady(grpc::Channel& channel, const std::string& target,
           absl::StrCat("cannot connect to ", target, " (connection refused or unknown host)"));
     }
     if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) {
-      return absl::UnavailableError(absl::StrCat("cannot connect to ", target, " within ",
-                                                 absl::FormatDuration(timeout)));
+      return absl::UnavailableError(
+          absl::StrCat("cannot connect to ", target, " within ", absl::FormatDuration(timeout)));
     }
     state = channel.GetState(/*try_to_connect=*/true);
   }
@@ -45,10 +45,9 @@ absl::StatusOr<ShortenClient> ShortenClient::Connect(const std::string& target,
 }
 
 template <typename Request, typename Response>
-absl::StatusOr<Response> ShortenClient::Call(
-    grpc::Status (v1::ShortenService::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                     Response*),
-    const Request& request) {
+absl::StatusOr<Response> ShortenClient::Call(grpc::Status (v1::ShortenService::Stub::*method)(
+                                                 grpc::ClientContext*, const Request&, Response*),
+                                             const Request& request) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
   Response response;

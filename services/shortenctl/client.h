@@ -21,8 +21,7 @@ class ShortenClient {
   // UNAVAILABLE "cannot connect to TARGET..." at once when the connection is
   // refused or the name does not resolve, or after `timeout` when the
   // connection is still not up (e.g. packets dropped).
-  static absl::StatusOr<ShortenClient> Connect(const std::string& target,
-                                               absl::Duration timeout);
+  static absl::StatusOr<ShortenClient> Connect(const std::string& target, absl::Duration timeout);
 
   // Each call: the RPC with a deadline of `timeout` from now; the server's
   // status (DEADLINE_EXCEEDED when the deadline passes) on failure.
@@ -37,10 +36,9 @@ class ShortenClient {
       : stub_(std::move(stub)), timeout_(timeout) {}
 
   template <typename Request, typename Response>
-  absl::StatusOr<Response> Call(
-      grpc::Status (v1::ShortenService::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                       Response*),
-      const Request& request);
+  absl::StatusOr<Response> Call(grpc::Status (v1::ShortenService::Stub::*method)(
+                                    grpc::ClientContext*, const Request&, Response*),
+                                const Request& request);
 
   std::unique_ptr<v1::ShortenService::Stub> stub_;
   absl::Duration timeout_;

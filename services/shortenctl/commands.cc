@@ -20,8 +20,7 @@ constexpr int kBatchChunk = 1000;
 using Args = std::vector<std::string>;
 
 // Usage checks shared by the commands that take exactly one CODE.
-absl::Status CheckCodeArgs(absl::string_view command, const Args& args,
-                           const Options& options) {
+absl::Status CheckCodeArgs(absl::string_view command, const Args& args, const Options& options) {
   if (args.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(command, " takes one CODE, got ", args.size(), " arguments"));
@@ -78,8 +77,8 @@ int RunBatch(const Options& options, const Args& args, Console io) {
     return ReportUsageError("batch takes one FILE (- for stdin)", UsageLine("batch"), io.err);
   }
   if (!options.shorten.alias.empty() || !options.shorten.request_id.empty()) {
-    return ReportUsageError("--alias and --request_id apply to shorten only",
-                            UsageLine("batch"), io.err);
+    return ReportUsageError("--alias and --request_id apply to shorten only", UsageLine("batch"),
+                            io.err);
   }
   // Every item shares expiry, redirect and force_new: check them once.
   absl::StatusOr<v1::ShortenRequest> item = BuildShortenRequest("", options.shorten, absl::Now());
@@ -191,8 +190,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "batch") return RunBatch(options, rest, io);
   if (command == "resolve") return RunResolve(options, rest, io);
   if (command == "get" || command == "revoke") return RunLinkCommand(command, options, rest, io);
-  return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""),
-                          io.err);
+  return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""), io.err);
 }
 
 }  // namespace shortener::ctl

@@ -24,10 +24,10 @@ enum ExitCode : int {
 };
 
 struct Options {
-  std::string service = "127.0.0.1:50051";  // --service: HOST:PORT of shorten-service
-  bool json = false;                        // --json: one JSON object per line
+  std::string service = "127.0.0.1:50051";    // --service: HOST:PORT of shorten-service
+  bool json = false;                          // --json: one JSON object per line
   absl::Duration timeout = absl::Seconds(5);  // --timeout: connect, and each call
-  ShortenFlags shorten;                     // flags of shorten and batch
+  ShortenFlags shorten;                       // flags of shorten and batch
 };
 
 // Where a command reads (batch -) and writes.

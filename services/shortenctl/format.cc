@@ -34,7 +34,7 @@ std::string ToJsonLine(const google::protobuf::Message& message) {
 }
 
 std::string FormatTimestamp(const google::protobuf::Timestamp& ts) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", grpcutil::FromProtoTimestamp(ts),
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", grpcutil::FromProtoTimestamp(ts),
                           absl::UTCTimeZone());
 }
 
@@ -108,9 +108,9 @@ std::string FormatBatchResult(absl::string_view long_url, const v1::BatchShorten
     return absl::StrCat(result.response().short_url(), "\t", long_url, "\n");
   }
   const auto code = result.has_error() ? static_cast<absl::StatusCode>(result.error().code())
-                                        : absl::StatusCode::kUnknown;
-  const absl::string_view message =
-      result.has_error() ? result.error().message() : "the service returned an empty result";
+                                       : absl::StatusCode::kUnknown;
+  const absl::string_view message = result.has_error() ? absl::string_view(result.error().message())
+                                                       : "the service returned an empty result";
   return absl::StrCat("error: ", absl::StatusCodeToString(code), ": ", message, "\t", long_url,
                       "\n");
 }

@@ -19,7 +19,8 @@ namespace shortener::ctl {
 // timestamps in RFC 3339.
 std::string ToJsonLine(const google::protobuf::Message& message);
 
-// RFC 3339 in UTC, "2027-01-01T00:00:00Z" (fractions only when present).
+// RFC 3339 in UTC to the second, "2027-01-01T00:00:00Z", for people (the
+// fraction of a second is noise in a table; --json keeps it).
 std::string FormatTimestamp(const google::protobuf::Timestamp& ts);
 
 // "301", "302", "307", "308"; unspecified is the default 302.

@@ -19,14 +19,22 @@ std::string DefaultService() {
 
 }  // namespace
 
-ABSL_FLAG(std::string, service, DefaultService(), "HOST:PORT of shorten-service ($SHORTENER_SERVICE overrides the default)");
+ABSL_FLAG(std::string, service, DefaultService(),
+          "HOST:PORT of shorten-service ($SHORTENER_SERVICE overrides the default)");
 ABSL_FLAG(bool, json, false, "print each response as one JSON object per line (proto field names)");
-ABSL_FLAG(absl::Duration, timeout, shortener::ctl::Options().timeout, "deadline to connect, and of each call");
-ABSL_FLAG(std::string, alias, "", "shorten: custom alias instead of a generated code ([A-Za-z0-9_-], 1-64 chars)");
-ABSL_FLAG(std::string, expire, "", "shorten, batch: expiry, an RFC 3339 time (2027-01-01T00:00:00Z), a date, or a duration from now (24h, 7d); default never");
-ABSL_FLAG(std::string, redirect, "", "shorten, batch: HTTP status of the redirect, 301|302|307|308 (default 302)");
-ABSL_FLAG(bool, force_new, false, "shorten, batch: create a new link even if one exists for the URL");
-ABSL_FLAG(std::string, request_id, "", "shorten: idempotency key; a retry with the same id returns the same link");
+ABSL_FLAG(absl::Duration, timeout, shortener::ctl::Options().timeout,
+          "deadline to connect, and of each call");
+ABSL_FLAG(std::string, alias, "",
+          "shorten: custom alias instead of a generated code ([A-Za-z0-9_-], 1-64 chars)");
+ABSL_FLAG(std::string, expire, "",
+          "shorten, batch: expiry, an RFC 3339 time (2027-01-01T00:00:00Z), a date, or a duration "
+          "from now (24h, 7d); default never");
+ABSL_FLAG(std::string, redirect, "",
+          "shorten, batch: HTTP status of the redirect, 301|302|307|308 (default 302)");
+ABSL_FLAG(bool, force_new, false,
+          "shorten, batch: create a new link even if one exists for the URL");
+ABSL_FLAG(std::string, request_id, "",
+          "shorten: idempotency key; a retry with the same id returns the same link");
 
 int main(int argc, char** argv) {
   namespace ctl = shortener::ctl;

@@ -1,0 +1,178 @@
+// shortenctl argument parsing: --expire and --redirect values, the
+// ShortenRequest they build, and the scan of argv into flags and commands.
+#include "services/shortenctl/args.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/time/time.h"
+#include "lib/grpcutil/status.h"
+#include "tests/support/status_matchers.h"
+
+// Flags like main.cc's, for ParseArgv to find (names of their own, so they
+// can never clash with a flag of a library linked into this test).
+ABSL_FLAG(std::string, ctltest_alias, "", "an alias");
+ABSL_FLAG(bool, ctltest_force, false, "a boolean");
+ABSL_FLAG(absl::Duration, ctltest_timeout, absl::Seconds(5), "a duration");
+
+namespace shortener::ctl {
+namespace {
+
+using ::shortener::testing::HasCodeAndMessage;
+using ::shortener::testing::IsOk;
+
+const absl::Time kNow = absl::FromUnixSeconds(1767225600);  // 2026-01-01T00:00:00Z
+
+absl::Time Utc(int y, int mo, int d, int h = 0, int mi = 0, int s = 0) {
+  return absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone());
+}
+
+TEST_CASE("ParseExpire accepts RFC 3339 times with Z, offsets and fractions", "[ctl]") {
+  CHECK(ParseExpire("2027-01-01T00:00:00Z", kNow).value() == Utc(2027, 1, 1));
+  CHECK(ParseExpire("2027-01-01T02:00:00+02:00", kNow).value() == Utc(2027, 1, 1));
+  CHECK(ParseExpire("2027-01-01T00:00:00.5Z", kNow).value() ==
+        Utc(2027, 1, 1) + absl::Milliseconds(500));
+  CHECK(ParseExpire("  2027-01-01T00:00:00Z ", kNow).value() == Utc(2027, 1, 1));
+}
+
+TEST_CASE("ParseExpire accepts a date as midnight UTC", "[ctl]") {
+  CHECK(ParseExpire("2027-03-04", kNow).value() == Utc(2027, 3, 4));
+}
+
+TEST_CASE("ParseExpire accepts durations from now, days included", "[ctl]") {
+  CHECK(ParseExpire("24h", kNow).value() == kNow + absl::Hours(24));
+  CHECK(ParseExpire("1h30m", kNow).value() == kNow + absl::Minutes(90));
+  CHECK(ParseExpire("90s", kNow).value() == kNow + absl::Seconds(90));
+  CHECK(ParseExpire("7d", kNow).value() == kNow + absl::Hours(7 * 24));
+}
+
+TEST_CASE("ParseExpire rejects garbage and non-positive durations", "[ctl]") {
+  for (const char* bad : {"", "tomorrow", "24", "2027-13-01", "2027-01-01T00:00:00", "0s", "-1h",
+                          "inf", "d", "1.5d", "2027-01-01 00:00:00Z"}) {
+    INFO("--expire=" << bad);
+    CHECK_THAT(ParseExpire(bad, kNow),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--expire"));
+  }
+}
+
+TEST_CASE("ParseRedirect maps HTTP statuses to redirect types", "[ctl]") {
+  CHECK(ParseRedirect("301").value() == v1::REDIRECT_TYPE_MOVED_PERMANENTLY);
+  CHECK(ParseRedirect("302").value() == v1::REDIRECT_TYPE_FOUND);
+  CHECK(ParseRedirect("307").value() == v1::REDIRECT_TYPE_TEMPORARY);
+  CHECK(ParseRedirect("308").value() == v1::REDIRECT_TYPE_PERMANENT);
+  for (const char* bad : {"", "300", "303", "found", " 302"}) {
+    CHECK_THAT(ParseRedirect(bad),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
+  }
+}
+
+TEST_CASE("BuildShortenRequest carries every flag", "[ctl]") {
+  ShortenFlags flags;
+  flags.alias = "spring-sale";
+  flags.expire = "24h";
+  flags.redirect = "308";
+  flags.force_new = true;
+  flags.request_id = "req-1";
+  absl::StatusOr<v1::ShortenRequest> request =
+      BuildShortenRequest("https://example.com/", flags, kNow);
+  REQUIRE_THAT(request, IsOk());
+  CHECK(request->long_url() == "https://example.com/");
+  CHECK(request->custom_alias() == "spring-sale");
+  CHECK(grpcutil::FromProtoTimestamp(request->expire_time()) == kNow + absl::Hours(24));
+  CHECK(request->redirect_type() == v1::REDIRECT_TYPE_PERMANENT);
+  CHECK(request->force_new());
+  CHECK(request->request_id() == "req-1");
+}
+
+TEST_CASE("BuildShortenRequest leaves unset flags unset", "[ctl]") {
+  absl::StatusOr<v1::ShortenRequest> request =
+      BuildShortenRequest("https://example.com/", ShortenFlags(), kNow);
+  REQUIRE_THAT(request, IsOk());
+  CHECK_FALSE(request->has_expire_time());
+  CHECK(request->redirect_type() == v1::REDIRECT_TYPE_UNSPECIFIED);
+  CHECK(request->custom_alias().empty());
+  CHECK_FALSE(request->force_new());
+}
+
+TEST_CASE("BuildShortenRequest fails on a bad --expire or --redirect", "[ctl]") {
+  ShortenFlags flags;
+  flags.expire = "soon";
+  CHECK_THAT(BuildShortenRequest("https://example.com/", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--expire"));
+  flags.expire.clear();
+  flags.redirect = "200";
+  CHECK_THAT(BuildShortenRequest("https://example.com/", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
+}
+
+// ParseArgv takes a mutable argv like main's.
+absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "shortenctl");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return ParseArgv(static_cast<int>(argv.size()), argv.data());
+}
+
+void ResetTestFlags() {
+  absl::SetFlag(&FLAGS_ctltest_alias, "");
+  absl::SetFlag(&FLAGS_ctltest_force, false);
+  absl::SetFlag(&FLAGS_ctltest_timeout, absl::Seconds(5));
+}
+
+TEST_CASE("ParseArgv takes flags before and after the command, in every form", "[ctl]") {
+  ResetTestFlags();
+  absl::StatusOr<CommandLine> parsed =
+      Parse({"--ctltest_timeout=2s", "shorten", "https://a.example/", "--ctltest_alias", "x_1",
+             "-ctltest_force"});
+  REQUIRE_THAT(parsed, IsOk());
+  CHECK_FALSE(parsed->help);
+  CHECK(parsed->positional == std::vector<std::string>{"shorten", "https://a.example/"});
+  CHECK(absl::GetFlag(FLAGS_ctltest_timeout) == absl::Seconds(2));
+  CHECK(absl::GetFlag(FLAGS_ctltest_alias) == "x_1");
+  CHECK(absl::GetFlag(FLAGS_ctltest_force));
+
+  REQUIRE_THAT(Parse({"--noctltest_force", "batch", "-"}), IsOk());
+  CHECK_FALSE(absl::GetFlag(FLAGS_ctltest_force));
+  ResetTestFlags();
+}
+
+TEST_CASE("ParseArgv treats - as an argument and everything after -- as arguments", "[ctl]") {
+  absl::StatusOr<CommandLine> parsed = Parse({"batch", "-", "--", "--not-a-flag"});
+  REQUIRE_THAT(parsed, IsOk());
+  CHECK(parsed->positional == std::vector<std::string>{"batch", "-", "--not-a-flag"});
+}
+
+TEST_CASE("ParseArgv recognises --help and -h", "[ctl]") {
+  CHECK(Parse({"--help"}).value().help);
+  CHECK(Parse({"resolve", "-h"}).value().help);
+  CHECK_FALSE(Parse({"resolve", "abc"}).value().help);
+}
+
+TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[ctl]") {
+  ResetTestFlags();
+  CHECK_THAT(Parse({"--bogus", "resolve", "abc"}),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "unknown flag --bogus"));
+  CHECK_THAT(
+      Parse({"resolve", "abc", "--ctltest_alias"}),
+      HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--ctltest_alias needs a value"));
+  CHECK_THAT(Parse({"--ctltest_timeout=soon", "resolve", "abc"}),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--ctltest_timeout"));
+  CHECK_THAT(Parse({"--ctltest_force=maybe"}),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--ctltest_force"));
+  // --no applies to booleans only; abseil's own flags are not ours.
+  CHECK_THAT(Parse({"--noctltest_alias"}),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "unknown flag"));
+  CHECK(absl::GetFlag(FLAGS_ctltest_timeout) == absl::Seconds(5));
+}
+
+TEST_CASE("usage lines name the command's arguments", "[ctl]") {
+  CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
+  CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke") != std::string::npos);
+  CHECK(HelpText().find("--ctltest_timeout=5s") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace shortener::ctl
