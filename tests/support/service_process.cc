@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include <cstdlib>
+
 #include <fstream>
 #include <sstream>
 
@@ -39,11 +41,10 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
   std::string dir = templ;
   if (options.secret_file.empty()) options.secret_file = dir + "/codec.secret";
   int port = options.port != 0 ? options.port : PickUnusedPort();
-  std::string log_path = dir + "/service.log";
-  absl::StatusOr<Subprocess> process = Launch(options, port, log_path);
+  absl::StatusOr<Subprocess> process = Launch(options, port, dir + "/service.log");
   if (!process.ok()) return process.status();
   std::unique_ptr<ServiceProcess> service(
-      new ServiceProcess(std::move(options), *std::move(process), port, log_path));
+      new ServiceProcess(std::move(options), *std::move(process), port, dir));
   absl::Time deadline = absl::Now() + service->options_.ready_timeout;
   while (absl::Now() < deadline) {
     if (!service->process_.running()) {
@@ -54,6 +55,13 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
   }
   return absl::DeadlineExceededError(
       absl::StrCat("shorten-service not ready in time; log:\n", service->Log()));
+}
+
+ServiceProcess::~ServiceProcess() {
+  process_ = Subprocess();  // kills and reaps a running child
+  std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
+  int rc = std::system(cmd.c_str());
+  (void)rc;
 }
 
 absl::Status ServiceProcess::Restart() {

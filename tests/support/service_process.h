@@ -29,6 +29,8 @@ class ServiceProcess {
   // Starts the service and waits until its port accepts gRPC connections.
   // FAILED_PRECONDITION with the tail of its log if it exits first.
   static absl::StatusOr<std::unique_ptr<ServiceProcess>> Start(ServiceProcessOptions options);
+  // Kills the process if it still runs and deletes its temp dir.
+  ~ServiceProcess();
 
   std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
@@ -41,15 +43,16 @@ class ServiceProcess {
   absl::Status Restart();
 
  private:
-  ServiceProcess(ServiceProcessOptions options, Subprocess process, int port, std::string log)
+  ServiceProcess(ServiceProcessOptions options, Subprocess process, int port, std::string dir)
       : options_(std::move(options)), process_(std::move(process)), port_(port),
-        log_path_(std::move(log)) {}
+        dir_(dir), log_path_(dir + "/service.log") {}
   static absl::StatusOr<Subprocess> Launch(const ServiceProcessOptions& options, int port,
                                            const std::string& log_path);
 
   ServiceProcessOptions options_;
   Subprocess process_;
   int port_;
+  std::string dir_;  // temp dir with the log (and the secret unless given)
   std::string log_path_;
 };
 

@@ -22,6 +22,7 @@ class Subprocess {
   // (appended) when not empty, else are inherited.
   static absl::StatusOr<Subprocess> Spawn(const std::vector<std::string>& argv,
                                           const std::string& log_path = "");
+  Subprocess() = default;  // no process
   Subprocess(Subprocess&& other) noexcept;
   Subprocess& operator=(Subprocess&& other) noexcept;
   ~Subprocess();
