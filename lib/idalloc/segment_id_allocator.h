@@ -5,7 +5,10 @@
 //   word plus a few loads; no lock, no I/O.
 // - Double buffer: once `prefetch_threshold` of the current segment is used, a
 //   background thread leases the next one, so at steady state no caller ever
-//   waits on the source.
+//   waits on the source. When segments at max_step last about as long as a
+//   lease takes (or a caller had to wait anyway), one more segment is kept
+//   ahead, up to `max_prefetched_segments`; the extra ones are dropped again
+//   once segments outlive the recent lease round trips by far.
 // - Dynamic step: a segment that lasted less than `target_segment_lifetime`
 //   doubles the step of the next lease (up to `max_step`); one that lasted
 //   more than twice the target halves it (down to `min_step`).
@@ -21,16 +24,17 @@
 #define SHORTENER_LIB_IDALLOC_SEGMENT_ID_ALLOCATOR_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "lib/idalloc/segment_source.h"
@@ -52,6 +56,9 @@ struct IdAllocatorOptions {
   // Fraction of the current segment after which the next one is leased.
   // Default 0.1 (clamped to [0, 1]).
   double prefetch_threshold = 0.1;
+  // Most segments kept leased ahead of the current one (see above); 1 is a
+  // plain double buffer. Default 4.
+  int64_t max_prefetched_segments = 4;
   // Pause between background lease attempts after a failure. Default 50 ms.
   absl::Duration lease_retry_backoff = absl::Milliseconds(50);
   // Deadline given to each background lease. Default 5 s.
@@ -81,10 +88,11 @@ class SegmentIdAllocator {
 
   // Counters for benchmarks and metrics (a consistent-enough snapshot).
   struct Stats {
-    int64_t leases = 0;        // successful leases
-    int64_t ids_issued = 0;    // IDs handed out (approximate by a few under races)
-    int64_t current_step = 0;  // step of the latest lease
-    int64_t waits = 0;         // Next calls that had to wait for a segment
+    int64_t leases = 0;          // successful leases
+    int64_t ids_issued = 0;      // IDs handed out (approximate by a few under races)
+    int64_t current_step = 0;    // step of the latest lease
+    int64_t waits = 0;           // Next calls that had to wait for a segment
+    int64_t prefetch_depth = 0;  // segments kept ahead (1: double buffer)
   };
   Stats GetStats() const;
 
@@ -107,16 +115,22 @@ class SegmentIdAllocator {
     std::atomic<int64_t> prefetch_at{-1};  // offset whose taker asks for a lease
   };
 
-  // Slow path after a failed claim in generation `observed`: switches to the
+  // Methods named *Locked must be called with mu_ held.
+
+  // Slow path after a failed claim in generation `observed`: switches to a
   // prefetched segment, or waits for one until `deadline`.
   absl::Status AwaitSegment(uint64_t observed, absl::Time deadline);
+  // Keeps failed claims on a used-up segment from overflowing the offset.
+  void ClampOffsetLocked();
   // Tells the background leaser that the next segment is wanted now.
   void RequestLease();
   // Makes `segment` current (generation + 1) and retires the old one.
-  void InstallLocked(const Segment& segment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void InstallLocked(const Segment& segment);
   // Step for the next lease, adjusted by the lifetime of the last retired
   // segment (each lifetime is used once).
-  int64_t NextStepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t NextStepLocked();
+  // Feeds a successful lease's round trip into the per-minute maxima.
+  void RecordLeaseLatencyLocked(absl::Duration took, absl::Time now);
   void LeaserLoop();
 
   SegmentSource* const source_;
@@ -125,17 +139,34 @@ class SegmentIdAllocator {
   alignas(64) std::atomic<uint64_t> state_{0};  // generation 0: empty slot
   Slot slots_[kSlots];
 
-  mutable absl::Mutex mu_;
-  std::optional<Segment> next_ ABSL_GUARDED_BY(mu_);
-  bool lease_wanted_ ABSL_GUARDED_BY(mu_) = true;  // the first segment
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
-  int64_t step_ ABSL_GUARDED_BY(mu_);
-  absl::Time current_started_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::Duration> last_lifetime_ ABSL_GUARDED_BY(mu_);
-  int64_t leases_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t retired_ids_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t waits_ ABSL_GUARDED_BY(mu_) = 0;
+  // The slow path. std::mutex rather than absl::Mutex: Debian's libabsl is
+  // not built with TSan, so TSan cannot see absl::Mutex synchronise. Every
+  // member below is guarded by mu_.
+  mutable std::mutex mu_;
+  std::condition_variable segment_ready_;  // callers in AwaitSegment wait here
+  std::condition_variable lease_needed_;   // the leaser waits here
+  // Leased segments waiting to become current, oldest first.
+  std::deque<Segment> ready_;
+  // Whether the current segment passed its prefetch point (true at start: the
+  // first segment is wanted now). The leaser keeps depth_ segments ready
+  // then, depth_ - 1 before.
+  bool lease_wanted_ = true;
+  int64_t depth_ = 1;
+  uint64_t depth_raised_at_ = kInvalidGeneration;
+  // Longest lease round trip of the current and the previous minute (real
+  // time): extra prefetched segments are kept while segments last less than
+  // a few of these.
+  absl::Duration lease_max_this_minute_;
+  absl::Duration lease_max_last_minute_;
+  absl::Time minute_start_ = absl::InfinitePast();
+  bool stop_ = false;
+  absl::Status last_error_;
+  int64_t step_ = 0;
+  absl::Time current_started_;
+  std::optional<absl::Duration> last_lifetime_;
+  int64_t leases_ = 0;
+  int64_t retired_ids_ = 0;
+  int64_t waits_ = 0;
 
   std::thread leaser_;  // last: starts after everything above is initialised
 };

@@ -11,27 +11,27 @@ namespace shortener::idalloc {
 InMemorySegmentSource::InMemorySegmentSource() { AddSequence("links", 1); }
 
 void InMemorySegmentSource::AddSequence(const std::string& name, int64_t next_id) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   next_id_[name] = next_id;
 }
 
 void InMemorySegmentSource::SetAvailable(bool available) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   available_ = available;
 }
 
 void InMemorySegmentSource::SetLatency(absl::Duration latency) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   latency_ = latency;
 }
 
 int64_t InMemorySegmentSource::lease_count() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return lease_count_;
 }
 
 std::vector<int64_t> InMemorySegmentSource::requested_steps() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return requested_steps_;
 }
 
@@ -39,7 +39,7 @@ absl::StatusOr<Segment> InMemorySegmentSource::Lease(const std::string& name, in
                                                      absl::Time deadline) {
   absl::Duration latency;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     requested_steps_.push_back(step);
     latency = latency_;
   }
@@ -56,7 +56,7 @@ absl::StatusOr<Segment> InMemorySegmentSource::Lease(const std::string& name, in
     }
     absl::SleepFor(latency);
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (!available_) {
     return absl::UnavailableError("id segment lease: in-memory source is unavailable");
   }

@@ -12,13 +12,12 @@
 #define SHORTENER_LIB_IDALLOC_SEGMENT_SOURCE_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace shortener::idalloc {
@@ -73,12 +72,14 @@ class InMemorySegmentSource : public SegmentSource {
                                 absl::Time deadline) override;
 
  private:
-  mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, int64_t> next_id_ ABSL_GUARDED_BY(mu_);
-  bool available_ ABSL_GUARDED_BY(mu_) = true;
-  absl::Duration latency_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
-  int64_t lease_count_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<int64_t> requested_steps_ ABSL_GUARDED_BY(mu_);
+  // std::mutex: Debian's libabsl is not built with TSan, which then cannot
+  // see absl::Mutex synchronise. Guards every member below.
+  mutable std::mutex mu_;
+  absl::flat_hash_map<std::string, int64_t> next_id_;
+  bool available_ = true;
+  absl::Duration latency_ = absl::ZeroDuration();
+  int64_t lease_count_ = 0;
+  std::vector<int64_t> requested_steps_;
 };
 
 }  // namespace shortener::idalloc
