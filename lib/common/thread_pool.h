@@ -1,16 +1,18 @@
 // A fixed pool of threads running queued closures: where blocking work (a
 // database read) goes so that gRPC reactor threads never block.
 // Thread-safe. The destructor runs everything already queued, then joins.
+//
+// Uses std::mutex rather than absl::Mutex: Debian's abseil is not built with
+// TSan instrumentation, so TSan cannot see absl::Mutex synchronisation.
 #ifndef SHORTENER_LIB_COMMON_THREAD_POOL_H_
 #define SHORTENER_LIB_COMMON_THREAD_POOL_H_
 
+#include <condition_variable>
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 
 namespace shortener {
 
@@ -26,9 +28,10 @@ class ThreadPool {
  private:
   void Work();
 
-  absl::Mutex mu_;
-  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
   std::vector<std::thread> threads_;
 };
 
