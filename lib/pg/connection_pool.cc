@@ -4,7 +4,6 @@
 #include <poll.h>
 
 #include <cstring>
-
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -85,10 +84,8 @@ absl::Status ConnectionPool::Validate(const ConnectionPoolOptions& options) {
 absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadline) {
   std::vector<std::unique_ptr<pqxx::connection>> dead;  // closed after unlocking
   {
-    absl::MutexLock lock(&mu_);
-    auto can_acquire = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !idle_.empty() || open_ < options_.max_size;
-    };
+    std::unique_lock<std::mutex> lock(mu_);
+    auto can_acquire = [this] { return !idle_.empty() || open_ < options_.max_size; };
     for (;;) {
       while (!idle_.empty()) {
         std::unique_ptr<pqxx::connection> conn = std::move(idle_.back());
@@ -98,18 +95,21 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadlin
         --open_;
       }
       if (open_ < options_.max_size) break;
-      if (!mu_.AwaitWithDeadline(absl::Condition(&can_acquire), deadline)) {
-        return absl::UnavailableError(absl::StrCat(
-            "database connection pool exhausted: all ", options_.max_size,
-            " connections stayed busy until the deadline"));
+      if (!returned_.wait_until(lock, absl::ToChronoTime(deadline), can_acquire)) {
+        return absl::UnavailableError(absl::StrCat("database connection pool exhausted: all ",
+                                                   options_.max_size,
+                                                   " connections stayed busy until the deadline"));
       }
     }
     ++open_;  // reserve a slot while connecting without the lock
   }
   absl::StatusOr<std::unique_ptr<pqxx::connection>> conn = Connect();
   if (!conn.ok()) {
-    absl::MutexLock lock(&mu_);
-    --open_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --open_;
+    }
+    returned_.notify_one();
     return conn.status();
   }
   return Lease(this, std::move(conn).value());
@@ -141,16 +141,17 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect() {
 void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {
   if (discard || !conn->is_open()) {
     conn.reset();  // closes it, without holding the lock
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     --open_;
-    return;
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(conn));
   }
-  absl::MutexLock lock(&mu_);
-  idle_.push_back(std::move(conn));
+  returned_.notify_one();
 }
 
 int ConnectionPool::open_connections() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return open_;
 }
 

@@ -34,7 +34,8 @@ struct NewLink {
   std::optional<absl::Time> expire_time;
   // When true, an existing live link (not revoked, not expired at
   // create_time) of the same owner and URL is returned instead of a new one.
-  // false = force_new.
+  // false = force_new. Ignored for custom aliases (an alias always asks for
+  // a new link). Details: LinkStore::CreateLinks.
   bool dedupe = true;
   // Idempotency key: a retry with the same (owner, request_id) returns the
   // link the first call created, whatever `dedupe` says.

@@ -22,24 +22,39 @@ class LinkStore {
 
   // Creates every link of `links`, each independently (one item's failure
   // does not fail the others), durably: when this returns, every OK result is
-  // committed. Result i belongs to links[i]. Per item:
-  //  - OK, created=true: a new row.
+  // committed. Result i belongs to links[i]. Per item, in this order:
+  //  - INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
+  //    redirect_status not 301/302/307/308, or text (long_url, owner, alias,
+  //    request_id) not valid UTF-8 or holding a NUL byte.
   //  - OK, created=false: (owner, request_id) was seen before with the same
-  //    URL hash (returns that link), or dedupe found a live link of the same
-  //    owner and URL (returns it).
-  //  - ALREADY_EXISTS "custom_alias \"x\" is already taken".
+  //    URL hash: returns that call's link (whatever `dedupe` says now, and
+  //    even if that link was revoked since).
   //  - ALREADY_EXISTS "request_id \"r\" was already used with a different long_url".
-  //  - UNAVAILABLE / INTERNAL for the whole batch when the database fails (then
-  //    nothing of the batch is committed).
-  // Items of one call with the same (owner, request_id) or the same dedupe key
+  //  - ALREADY_EXISTS "custom_alias \"x\" is already taken".
+  //  - OK, created=false: no alias, dedupe=true, and the owner's dedupe link
+  //    for this URL hash is live at the item's create_time (not revoked,
+  //    expire_time unset or later): returns it. The dedupe link is the last
+  //    link created with dedupe=true and no alias; links with an alias or
+  //    created with dedupe=false are never returned by dedupe.
+  //  - OK, created=true: a new row with the item's id.
+  // A failed item records nothing (its request_id stays unused). Times are
+  // stored at microsecond precision (rounded down).
+  // Items of one call with the same (owner, request_id), alias or dedupe key
   // behave as if called one after the other, in order.
+  // Whole-batch failures (then nothing of the batch is committed):
+  //  - UNAVAILABLE when the database is unreachable or the commit outcome is
+  //    unknown;
+  //  - INTERNAL when a link id to insert exists already (ids must be fresh);
+  //  - ABORTED when concurrent writers kept winning keys of the batch;
+  //  - INTERNAL / DEADLINE_EXCEEDED for other database failures.
   virtual std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(
       absl::Span<const NewLink> links) = 0;
 
   // NOT_FOUND "no link with id N" when absent; UNAVAILABLE when the database is.
   virtual absl::StatusOr<Link> GetById(int64_t id) = 0;
 
-  // NOT_FOUND "no link with alias \"x\"" when absent.
+  // NOT_FOUND "no link with alias \"x\"" when absent; UNAVAILABLE when the
+  // database is.
   virtual absl::StatusOr<Link> GetByAlias(const std::string& alias) = 0;
 
   // Looks up many ids at once (one query); result i is NOT_FOUND or the link.
@@ -48,7 +63,8 @@ class LinkStore {
       absl::Span<const int64_t> ids) = 0;
 
   // Marks the link revoked at `when` and returns it. Idempotent: an already
-  // revoked link keeps its first revoke_time. NOT_FOUND when absent.
+  // revoked link keeps its first revoke_time. NOT_FOUND when absent;
+  // UNAVAILABLE when the database is.
   virtual absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) = 0;
 };
 

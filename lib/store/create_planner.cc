@@ -1,0 +1,195 @@
+#include "lib/store/create_planner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace shortener::store {
+namespace {
+
+absl::Status CheckText(absl::string_view field, absl::string_view value) {
+  if (IsStorableText(value)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": must be valid UTF-8 without NUL bytes"));
+}
+
+std::string Quote(absl::string_view s) { return absl::StrCat("\"", absl::CHexEscape(s), "\""); }
+
+// Applies the rules of PlanCreate item by item, updating `state_` as it goes.
+class Planner {
+ public:
+  Planner(absl::Span<const NewLink> links, KeyState state)
+      : links_(links), state_(std::move(state)) {}
+
+  CreatePlan Run() && {
+    plan_.results.reserve(links_.size());
+    for (size_t i = 0; i < links_.size(); ++i) plan_.results.push_back(Item(i));
+    for (auto& [key, write] : requests_) plan_.requests.push_back(std::move(write));
+    for (auto& [key, write] : dedupe_) plan_.dedupe.push_back(std::move(write));
+    return std::move(plan_);
+  }
+
+ private:
+  absl::StatusOr<CreateOutcome> Item(size_t i) {
+    const NewLink& in = links_[i];
+    absl::Status valid = ValidateNewLink(in);
+    if (!valid.ok()) return valid;
+    if (in.request_id.has_value()) {
+      auto it = state_.requests.find(OwnerKey(in.owner, *in.request_id));
+      if (it != state_.requests.end()) return Replay(in, it->second);
+    }
+    if (in.alias.has_value()) {
+      if (state_.aliases.contains(*in.alias)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("custom_alias ", Quote(*in.alias), " is already taken"));
+      }
+    } else if (in.dedupe) {
+      auto it = state_.dedupe.find(OwnerKey(in.owner, in.long_url_sha256));
+      if (it != state_.dedupe.end() && it->second.link.has_value() &&
+          IsLiveAt(*it->second.link, StoreTime(in.create_time))) {
+        RecordRequest(in, *it->second.link);
+        return CreateOutcome{*it->second.link, false};
+      }
+    }
+    Link link = NewRow(in);
+    if (in.alias.has_value()) {
+      state_.aliases.insert(*in.alias);
+    } else if (in.dedupe) {
+      RecordDedupeTarget(in, link);
+    }
+    RecordRequest(in, link);
+    plan_.new_links.push_back(i);
+    return CreateOutcome{std::move(link), true};
+  }
+
+  static absl::StatusOr<CreateOutcome> Replay(const NewLink& in, const StoredRequest& seen) {
+    if (seen.long_url_sha256 != in.long_url_sha256) {
+      return absl::AlreadyExistsError(absl::StrCat("request_id ", Quote(*in.request_id),
+                                                   " was already used with a different long_url"));
+    }
+    if (!seen.link.has_value()) {
+      return absl::InternalError(
+          absl::StrCat("request_id ", Quote(*in.request_id), " names a link that does not exist"));
+    }
+    return CreateOutcome{*seen.link, false};
+  }
+
+  static Link NewRow(const NewLink& in) {
+    Link link;
+    link.id = in.id;
+    link.alias = in.alias;
+    link.long_url = in.long_url;
+    link.owner = in.owner;
+    link.redirect_status = in.redirect_status;
+    link.create_time = StoreTime(in.create_time);
+    if (in.expire_time.has_value()) link.expire_time = StoreTime(*in.expire_time);
+    return link;
+  }
+
+  void RecordRequest(const NewLink& in, const Link& link) {
+    if (!in.request_id.has_value()) return;
+    OwnerKey key(in.owner, *in.request_id);
+    state_.requests[key] = StoredRequest{in.long_url_sha256, link};
+    requests_[key] = RequestWrite{key, in.long_url_sha256, link.id};
+  }
+
+  void RecordDedupeTarget(const NewLink& in, const Link& link) {
+    OwnerKey key(in.owner, in.long_url_sha256);
+    auto [write, first] = dedupe_.try_emplace(key);
+    if (first) {
+      // The row as the store holds it: absent (insert) or dead (repoint).
+      auto stored = state_.dedupe.find(key);
+      if (stored != state_.dedupe.end()) write->second.replaces = stored->second.link_id;
+      write->second.key = key;
+    }
+    write->second.link_id = link.id;
+    state_.dedupe[key] = StoredDedupe{link.id, link};
+  }
+
+  absl::Span<const NewLink> links_;
+  KeyState state_;
+  CreatePlan plan_;
+  std::map<OwnerKey, RequestWrite> requests_;  // sorted: writers lock keys in one order
+  std::map<OwnerKey, DedupeWrite> dedupe_;
+};
+
+template <typename T>
+void SortUnique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+// No overlongs, no surrogates, nothing above U+10FFFF.
+bool IsStorableText(absl::string_view s) {
+  static constexpr uint32_t kLeadMask[] = {0x7F, 0x1F, 0x0F, 0x07};
+  static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int extra = c < 0x80             ? 0
+                : (c & 0xE0) == 0xC0 ? 1
+                : (c & 0xF0) == 0xE0 ? 2
+                : (c & 0xF8) == 0xF0 ? 3
+                                     : -1;
+    if (c == 0 || extra < 0 || s.size() - i <= static_cast<size_t>(extra)) return false;
+    uint32_t cp = c & kLeadMask[extra];
+    for (int k = 1; k <= extra; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+absl::Time StoreTime(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
+
+bool IsLiveAt(const Link& link, absl::Time at) {
+  return !link.revoke_time.has_value() && (!link.expire_time.has_value() || *link.expire_time > at);
+}
+
+absl::Status ValidateNewLink(const NewLink& link) {
+  if (link.long_url_sha256.size() != 32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("long_url_sha256: must be 32 bytes, got ", link.long_url_sha256.size()));
+  }
+  int s = link.redirect_status;
+  if (s != 301 && s != 302 && s != 307 && s != 308) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("redirect_status: must be 301, 302, 307 or 308, got ", s));
+  }
+  absl::Status st = CheckText("long_url", link.long_url);
+  if (st.ok()) st = CheckText("owner", link.owner);
+  if (st.ok() && link.alias.has_value()) st = CheckText("custom_alias", *link.alias);
+  if (st.ok() && link.request_id.has_value()) st = CheckText("request_id", *link.request_id);
+  return st;
+}
+
+BatchKeys CollectKeys(absl::Span<const NewLink> links) {
+  BatchKeys keys;
+  for (const NewLink& link : links) {
+    if (!ValidateNewLink(link).ok()) continue;
+    if (link.request_id.has_value()) keys.requests.emplace_back(link.owner, *link.request_id);
+    if (link.alias.has_value()) {
+      keys.aliases.push_back(*link.alias);
+    } else if (link.dedupe) {
+      keys.dedupe.emplace_back(link.owner, link.long_url_sha256);
+    }
+  }
+  SortUnique(keys.requests);
+  SortUnique(keys.dedupe);
+  SortUnique(keys.aliases);
+  return keys;
+}
+
+CreatePlan PlanCreate(absl::Span<const NewLink> links, KeyState state) {
+  return Planner(links, std::move(state)).Run();
+}
+
+}  // namespace shortener::store

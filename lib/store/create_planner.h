@@ -1,0 +1,117 @@
+// The per-item rules of LinkStore::CreateLinks as one pure function, shared
+// by every LinkStore so that all of them implement exactly the same
+// semantics. A store:
+//   1. collects the keys the batch mentions (CollectKeys),
+//   2. reads what it holds for them (a KeyState),
+//   3. calls PlanCreate, which decides every item as if the items ran one
+//      after the other and lists the rows to write,
+//   4. writes those rows atomically, or, if a concurrent writer changed one of
+//      the keys between 2 and 4, writes nothing and starts again at 2.
+//
+// Stateless; thread-compatible.
+#ifndef SHORTENER_LIB_STORE_CREATE_PLANNER_H_
+#define SHORTENER_LIB_STORE_CREATE_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "lib/store/link.h"
+
+namespace shortener::store {
+
+// (owner, request_id) of an idempotency key, or (owner, long_url_sha256) of a
+// dedupe key.
+using OwnerKey = std::pair<std::string, std::string>;
+
+// Stores keep times at microsecond precision (as PostgreSQL does): `t`
+// rounded down to a whole microsecond.
+absl::Time StoreTime(absl::Time t);
+
+// Whether `link` may be returned by dedupe for an item created at `at`: not
+// revoked, and not expired at `at`.
+bool IsLiveAt(const Link& link, absl::Time at);
+
+// Whether PostgreSQL can store `s` as text: valid UTF-8 without NUL bytes.
+bool IsStorableText(absl::string_view s);
+
+// OK, or INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
+// redirect_status not 301/302/307/308, text (long_url, owner, alias,
+// request_id) not valid UTF-8 or holding a NUL byte (PostgreSQL stores
+// neither).
+absl::Status ValidateNewLink(const NewLink& link);
+
+// The keys of the valid items of a batch, each once, sorted.
+struct BatchKeys {
+  std::vector<OwnerKey> requests;  // (owner, request_id) of items with one
+  std::vector<OwnerKey> dedupe;    // (owner, sha) of items that dedupe
+  std::vector<std::string> aliases;
+};
+BatchKeys CollectKeys(absl::Span<const NewLink> links);
+
+// What a store holds for the keys of a batch (absent key: no row).
+struct StoredRequest {
+  std::string long_url_sha256;
+  std::optional<Link> link;  // nullopt: the row names a link that is missing
+};
+struct StoredDedupe {
+  int64_t link_id = 0;
+  std::optional<Link> link;  // nullopt: missing link (treated as dead)
+};
+struct KeyState {
+  absl::flat_hash_map<OwnerKey, StoredRequest> requests;
+  absl::flat_hash_map<OwnerKey, StoredDedupe> dedupe;
+  absl::flat_hash_set<std::string> aliases;  // taken
+};
+
+// A shorten_requests row to insert.
+struct RequestWrite {
+  OwnerKey key;
+  std::string long_url_sha256;
+  int64_t link_id = 0;
+};
+// A link_dedupe row to insert (replaces == nullopt) or to repoint from the
+// dead link `replaces` to `link_id`.
+struct DedupeWrite {
+  OwnerKey key;
+  int64_t link_id = 0;
+  std::optional<int64_t> replaces;
+};
+
+struct CreatePlan {
+  // Result i belongs to item i.
+  std::vector<absl::StatusOr<CreateOutcome>> results;
+  // Items that get a new links row (results[i]->link, created=true), in batch
+  // order; the ones with an alias also get a link_aliases row.
+  std::vector<size_t> new_links;
+  std::vector<RequestWrite> requests;  // sorted by key
+  std::vector<DedupeWrite> dedupe;     // sorted by key
+};
+
+// Decides every item of `links` against `state` (which it updates as it goes,
+// so later items see earlier ones). Rules per item, in order:
+//  1. invalid -> INVALID_ARGUMENT (see ValidateNewLink);
+//  2. (owner, request_id) known: same URL hash -> its link, created=false;
+//     other hash -> ALREADY_EXISTS "request_id \"r\" was already used with a
+//     different long_url";
+//  3. alias taken -> ALREADY_EXISTS "custom_alias \"x\" is already taken";
+//  4. no alias, dedupe, and the dedupe key names a link live at the item's
+//     create_time -> that link, created=false;
+//  5. otherwise a new link (created=true). Without alias and with dedupe it
+//     becomes the key's dedupe target. Links with an alias or made with
+//     dedupe=false are never dedupe targets.
+// Steps 4 and 5 record (owner, request_id) -> the returned link.
+CreatePlan PlanCreate(absl::Span<const NewLink> links, KeyState state);
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_CREATE_PLANNER_H_

@@ -1,0 +1,135 @@
+#include "lib/store/group_committer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <memory>
+#include <utility>
+
+namespace shortener::store {
+namespace {
+
+// Gathers the results of one CreateMany; the last item to finish (on any
+// committer thread) hands them over.
+struct ManyResults {
+  ManyResults(size_t n, GroupCommitter::DoneMany done)
+      : results(n, absl::UnknownError("not created")), remaining(n), done(std::move(done)) {}
+
+  void Set(size_t i, absl::StatusOr<CreateOutcome> result) {
+    results[i] = std::move(result);  // each slot written by one thread
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) done(std::move(results));
+  }
+
+  std::vector<absl::StatusOr<CreateOutcome>> results;
+  std::atomic<size_t> remaining;
+  GroupCommitter::DoneMany done;
+};
+
+}  // namespace
+
+GroupCommitter::GroupCommitter(LinkStore* store, GroupCommitOptions options)
+    : store_(store), max_batch_(static_cast<size_t>(std::max(1, options.max_batch))) {
+  int n = std::max(1, options.committer_threads);
+  threads_.reserve(n);
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { CommitLoop(); });
+}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void GroupCommitter::Create(NewLink link, Done done) {
+  std::vector<Pending> items;
+  items.push_back(Pending{std::move(link), std::move(done), 1});
+  Enqueue(std::move(items));
+}
+
+void GroupCommitter::CreateMany(std::vector<NewLink> links, DoneMany done) {
+  if (links.empty()) {
+    done({});
+    return;
+  }
+  auto results = std::make_shared<ManyResults>(links.size(), std::move(done));
+  std::vector<Pending> items;
+  items.reserve(links.size());
+  for (size_t i = 0; i < links.size(); ++i) {
+    Done one = [results, i](absl::StatusOr<CreateOutcome> r) { results->Set(i, std::move(r)); };
+    items.push_back(Pending{std::move(links[i]), std::move(one), links.size() - i});
+  }
+  Enqueue(std::move(items));
+}
+
+absl::StatusOr<CreateOutcome> GroupCommitter::CreateAndWait(NewLink link) {
+  std::promise<absl::StatusOr<CreateOutcome>> result;
+  Create(std::move(link), [&](absl::StatusOr<CreateOutcome> r) { result.set_value(std::move(r)); });
+  return result.get_future().get();
+}
+
+GroupCommitter::Stats GroupCommitter::GetStats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void GroupCommitter::Enqueue(std::vector<Pending> items) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      for (Pending& p : items) queue_.push_back(std::move(p));
+      items.clear();
+    }
+  }
+  if (items.empty()) {
+    work_.notify_one();
+    return;
+  }
+  for (Pending& p : items) p.done(absl::UnavailableError("group committer is shutting down"));
+}
+
+void GroupCommitter::CommitLoop() {
+  for (;;) {
+    std::vector<Pending> batch;
+    bool more = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping, and everything is done
+      batch = TakeBatch();
+      more = !queue_.empty();
+    }
+    // What did not fit goes to an idle committer now, not after this commit.
+    if (more) work_.notify_one();
+    Commit(std::move(batch));
+  }
+}
+
+std::vector<GroupCommitter::Pending> GroupCommitter::TakeBatch() {
+  std::vector<Pending> batch;
+  while (!queue_.empty() && batch.size() < max_batch_) {
+    // A CreateMany that does not fit in what is left waits for the next
+    // batch, unless it is the first (then it is split).
+    if (!batch.empty() && batch.size() + queue_.front().group_left > max_batch_) break;
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  stats_.batches += 1;
+  stats_.links += static_cast<int64_t>(batch.size());
+  return batch;
+}
+
+void GroupCommitter::Commit(std::vector<Pending> batch) {
+  std::vector<NewLink> links;
+  links.reserve(batch.size());
+  for (Pending& p : batch) links.push_back(std::move(p.link));
+  std::vector<absl::StatusOr<CreateOutcome>> results = store_->CreateLinks(links);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i].done(i < results.size() ? std::move(results[i])
+                                     : absl::InternalError("link store returned too few results"));
+  }
+}
+
+}  // namespace shortener::store

@@ -1,0 +1,135 @@
+#include "lib/store/in_memory_link_store.h"
+
+#include <mutex>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace shortener::store {
+
+std::vector<absl::StatusOr<CreateOutcome>> InMemoryLinkStore::CreateLinks(
+    absl::Span<const NewLink> links) {
+  BatchKeys keys = CollectKeys(links);
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  absl::Status status = CheckAvailable();
+  CreatePlan plan;
+  if (status.ok()) {
+    plan = PlanCreate(links, ReadKeys(keys));
+    status = CheckFreshIds(plan);
+  }
+  if (!status.ok()) return std::vector<absl::StatusOr<CreateOutcome>>(links.size(), status);
+  Apply(links, plan);
+  return std::move(plan.results);
+}
+
+absl::StatusOr<Link> InMemoryLinkStore::GetById(int64_t id) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  std::optional<Link> link = FindLink(id);
+  if (!link.has_value()) return absl::NotFoundError(absl::StrCat("no link with id ", id));
+  return *std::move(link);
+}
+
+absl::StatusOr<Link> InMemoryLinkStore::GetByAlias(const std::string& alias) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  auto it = aliases_.find(alias);
+  std::optional<Link> link;
+  if (it != aliases_.end()) link = FindLink(it->second);
+  if (!link.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
+  }
+  return *std::move(link);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Link>>> InMemoryLinkStore::GetByIds(
+    absl::Span<const int64_t> ids) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  std::vector<absl::StatusOr<Link>> result;
+  result.reserve(ids.size());
+  for (int64_t id : ids) {
+    std::optional<Link> link = FindLink(id);
+    if (link.has_value()) {
+      result.push_back(*std::move(link));
+    } else {
+      result.push_back(absl::NotFoundError(absl::StrCat("no link with id ", id)));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<Link> InMemoryLinkStore::Revoke(int64_t id, absl::Time when) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  auto it = links_.find(id);
+  if (it == links_.end()) return absl::NotFoundError(absl::StrCat("no link with id ", id));
+  if (!it->second.revoke_time.has_value()) it->second.revoke_time = StoreTime(when);
+  return it->second;
+}
+
+void InMemoryLinkStore::SetAvailable(bool available) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  available_ = available;
+}
+
+size_t InMemoryLinkStore::LinkCount() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return links_.size();
+}
+
+absl::Status InMemoryLinkStore::CheckAvailable() const {
+  if (available_) return absl::OkStatus();
+  return absl::UnavailableError("in-memory link store: switched off by SetAvailable(false)");
+}
+
+std::optional<Link> InMemoryLinkStore::FindLink(int64_t id) const {
+  auto it = links_.find(id);
+  if (it == links_.end()) return std::nullopt;
+  return it->second;
+}
+
+KeyState InMemoryLinkStore::ReadKeys(const BatchKeys& keys) const {
+  KeyState state;
+  for (const OwnerKey& key : keys.requests) {
+    auto it = requests_.find(key);
+    if (it == requests_.end()) continue;
+    state.requests[key] = StoredRequest{it->second.long_url_sha256, FindLink(it->second.link_id)};
+  }
+  for (const OwnerKey& key : keys.dedupe) {
+    auto it = dedupe_.find(key);
+    if (it != dedupe_.end()) state.dedupe[key] = StoredDedupe{it->second, FindLink(it->second)};
+  }
+  for (const std::string& alias : keys.aliases) {
+    if (aliases_.contains(alias)) state.aliases.insert(alias);
+  }
+  return state;
+}
+
+absl::Status InMemoryLinkStore::CheckFreshIds(const CreatePlan& plan) const {
+  absl::flat_hash_set<int64_t> seen;
+  for (size_t i : plan.new_links) {
+    int64_t id = plan.results[i]->link.id;
+    if (links_.contains(id) || !seen.insert(id).second) {
+      return absl::InternalError(absl::StrCat(
+          "create links: link id ", id, " exists already (ids must come from the allocator)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void InMemoryLinkStore::Apply(absl::Span<const NewLink> links, const CreatePlan& plan) {
+  for (size_t i : plan.new_links) {
+    const Link& link = plan.results[i]->link;
+    links_[link.id] = link;
+    if (links[i].alias.has_value()) aliases_[*links[i].alias] = link.id;
+  }
+  for (const RequestWrite& w : plan.requests) {
+    requests_[w.key] = Request{w.long_url_sha256, w.link_id};
+  }
+  for (const DedupeWrite& w : plan.dedupe) dedupe_[w.key] = w.link_id;
+}
+
+}  // namespace shortener::store

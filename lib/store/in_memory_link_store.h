@@ -1,0 +1,69 @@
+// InMemoryLinkStore: the LinkStore of unit tests and of local runs without a
+// database. Same semantics as PgLinkStore (both pass the contract suite in
+// tests/store), nothing durable. SetAvailable(false) makes every call fail
+// with UNAVAILABLE, to test how callers handle a database outage.
+//
+// Thread-safe: one std::shared_mutex (seen by ThreadSanitizer); CreateLinks
+// applies a whole batch under it, so a batch is atomic like a database
+// transaction.
+#ifndef SHORTENER_LIB_STORE_IN_MEMORY_LINK_STORE_H_
+#define SHORTENER_LIB_STORE_IN_MEMORY_LINK_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "lib/store/create_planner.h"
+#include "lib/store/link_store.h"
+
+namespace shortener::store {
+
+class InMemoryLinkStore : public LinkStore {
+ public:
+  InMemoryLinkStore() = default;
+  InMemoryLinkStore(const InMemoryLinkStore&) = delete;
+  InMemoryLinkStore& operator=(const InMemoryLinkStore&) = delete;
+
+  // See LinkStore. Besides its per-item errors: INTERNAL for the whole batch
+  // (nothing stored) when a link it would create has an id that exists
+  // already or twice in the batch, as PgLinkStore's primary key does.
+  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override;
+  absl::StatusOr<Link> GetById(int64_t id) override;
+  absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
+      absl::Span<const int64_t> ids) override;
+  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) override;
+
+  // false: every call fails with UNAVAILABLE until set back to true.
+  void SetAvailable(bool available);
+  // Number of link rows stored.
+  size_t LinkCount() const;
+
+ private:
+  struct Request {
+    std::string long_url_sha256;
+    int64_t link_id = 0;
+  };
+
+  // These run with mu_ held (shared to read, exclusive to write).
+  absl::Status CheckAvailable() const;
+  KeyState ReadKeys(const BatchKeys& keys) const;
+  std::optional<Link> FindLink(int64_t id) const;
+  absl::Status CheckFreshIds(const CreatePlan& plan) const;
+  void Apply(absl::Span<const NewLink> links, const CreatePlan& plan);
+
+  mutable std::shared_mutex mu_;
+  // Guarded by mu_:
+  bool available_ = true;
+  absl::flat_hash_map<int64_t, Link> links_;
+  absl::flat_hash_map<std::string, int64_t> aliases_;
+  absl::flat_hash_map<OwnerKey, int64_t> dedupe_;
+  absl::flat_hash_map<OwnerKey, Request> requests_;
+};
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_IN_MEMORY_LINK_STORE_H_

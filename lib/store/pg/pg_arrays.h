@@ -1,0 +1,49 @@
+// Text forms of parameter values for PgLinkStore's statements: PostgreSQL
+// array literals (for `unnest($1::text[])`) and timestamps.
+//
+// Array elements are always double-quoted with `"` and `\` backslash-escaped,
+// so any text (commas, braces, quotes, spaces, the word NULL) arrives
+// unchanged; a missing value is the unquoted NULL. The literal is bound as a
+// parameter, never spliced into SQL. Text must hold no NUL byte (libpq
+// parameters are C strings): callers validate first (ValidateNewLink).
+//
+// Thread-compatible.
+#ifndef SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_
+#define SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace shortener::store {
+
+// "2024-05-01 12:00:00.123456+00": `t` at microsecond precision, in UTC.
+std::string PgTimestamp(absl::Time t);
+
+class ArrayLiteral {
+ public:
+  ArrayLiteral& Add(absl::string_view text);
+  ArrayLiteral& Add(const std::string& text) { return Add(absl::string_view(text)); }
+  ArrayLiteral& Add(const std::optional<std::string>& text);  // nullopt: NULL
+  ArrayLiteral& Add(int64_t number);
+  ArrayLiteral& AddTime(absl::Time t);
+  ArrayLiteral& AddTime(const std::optional<absl::Time>& t);  // nullopt: NULL
+  ArrayLiteral& AddNull();
+
+  bool empty() const { return count_ == 0; }
+  // "{...}".
+  std::string Build() const { return body_ + "}"; }
+
+ private:
+  void Separate();
+
+  std::string body_ = "{";
+  size_t count_ = 0;
+};
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_

@@ -1,0 +1,167 @@
+#include "lib/store/pg/pg_batch.h"
+
+#include <algorithm>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "lib/store/pg/pg_arrays.h"
+#include "lib/store/pg/queries.h"
+
+namespace shortener::store {
+namespace {
+
+using pg_queries::kReadAliases;
+using pg_queries::kReadDedupe;
+using pg_queries::kReadRequests;
+using pg_queries::kWriteBatchCareful;
+using pg_queries::kWriteBatchFast;
+
+// The ORDINALITY column of a read: 1-based index into the key list.
+size_t KeyIndex(const pqxx::row& row, size_t key_count) {
+  int64_t i = row[0].as<int64_t>();
+  if (i < 1 || static_cast<size_t>(i) > key_count) {
+    throw std::out_of_range("key index out of range in a read-phase row");
+  }
+  return static_cast<size_t>(i - 1);
+}
+
+void ReadRequests(pqxx::transaction_base& tx, const std::vector<OwnerKey>& keys, KeyState& state) {
+  ArrayLiteral owners, request_ids;
+  for (const OwnerKey& k : keys) {
+    owners.Add(k.first);
+    request_ids.Add(k.second);
+  }
+  pqxx::result rows = tx.exec_prepared(kReadRequests.name, owners.Build(), request_ids.Build());
+  for (const pqxx::row& row : rows) {
+    state.requests[keys[KeyIndex(row, keys.size())]] =
+        StoredRequest{pqxx::binarystring(row[1]).str(), ParseLink(row, 2)};
+  }
+}
+
+void ReadDedupe(pqxx::transaction_base& tx, const std::vector<OwnerKey>& keys, KeyState& state) {
+  ArrayLiteral owners, hashes;
+  for (const OwnerKey& k : keys) {
+    owners.Add(k.first);
+    hashes.Add(absl::BytesToHexString(k.second));
+  }
+  pqxx::result rows = tx.exec_prepared(kReadDedupe.name, owners.Build(), hashes.Build());
+  for (const pqxx::row& row : rows) {
+    state.dedupe[keys[KeyIndex(row, keys.size())]] =
+        StoredDedupe{row[1].as<int64_t>(), ParseLink(row, 2)};
+  }
+}
+
+void ReadAliases(pqxx::transaction_base& tx, const std::vector<std::string>& aliases,
+                 KeyState& state) {
+  ArrayLiteral list;
+  for (const std::string& a : aliases) list.Add(a);
+  for (const pqxx::row& row : tx.exec_prepared(kReadAliases.name, list.Build())) {
+    state.aliases.insert(row[0].as<std::string>());
+  }
+}
+
+// The 21 array parameters of kWriteBatch, grouped by table.
+struct WriteArrays {
+  ArrayLiteral req_owner, req_id, req_sha, req_link;
+  ArrayLiteral alias, alias_link;
+  ArrayLiteral ded_owner, ded_sha, ded_link;
+  ArrayLiteral rep_owner, rep_sha, rep_link, rep_old;
+  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire;
+
+  void AddRequest(const RequestWrite& w) {
+    req_owner.Add(w.key.first);
+    req_id.Add(w.key.second);
+    req_sha.Add(absl::BytesToHexString(w.long_url_sha256));
+    req_link.Add(w.link_id);
+  }
+  void AddDedupe(const DedupeWrite& w) {
+    if (w.replaces.has_value()) {
+      rep_owner.Add(w.key.first);
+      rep_sha.Add(absl::BytesToHexString(w.key.second));
+      rep_link.Add(w.link_id);
+      rep_old.Add(*w.replaces);
+    } else {
+      ded_owner.Add(w.key.first);
+      ded_sha.Add(absl::BytesToHexString(w.key.second));
+      ded_link.Add(w.link_id);
+    }
+  }
+  void AddLink(const NewLink& in, const Link& link) {
+    id.Add(link.id);
+    link_alias.Add(link.alias);
+    url.Add(link.long_url);
+    sha.Add(absl::BytesToHexString(in.long_url_sha256));
+    owner.Add(link.owner);
+    status.Add(int64_t{link.redirect_status});
+    create.AddTime(link.create_time);
+    expire.AddTime(link.expire_time);
+  }
+};
+
+}  // namespace
+
+void PrepareLinkQueries(pqxx::connection& conn) {
+  for (const pg_queries::Query& q : pg_queries::kAllQueries) {
+    conn.prepare(q.name, q.sql);
+    conn.prepare_now(q.name);  // a schema problem shows at connect time
+  }
+}
+
+std::optional<Link> ParseLink(const pqxx::row& row, int first) {
+  auto col = [&](int i) { return row[first + i]; };
+  if (col(0).is_null()) return std::nullopt;
+  Link link;
+  link.id = col(0).as<int64_t>();
+  if (!col(1).is_null()) link.alias = col(1).as<std::string>();
+  link.long_url = col(2).as<std::string>();
+  link.owner = col(3).as<std::string>();
+  link.redirect_status = col(4).as<int>();
+  link.create_time = absl::FromUnixMicros(col(5).as<int64_t>());
+  if (!col(6).is_null()) link.expire_time = absl::FromUnixMicros(col(6).as<int64_t>());
+  if (!col(7).is_null()) link.revoke_time = absl::FromUnixMicros(col(7).as<int64_t>());
+  return link;
+}
+
+KeyState ReadKeyState(pqxx::transaction_base& tx, const BatchKeys& keys) {
+  KeyState state;
+  if (!keys.requests.empty()) ReadRequests(tx, keys.requests, state);
+  if (!keys.dedupe.empty()) ReadDedupe(tx, keys.dedupe, state);
+  if (!keys.aliases.empty()) ReadAliases(tx, keys.aliases, state);
+  return state;
+}
+
+bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
+               WriteMode mode) {
+  WriteArrays a;
+  for (const RequestWrite& w : plan.requests) a.AddRequest(w);
+  for (const DedupeWrite& w : plan.dedupe) a.AddDedupe(w);
+  std::vector<std::pair<std::string, int64_t>> aliases;  // sorted: one lock order
+  size_t replaced = 0;
+  for (const DedupeWrite& w : plan.dedupe) replaced += w.replaces.has_value() ? 1 : 0;
+  for (size_t i : plan.new_links) {
+    const Link& link = plan.results[i]->link;
+    a.AddLink(links[i], link);
+    if (link.alias.has_value()) aliases.emplace_back(*link.alias, link.id);
+  }
+  std::sort(aliases.begin(), aliases.end());
+  for (const auto& [alias, id] : aliases) {
+    a.alias.Add(alias);
+    a.alias_link.Add(id);
+  }
+  pqxx::row n = tx.exec_prepared1(
+      mode == WriteMode::kFast ? kWriteBatchFast.name : kWriteBatchCareful.name,
+      a.req_owner.Build(), a.req_id.Build(), a.req_sha.Build(), a.req_link.Build(), a.alias.Build(),
+      a.alias_link.Build(), a.ded_owner.Build(), a.ded_sha.Build(), a.ded_link.Build(),
+      a.rep_owner.Build(), a.rep_sha.Build(), a.rep_link.Build(), a.rep_old.Build(), a.id.Build(),
+      a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
+      a.create.Build(), a.expire.Build());
+  return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
+         n[2].as<size_t>() == plan.dedupe.size() - replaced && n[3].as<size_t>() == replaced &&
+         n[4].as<size_t>() == plan.new_links.size();
+}
+
+}  // namespace shortener::store

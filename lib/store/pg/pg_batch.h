@@ -1,0 +1,46 @@
+// The two database phases of PgLinkStore::CreateLinks, and the decoding of
+// link rows. Internal to lib/store/pg.
+//
+// Thread-compatible: each function uses only the transaction it is given.
+// They throw libpqxx exceptions; PgLinkStore translates them.
+#ifndef SHORTENER_LIB_STORE_PG_PG_BATCH_H_
+#define SHORTENER_LIB_STORE_PG_PG_BATCH_H_
+
+#include <optional>
+#include <pqxx/connection>
+#include <pqxx/row>
+#include <pqxx/transaction_base>
+
+#include "absl/types/span.h"
+#include "lib/store/create_planner.h"
+#include "lib/store/link.h"
+
+namespace shortener::store {
+
+// Prepares every statement of pg_queries on `conn` (one round trip each).
+void PrepareLinkQueries(pqxx::connection& conn);
+
+// The link in pg_queries::kLinkColumns order starting at column `first`;
+// nullopt when its id is NULL (a LEFT JOIN found no link).
+std::optional<Link> ParseLink(const pqxx::row& row, int first);
+
+// Read phase: what the database holds for `keys` (at most three statements,
+// none for an empty kind of key).
+KeyState ReadKeyState(pqxx::transaction_base& tx, const BatchKeys& keys);
+
+// How the write phase detects a key a concurrent transaction took since the
+// read phase (see kWriteBatchFast / kWriteBatchCareful in queries.h).
+enum class WriteMode {
+  kFast,     // throws unique_violation (also for a duplicate link id)
+  kCareful,  // returns false; unique_violation only for a duplicate link id
+};
+
+// Write phase: every row `plan` lists, in one statement. Returns false when a
+// concurrent transaction took one of the keys since the read phase; the
+// caller must then roll back (as after any exception).
+bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
+               WriteMode mode);
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_PG_PG_BATCH_H_

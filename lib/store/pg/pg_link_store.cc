@@ -1,0 +1,188 @@
+#include "lib/store/pg/pg_link_store.h"
+
+#include <pqxx/pqxx>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "lib/pg/pg_error.h"
+#include "lib/store/pg/pg_arrays.h"
+#include "lib/store/pg/pg_batch.h"
+#include "lib/store/pg/queries.h"
+
+namespace shortener::store {
+namespace {
+
+// How one CreateLinks attempt reads and writes.
+struct Attempt {
+  WriteMode mode = WriteMode::kFast;
+  bool read = true;         // false: assume every key of the batch is new
+  bool found_keys = false;  // out: the read found existing keys
+};
+
+// One attempt: read, plan, write, commit. When a key of the batch exists
+// after all (taken by a concurrent transaction since the read, or assumed new
+// without a read): ABORTED (a write count came back short) or, in fast mode,
+// ALREADY_EXISTS (a unique violation). Nothing is committed then.
+absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
+                       const BatchKeys& keys, Attempt& attempt, CreatePlan& plan) {
+  pqxx::work tx(conn);
+  KeyState state;
+  if (attempt.read) state = ReadKeyState(tx, keys);
+  attempt.found_keys = !state.requests.empty() || !state.dedupe.empty() || !state.aliases.empty();
+  plan = PlanCreate(links, std::move(state));
+  if (!WritePlan(tx, links, plan, attempt.mode)) {
+    return absl::AbortedError(
+        "create links: concurrent transactions kept taking keys of this batch");
+  }
+  tx.commit();
+  return absl::OkStatus();
+}
+
+absl::Status NotFoundId(int64_t id) {
+  return absl::NotFoundError(absl::StrCat("no link with id ", id));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PgLinkStore>> PgLinkStore::Create(PgLinkStoreOptions options) {
+  if (options.max_create_attempts < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_create_attempts: must be at least 1, got ", options.max_create_attempts));
+  }
+  if (options.acquire_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("acquire_timeout: must be positive");
+  }
+  absl::Status valid = pg::ConnectionPool::Validate(
+      pg::ConnectionPoolOptions{options.conninfo, options.pool_size, nullptr});
+  if (!valid.ok()) return valid;
+  return std::unique_ptr<PgLinkStore>(new PgLinkStore(std::move(options)));
+}
+
+PgLinkStore::PgLinkStore(PgLinkStoreOptions options)
+    : options_(std::move(options)),
+      pool_(pg::ConnectionPoolOptions{options_.conninfo, options_.pool_size, PrepareLinkQueries}) {}
+
+std::vector<absl::StatusOr<CreateOutcome>> PgLinkStore::CreateLinks(
+    absl::Span<const NewLink> links) {
+  if (links.empty()) return {};
+  BatchKeys keys = CollectKeys(links);
+  CreatePlan plan;
+  absl::Status status = pool_.Run("create links", Deadline(), [&](pqxx::connection& conn) {
+    return CreateWithRetries(conn, links, keys, plan);
+  });
+  if (absl::IsAlreadyExists(status)) {
+    // The only unique key written without ON CONFLICT is links.id.
+    status = absl::InternalError(
+        "create links: a link id of this batch exists already (ids must come from the allocator)");
+  }
+  if (!status.ok()) return std::vector<absl::StatusOr<CreateOutcome>>(links.size(), status);
+  return std::move(plan.results);
+}
+
+absl::Status PgLinkStore::CreateWithRetries(pqxx::connection& conn, absl::Span<const NewLink> links,
+                                            const BatchKeys& keys, CreatePlan& plan) {
+  // The unique indexes check every key on insert anyway. When the last batch
+  // found none of its keys existing, skip the read: a violation (a replayed
+  // request_id, a taken alias, an existing dedupe link) just sends this batch
+  // down the normal path.
+  Attempt attempt;
+  attempt.read = !expect_new_keys_.load();
+  absl::Status status;
+  bool lost = false;
+  for (int i = 0; i < options_.max_create_attempts; ++i) {
+    status =
+        pg::CatchPqxx("create links", [&] { return TryCreate(conn, links, keys, attempt, plan); });
+    // A lost race or a wrong guess leaves nothing behind: the next attempt
+    // reads what is committed and decides again. ABORTED covers deadlocks.
+    lost = absl::IsAborted(status) ||
+           (attempt.mode == WriteMode::kFast && absl::IsAlreadyExists(status));
+    if (!lost) break;
+    if (!attempt.read) expect_new_keys_.store(false);
+    attempt = Attempt{WriteMode::kCareful, true, false};
+  }
+  if (lost) {
+    return absl::AbortedError(absl::StrCat("create links: lost races for keys of this batch ",
+                                           options_.max_create_attempts, " times"));
+  }
+  bool has_keys = !keys.requests.empty() || !keys.dedupe.empty() || !keys.aliases.empty();
+  if (status.ok() && attempt.read && has_keys) expect_new_keys_.store(!attempt.found_keys);
+  return status;
+}
+
+template <typename... Args>
+absl::StatusOr<std::optional<Link>> PgLinkStore::QueryOneLink(const char* what, const char* query,
+                                                              Args... args) {
+  std::optional<Link> link;
+  absl::Status status = pool_.Run(what, Deadline(), [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    pqxx::result rows = tx.exec_prepared(query, args...);
+    if (!rows.empty()) link = ParseLink(rows[0], 0);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return link;
+}
+
+absl::StatusOr<Link> PgLinkStore::GetById(int64_t id) {
+  absl::StatusOr<std::optional<Link>> link =
+      QueryOneLink("get link", pg_queries::kGetById.name, id);
+  if (!link.ok()) return link.status();
+  if (!link->has_value()) return NotFoundId(id);
+  return **std::move(link);
+}
+
+absl::StatusOr<Link> PgLinkStore::GetByAlias(const std::string& alias) {
+  if (!IsStorableText(alias)) {
+    // Text PostgreSQL cannot hold cannot name a stored alias.
+    return absl::NotFoundError(
+        absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
+  }
+  absl::StatusOr<std::optional<Link>> link =
+      QueryOneLink("get link by alias", pg_queries::kGetByAlias.name, alias);
+  if (!link.ok()) return link.status();
+  if (!link->has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
+  }
+  return **std::move(link);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByIds(
+    absl::Span<const int64_t> ids) {
+  if (ids.empty()) return std::vector<absl::StatusOr<Link>>{};
+  ArrayLiteral list;
+  for (int64_t id : ids) list.Add(id);
+  absl::flat_hash_map<int64_t, Link> found;
+  absl::Status status = pool_.Run("get links", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    for (const pqxx::row& row : tx.exec_prepared(pg_queries::kGetByIds.name, list.Build())) {
+      std::optional<Link> link = ParseLink(row, 0);
+      if (link.has_value()) found.emplace(link->id, *std::move(link));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  std::vector<absl::StatusOr<Link>> result;
+  result.reserve(ids.size());
+  for (int64_t id : ids) {
+    auto it = found.find(id);
+    if (it != found.end()) {
+      result.push_back(it->second);
+    } else {
+      result.push_back(NotFoundId(id));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<Link> PgLinkStore::Revoke(int64_t id, absl::Time when) {
+  absl::StatusOr<std::optional<Link>> link =
+      QueryOneLink("revoke link", pg_queries::kRevoke.name, id, PgTimestamp(when));
+  if (!link.ok()) return link.status();
+  if (!link->has_value()) return NotFoundId(id);
+  return **std::move(link);
+}
+
+}  // namespace shortener::store

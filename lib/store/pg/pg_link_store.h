@@ -1,0 +1,89 @@
+// PgLinkStore: the LinkStore on PostgreSQL (schema in
+// deploy/postgres/migrations/0001_init.sql), for any number of service
+// replicas sharing one database.
+//
+// CreateLinks runs a whole batch in one transaction with a constant number of
+// statements (arrays + unnest): it reads what exists for the batch's keys
+// (request ids, dedupe keys, aliases; up to 3 statements), decides every item
+// with the planner all stores share (create_planner.h), then writes all rows
+// in one statement. The unique keys arbitrate between concurrent
+// transactions: one that finds a key taken since its read rolls back and
+// starts again, so no orphan row is ever committed. When the previous batch
+// found none of its keys existing, the read is skipped (the inserts' unique
+// checks find out) and a batch of new links costs one statement and a commit.
+// Reads are single autocommit statements.
+//
+// Connections come from a lazy pool: Create does not connect, a database
+// outage gives UNAVAILABLE, and the same store works again once the database
+// is back.
+//
+// Thread-safe.
+#ifndef SHORTENER_LIB_STORE_PG_PG_LINK_STORE_H_
+#define SHORTENER_LIB_STORE_PG_PG_LINK_STORE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/pg/connection_pool.h"
+#include "lib/store/create_planner.h"
+#include "lib/store/link_store.h"
+
+namespace shortener::store {
+
+struct PgLinkStoreOptions {
+  // libpq connection string; may hold a password (never in a message).
+  std::string conninfo;
+  // Database connections at most. Default 8.
+  int pool_size = 8;
+  // How long a call waits for a free connection before UNAVAILABLE.
+  // Default 5 s.
+  absl::Duration acquire_timeout = absl::Seconds(5);
+  // CreateLinks attempts when concurrent transactions keep winning keys of
+  // the batch (or a deadlock is detected) before it gives up with ABORTED.
+  // Default 10.
+  int max_create_attempts = 10;
+};
+
+class PgLinkStore : public LinkStore {
+ public:
+  // Validates the options (INVALID_ARGUMENT: pool_size or
+  // max_create_attempts < 1, acquire_timeout <= 0, malformed conninfo);
+  // does not connect.
+  static absl::StatusOr<std::unique_ptr<PgLinkStore>> Create(PgLinkStoreOptions options);
+
+  // See LinkStore. Whole-batch errors besides UNAVAILABLE: INTERNAL when a
+  // link id to insert exists already (ids must come from the allocator),
+  // ABORTED after max_create_attempts lost races, DEADLINE_EXCEEDED on a
+  // statement timeout. Nothing of the batch is committed then.
+  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override;
+  absl::StatusOr<Link> GetById(int64_t id) override;
+  absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
+      absl::Span<const int64_t> ids) override;
+  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) override;
+
+ private:
+  explicit PgLinkStore(PgLinkStoreOptions options);
+
+  absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
+  absl::Status CreateWithRetries(pqxx::connection& conn, absl::Span<const NewLink> links,
+                                 const BatchKeys& keys, CreatePlan& plan);
+  // Runs `query` with `args` outside a transaction; expects at most one link.
+  template <typename... Args>
+  absl::StatusOr<std::optional<Link>> QueryOneLink(const char* what, const char* query,
+                                                   Args... args);
+
+  const PgLinkStoreOptions options_;
+  pg::ConnectionPool pool_;
+  // Whether the last batch that read its keys found none existing: then the
+  // next one skips the read phase (see CreateWithRetries).
+  std::atomic<bool> expect_new_keys_{true};
+};
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_PG_PG_LINK_STORE_H_

@@ -1,0 +1,151 @@
+// Every SQL statement of PgLinkStore, as named constants. Each is prepared on
+// every pooled connection (PrepareLinkQueries) and executed only with
+// parameters. Conventions:
+//  - Times go in as timestamptz text ("2024-05-01 12:00:00.123456+00") and
+//    come out as bigint microseconds since the epoch: exact both ways.
+//  - long_url_sha256 goes in as hex text (decode(x, 'hex')).
+//  - Batches go in as arrays (text literals built by pg_arrays.h) and are
+//    expanded with unnest, so a batch costs a constant number of statements.
+//  - Link columns always come out in the order of kLinkColumns, which
+//    ParseLink (pg_link_rows.h) reads.
+#ifndef SHORTENER_LIB_STORE_PG_QUERIES_H_
+#define SHORTENER_LIB_STORE_PG_QUERIES_H_
+
+namespace shortener::store::pg_queries {
+
+struct Query {
+  const char* name;
+  const char* sql;
+};
+
+// SQL laid out as SQL, not as C++:
+// clang-format off
+
+// 8 columns of `links l`; all NULL when a LEFT JOIN found no link.
+#define SHORTENER_LINK_COLUMNS                                          \
+  "l.id, l.alias, l.long_url, l.owner, l.redirect_status, "             \
+  "(extract(epoch FROM l.create_time) * 1000000)::bigint, "             \
+  "(extract(epoch FROM l.expire_time) * 1000000)::bigint, "             \
+  "(extract(epoch FROM l.revoke_time) * 1000000)::bigint"
+
+inline constexpr int kLinkColumnCount = 8;
+
+// $1 id.
+inline constexpr Query kGetById{
+    "links_get_by_id",
+    "SELECT " SHORTENER_LINK_COLUMNS " FROM links l WHERE l.id = $1"};
+
+// $1 alias.
+inline constexpr Query kGetByAlias{
+    "links_get_by_alias",
+    "SELECT " SHORTENER_LINK_COLUMNS
+    " FROM link_aliases a JOIN links l ON l.id = a.link_id WHERE a.alias = $1"};
+
+// $1 bigint[] ids: one round trip for many.
+inline constexpr Query kGetByIds{
+    "links_get_by_ids",
+    "SELECT " SHORTENER_LINK_COLUMNS " FROM links l WHERE l.id = ANY($1::bigint[])"};
+
+// $1 id, $2 revoke time. Keeps the first revoke_time (idempotent).
+inline constexpr Query kRevoke{
+    "links_revoke",
+    "UPDATE links l SET revoke_time = coalesce(l.revoke_time, $2::timestamptz)"
+    " WHERE l.id = $1 RETURNING " SHORTENER_LINK_COLUMNS};
+
+// CreateLinks, read phase: what exists for the keys of a batch. The LATERAL
+// ... LIMIT 1 keeps the planner from hashing the whole table (it cannot know
+// how many keys the array holds): one primary-key probe per key.
+// $1 owners, $2 request ids. Row: key index (1-based), sha, link columns.
+inline constexpr Query kReadRequests{
+    "links_read_requests",
+    "SELECT k.i, r.long_url_sha256, " SHORTENER_LINK_COLUMNS
+    " FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(owner, request_id, i)"
+    " JOIN LATERAL (SELECT r.long_url_sha256, r.link_id FROM shorten_requests r"
+    "               WHERE r.owner = k.owner AND r.request_id = k.request_id LIMIT 1) r ON true"
+    " LEFT JOIN links l ON l.id = r.link_id"};
+
+// $1 owners, $2 hex hashes. Row: key index (1-based), target id, link columns.
+inline constexpr Query kReadDedupe{
+    "links_read_dedupe",
+    "SELECT k.i, d.link_id, " SHORTENER_LINK_COLUMNS
+    " FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(owner, sha, i)"
+    " JOIN LATERAL (SELECT d.link_id FROM link_dedupe d WHERE d.owner = k.owner"
+    "               AND d.long_url_sha256 = decode(k.sha, 'hex') LIMIT 1) d ON true"
+    " LEFT JOIN links l ON l.id = d.link_id"};
+
+// $1 aliases. Row: a taken alias.
+inline constexpr Query kReadAliases{
+    "links_read_aliases",
+    "SELECT a.alias FROM link_aliases a WHERE a.alias = ANY($1::text[])"};
+
+// CreateLinks, write phase: every row of a batch in one statement, in one of
+// two forms. The unique keys arbitrate between concurrent transactions: an
+// insert of a key another transaction holds uncommitted waits for it.
+//  - Fast (plain INSERT, the first attempt): a key taken since the read
+//    phase raises unique_violation; the caller rolls back and retries
+//    carefully. Speculative insertion (ON CONFLICT) costs about twice as much.
+//  - Careful (ON CONFLICT DO NOTHING): a count below what was sent means a
+//    key was taken; the caller rolls back and retries. links has no ON
+//    CONFLICT in either form, so here a unique_violation can only be a
+//    duplicate link id: a bug, not a race.
+// In both, the dedupe UPDATE rechecks the row it waited for: 0 rows when a
+// concurrent transaction repointed it first.
+// $1-$4 shorten_requests: owners, request ids, hex hashes, link ids.
+// $5-$6 link_aliases: aliases, link ids.
+// $7-$9 new link_dedupe rows: owners, hex hashes, link ids.
+// $10-$13 repointed link_dedupe rows: owners, hex hashes, link ids, old ids.
+// $14-$21 links: ids, aliases, urls, hex hashes, owners, statuses, create
+//         times, expire times.
+// Row: inserted requests, aliases, dedupe rows, repointed dedupe rows, links.
+#define SHORTENER_WRITE_BATCH(ON_CONFLICT)                                                 \
+  "WITH req AS ("                                                                          \
+  "  INSERT INTO shorten_requests (owner, request_id, long_url_sha256, link_id)"           \
+  "  SELECT t.owner, t.request_id, decode(t.sha, 'hex'), t.link_id"                        \
+  "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"                        \
+  "       AS t(owner, request_id, sha, link_id)" ON_CONFLICT " RETURNING 1),"              \
+  " ali AS ("                                                                              \
+  "  INSERT INTO link_aliases (alias, link_id)"                                            \
+  "  SELECT t.alias, t.link_id FROM unnest($5::text[], $6::bigint[]) AS t(alias, link_id)" \
+  ON_CONFLICT " RETURNING 1),"                                                             \
+  " ded AS ("                                                                              \
+  "  INSERT INTO link_dedupe (owner, long_url_sha256, link_id)"                            \
+  "  SELECT t.owner, decode(t.sha, 'hex'), t.link_id"                                      \
+  "  FROM unnest($7::text[], $8::text[], $9::bigint[]) AS t(owner, sha, link_id)"          \
+  ON_CONFLICT " RETURNING 1),"                                                             \
+  " rep AS ("                                                                              \
+  "  UPDATE link_dedupe d SET link_id = t.link_id"                                         \
+  "  FROM unnest($10::text[], $11::text[], $12::bigint[], $13::bigint[])"                  \
+  "       AS t(owner, sha, link_id, old_link_id)"                                          \
+  "  WHERE d.owner = t.owner AND d.long_url_sha256 = decode(t.sha, 'hex')"                 \
+  "    AND d.link_id = t.old_link_id"                                                      \
+  "  RETURNING 1),"                                                                        \
+  " lnk AS ("                                                                              \
+  "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
+  "                     create_time, expire_time)"                                         \
+  "  SELECT t.id, t.alias, t.long_url, decode(t.sha, 'hex'), t.owner, t.status,"           \
+  "         t.create_time, t.expire_time"                                                  \
+  "  FROM unnest($14::bigint[], $15::text[], $16::text[], $17::text[], $18::text[],"       \
+  "              $19::smallint[], $20::timestamptz[], $21::timestamptz[])"                 \
+  "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time)"         \
+  "  RETURNING 1)"                                                                         \
+  " SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM ali),"                        \
+  "        (SELECT count(*) FROM ded), (SELECT count(*) FROM rep),"                        \
+  "        (SELECT count(*) FROM lnk)"
+
+inline constexpr Query kWriteBatchFast{"links_write_batch_fast", SHORTENER_WRITE_BATCH("")};
+inline constexpr Query kWriteBatchCareful{"links_write_batch_careful",
+                                          SHORTENER_WRITE_BATCH(" ON CONFLICT DO NOTHING")};
+
+#undef SHORTENER_WRITE_BATCH
+#undef SHORTENER_LINK_COLUMNS
+// clang-format on
+
+// Prepared on every new connection.
+inline constexpr Query kAllQueries[] = {
+    kGetById,     kGetByAlias,     kGetByIds,          kRevoke, kReadRequests, kReadDedupe,
+    kReadAliases, kWriteBatchFast, kWriteBatchCareful,
+};
+
+}  // namespace shortener::store::pg_queries
+
+#endif  // SHORTENER_LIB_STORE_PG_QUERIES_H_

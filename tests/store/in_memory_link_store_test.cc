@@ -1,0 +1,93 @@
+// InMemoryLinkStore: the contract suite, plus what only it has (the
+// availability switch), plus the planner's text validation.
+#include "lib/store/in_memory_link_store.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <vector>
+
+#include "lib/store/create_planner.h"
+#include "tests/store/link_store_contract.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::store::testing {
+
+std::unique_ptr<LinkStore> NewContractStore() { return std::make_unique<InMemoryLinkStore>(); }
+
+namespace {
+
+using ::shortener::testing::HasCode;
+using ::shortener::testing::IsOk;
+
+TEST_CASE("SetAvailable(false) fails every call with UNAVAILABLE until switched back", "[store]") {
+  InMemoryLinkStore store;
+  NewLink link = MakeNewLink(UniqueName("owner"), "https://example.com/u");
+  store.SetAvailable(false);
+  std::vector<NewLink> batch = {link, MakeNewLink(UniqueName("owner"), "https://example.com/v")};
+  auto results = store.CreateLinks(batch);
+  REQUIRE(results.size() == 2);
+  CHECK_THAT(results[0], HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(results[1], HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.GetById(link.id), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.GetByAlias("x"), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.GetByIds(std::vector<int64_t>{link.id}),
+             HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.Revoke(link.id, T0()), HasCode(absl::StatusCode::kUnavailable));
+  CHECK(store.LinkCount() == 0);
+
+  store.SetAvailable(true);
+  REQUIRE_THAT(store.CreateLinks({&link, 1})[0], IsOk());
+  CHECK_THAT(store.GetById(link.id), IsOk());
+  CHECK(store.LinkCount() == 1);
+}
+
+TEST_CASE("IsStorableText accepts valid UTF-8 and rejects NUL and malformed sequences", "[store]") {
+  CHECK(IsStorableText(""));
+  CHECK(IsStorableText("plain ascii"));
+  CHECK(IsStorableText("\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+  CHECK_FALSE(IsStorableText(std::string("a\0b", 3)));
+  CHECK_FALSE(IsStorableText("\xff"));
+  CHECK_FALSE(IsStorableText("\xc3"));              // truncated
+  CHECK_FALSE(IsStorableText("\xe2\x82"));          // truncated
+  CHECK_FALSE(IsStorableText("\xc0\xaf"));          // overlong '/'
+  CHECK_FALSE(IsStorableText("\xed\xa0\x80"));      // surrogate
+  CHECK_FALSE(IsStorableText("\xf4\x90\x80\x80"));  // above U+10FFFF
+  CHECK_FALSE(IsStorableText("\x80"));              // lone continuation
+}
+
+TEST_CASE("StoreTime rounds down to whole microseconds", "[store]") {
+  CHECK(StoreTime(absl::FromUnixNanos(1'999)) == absl::FromUnixMicros(1));
+  CHECK(StoreTime(absl::FromUnixMicros(5)) == absl::FromUnixMicros(5));
+}
+
+TEST_CASE("PlanCreate lists the rows to write, keys sorted, dead targets repointed", "[store]") {
+  std::string owner = "o";
+  NewLink b = MakeNewLink(owner, "https://example.com/b");
+  NewLink a = MakeNewLink(owner, "https://example.com/a");
+  b.request_id = "r2";
+  a.request_id = "r1";
+  KeyState state;
+  Link dead;
+  dead.id = 7;
+  dead.revoke_time = T0();
+  state.dedupe[OwnerKey(owner, a.long_url_sha256)] = StoredDedupe{7, dead};
+
+  std::vector<NewLink> batch = {b, a};
+  CreatePlan plan = PlanCreate(batch, state);
+  REQUIRE(plan.new_links == std::vector<size_t>{0, 1});
+  REQUIRE(plan.requests.size() == 2);
+  CHECK(plan.requests[0].key.second == "r1");
+  CHECK(plan.requests[0].link_id == a.id);
+  REQUIRE(plan.dedupe.size() == 2);
+  for (const DedupeWrite& w : plan.dedupe) {
+    if (w.key.second == a.long_url_sha256) {
+      CHECK(w.replaces == std::optional<int64_t>(7));
+      CHECK(w.link_id == a.id);
+    } else {
+      CHECK_FALSE(w.replaces.has_value());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shortener::store::testing
