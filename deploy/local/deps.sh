@@ -6,7 +6,7 @@ set -euo pipefail
 SHORTENER_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev catch2
+  libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2
   postgresql postgresql-contrib
 )
 
@@ -25,7 +25,9 @@ shortener_install_deps() {
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # env inside sudo: sudo drops DEBIAN_FRONTEND from the caller's environment.
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

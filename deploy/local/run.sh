@@ -21,7 +21,8 @@ source deploy/local/deps.sh
 shortener_install_deps
 
 echo "== building (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHORTENER_BUILD_TESTS=OFF >/dev/null
+# Same build dir and type as test.sh (only the two binaries are built here).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" --target shorten-service shortenctl
 
 pg_bin=/usr/lib/postgresql/15/bin
@@ -37,7 +38,14 @@ if [ "$(id -u)" -eq 0 ]; then
   if ! runuser -u postgres -- test -x "$run_dir"; then
     pg_dir="/var/tmp/shortener-$(echo "$root_dir" | md5sum | cut -c1-8)/pg"
   fi
-  mkdir -p "$pg_dir"
+fi
+# A unix socket path is limited to 107 bytes: a deep checkout falls back to a
+# short folder.
+if [ ${#pg_dir} -gt 80 ]; then
+  pg_dir="/var/tmp/shortener-$(echo "$root_dir" | md5sum | cut -c1-8)/pg"
+fi
+mkdir -p "$pg_dir"
+if [ "$(id -u)" -eq 0 ]; then
   chown postgres:postgres "$pg_dir"
   chmod 700 "$pg_dir"
 fi
@@ -50,11 +58,20 @@ fi
 
 service_pid=""
 cleanup() {
-  trap - INT TERM EXIT
+  # Ignore further Ctrl-C while draining, so a second one cannot leave
+  # PostgreSQL running.
+  trap '' INT TERM
+  trap - EXIT
   echo
   echo "== stopping"
   if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
     kill -TERM "$service_pid"
+    # The service drains for at most --shutdown_grace (10 s); then force it.
+    for _ in $(seq 1 150); do
+      kill -0 "$service_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$service_pid" 2>/dev/null || true
     wait "$service_pid" 2>/dev/null || true
   fi
   "${as_owner[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1 || true

@@ -10,7 +10,11 @@ source deploy/local/deps.sh
 shortener_install_deps
 
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHORTENER_BUILD_BENCH=ON >/dev/null
+# The same build dir and type as run.sh, so switching between the two
+# commands does not rebuild everything.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHORTENER_BUILD_TESTS=ON \
+  -DSHORTENER_BUILD_BENCH=ON >/dev/null
 cmake --build build -j "$jobs"
 cd build
-ctest --output-on-failure --timeout 300 -j "$jobs" "$@"
+# --no-tests=error: a misconfigured build that registers no test must fail.
+ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"

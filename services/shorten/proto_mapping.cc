@@ -12,7 +12,17 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   ShortenInput in;
   in.long_url = request.long_url();
   in.custom_alias = request.custom_alias();
-  if (request.has_expire_time()) in.expire_time = FromProtoTimestamp(request.expire_time());
+  if (request.has_expire_time()) {
+    // google.protobuf.Timestamp's valid range: 0001-01-01 to 9999-12-31.
+    const auto& ts = request.expire_time();
+    if (ts.seconds() < -62135596800 || ts.seconds() > 253402300799 || ts.nanos() < 0 ||
+        ts.nanos() > 999999999) {
+      return absl::InvalidArgumentError(
+          "expire_time: out of range (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z, nanos 0 to "
+          "999999999)");
+    }
+    in.expire_time = FromProtoTimestamp(ts);
+  }
   switch (request.redirect_type()) {
     case v1::REDIRECT_TYPE_UNSPECIFIED:
     case v1::REDIRECT_TYPE_FOUND:

@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -122,45 +124,90 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   return absl::OkStatus();
 }
 
-absl::Status RunServer(const ServerConfig& config) {
-  SHORTENER_RETURN_IF_ERROR(ValidateConfig(config));
+namespace {
+
+// Everything the server runs on. Built in dependency order; torn down by
+// Stop() in the order that stops users before what they use.
+struct ServiceParts {
+  std::unique_ptr<codec::ShortCodec> codec;
+  std::unique_ptr<url::UrlPolicy> url_policy;
+  std::unique_ptr<store::PgLinkStore> link_store;
+  std::unique_ptr<idalloc::PgSegmentSource> segment_source;
+  std::unique_ptr<idalloc::SegmentIdAllocator> ids;
+  std::unique_ptr<store::GroupCommitter> committer;
+  std::unique_ptr<ThreadPool> blocking_pool;
+  std::unique_ptr<Shortener> shortener;
+  std::unique_ptr<ShortenServiceImpl> service;
+
+  // Call after the gRPC server has shut down (no RPC in flight).
+  void Stop() {
+    blocking_pool.reset();  // runs what is queued (it may still hand links to the committer)
+    committer.reset();      // commits what is queued, completes every caller
+    ids.reset();            // stops the background leaser
+    service.reset();
+    shortener.reset();
+  }
+};
+
+absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& config) {
+  auto parts = std::make_unique<ServiceParts>();
   SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
-  SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, codec));
+  parts->codec = std::make_unique<codec::ShortCodec>(std::move(codec));
+  SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, *parts->codec));
 
   url::UrlPolicyOptions url_options;
   url_options.max_length = config.max_url_length;
   url_options.short_domains = config.short_domains;
   url_options.short_domains.push_back(HostOf(config.base_url));
   url_options.denied_domains = config.denied_domains;
-  url::UrlPolicy url_policy(url_options);
+  parts->url_policy = std::make_unique<url::UrlPolicy>(url_options);
 
   store::PgLinkStoreOptions store_options;
   store_options.conninfo = config.postgres;
   store_options.pool_size = config.db_pool_size;
-  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<store::PgLinkStore> link_store,
-                             store::PgLinkStore::Create(store_options));
-  idalloc::PgSegmentSource segment_source(config.postgres);
+  SHORTENER_ASSIGN_OR_RETURN(parts->link_store, store::PgLinkStore::Create(store_options));
+  parts->segment_source = std::make_unique<idalloc::PgSegmentSource>(config.postgres);
   idalloc::IdAllocatorOptions id_options;
   id_options.initial_step = config.id_initial_step;
   id_options.max_step = config.id_max_step;
   id_options.target_segment_lifetime = config.id_segment_lifetime;
-  auto ids = std::make_unique<idalloc::SegmentIdAllocator>(&segment_source, id_options);
+  parts->ids = std::make_unique<idalloc::SegmentIdAllocator>(parts->segment_source.get(), id_options);
   store::GroupCommitOptions commit_options;
   commit_options.max_batch = config.group_commit_batch;
   commit_options.committer_threads = config.group_commit_threads;
-  auto committer = std::make_unique<store::GroupCommitter>(link_store.get(), commit_options);
+  parts->committer = std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
+  parts->blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
   ShortenerOptions options;
   options.base_url = config.base_url;
-  Shortener shortener(&codec, &url_policy, ids.get(), link_store.get(), committer.get(), options);
-  auto blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
-  ShortenServiceImpl service(&shortener, blocking_pool.get());
+  parts->shortener = std::make_unique<Shortener>(
+      parts->codec.get(), parts->url_policy.get(), parts->ids.get(), parts->link_store.get(),
+      parts->committer.get(), parts->blocking_pool.get(), options);
+  parts->service = std::make_unique<ShortenServiceImpl>(parts->shortener.get(), parts->blocking_pool.get());
+  return parts;
+}
+
+// Last resort: if draining hangs (a database that accepts connections but
+// never answers), exit non-zero instead of hanging forever.
+void StartShutdownWatchdog(absl::Duration limit) {
+  std::thread([limit] {
+    absl::SleepFor(limit);
+    LogError("shutdown did not finish within %s: exiting", absl::FormatDuration(limit));
+    std::_Exit(1);
+  }).detach();
+}
+
+}  // namespace
+
+absl::Status RunServer(const ServerConfig& config) {
+  SHORTENER_RETURN_IF_ERROR(ValidateConfig(config));
+  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(config));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
+  builder.RegisterService(parts->service.get());
   // BatchShorten of 1000 URLs of 2 KB each must fit.
   builder.SetMaxReceiveMessageSize(16 << 20);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -173,6 +220,7 @@ absl::Status RunServer(const ServerConfig& config) {
 
   int signo = WaitForTermination();
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
+  StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));
   server->GetHealthCheckService()->SetServingStatus(false);
   // Stops accepting, lets in-flight calls finish until the grace period ends,
   // then cancels the rest. In-flight Shorten calls complete when their batch
@@ -180,9 +228,7 @@ absl::Status RunServer(const ServerConfig& config) {
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoSeconds(config.shutdown_grace));
   server->Wait();
-  blocking_pool.reset();
-  committer.reset();
-  ids.reset();
+  parts->Stop();
   LogInfo("shorten-service stopped");
   return absl::OkStatus();
 }

@@ -3,13 +3,41 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "lib/common/log.h"
 #include "lib/grpcutil/status.h"
 #include "services/shorten/proto_mapping.h"
 
 namespace shortener::service {
 namespace {
 
-using grpcutil::ToGrpcStatus;
+// What a client may see of an error. Our own messages (invalid input, not
+// found, already exists) go out as they are; database and internal failures
+// carry libpq/server text (socket paths, role and constraint names), so the
+// detail goes to the log and the client gets the code with a plain message.
+grpc::Status ClientStatus(const absl::Status& status) {
+  absl::string_view public_message;
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      public_message = "service temporarily unavailable (database unreachable); retry later, "
+                       "with the same request_id for Shorten";
+      break;
+    case absl::StatusCode::kDeadlineExceeded:
+      public_message = "deadline exceeded waiting for the database";
+      break;
+    case absl::StatusCode::kAborted:
+      public_message = "conflicting concurrent writes; retry";
+      break;
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDataLoss:
+      public_message = "internal error";
+      break;
+    default:
+      return grpcutil::ToGrpcStatus(status);
+  }
+  LogWarning("rpc failed: %s", status.ToString());
+  return grpcutil::ToGrpcStatus(absl::Status(status.code(), public_message));
+}
 
 // The call's deadline, capped so that a client without one cannot make us
 // wait forever for an id segment.
@@ -22,7 +50,7 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) {
 grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
                                     const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
+  reactor->Finish(ClientStatus(status));
   return reactor;
 }
 
@@ -37,7 +65,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContex
   shortener_->Shorten(*input, DeadlineOf(ctx),
                       [reactor, response](absl::StatusOr<ShortenOutput> out) {
                         if (out.ok()) ToProto(*out, response);
-                        reactor->Finish(ToGrpcStatus(out.status()));
+                        reactor->Finish(ClientStatus(out.status()));
                       });
   return reactor;
 }
@@ -68,7 +96,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
       [reactor, response, decode_errors = std::move(decode_errors)](
           absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
         if (!results.ok()) {
-          reactor->Finish(ToGrpcStatus(results.status()));
+          reactor->Finish(ClientStatus(results.status()));
           return;
         }
         for (size_t i = 0; i < results->size(); ++i) {
@@ -77,8 +105,9 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
           if (st.ok()) {
             ToProto(*(*results)[i], r->mutable_response());
           } else {
-            r->mutable_error()->set_code(static_cast<int>(st.code()));
-            r->mutable_error()->set_message(std::string(st.message()));
+            grpc::Status item = ClientStatus(st);
+            r->mutable_error()->set_code(static_cast<int>(item.error_code()));
+            r->mutable_error()->set_message(item.error_message());
           }
         }
         reactor->Finish(grpc::Status::OK);
@@ -93,7 +122,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContex
   blocking_pool_->Schedule([this, reactor, request, response] {
     absl::StatusOr<LinkView> view = shortener_->Resolve(request->code());
     if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ToGrpcStatus(view.status()));
+    reactor->Finish(ClientStatus(view.status()));
   });
   return reactor;
 }
@@ -105,7 +134,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
   blocking_pool_->Schedule([this, reactor, request, response] {
     absl::StatusOr<LinkView> view = shortener_->GetLink(request->code());
     if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ToGrpcStatus(view.status()));
+    reactor->Finish(ClientStatus(view.status()));
   });
   return reactor;
 }
@@ -117,7 +146,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext
   blocking_pool_->Schedule([this, reactor, request, response] {
     absl::StatusOr<LinkView> view = shortener_->Revoke(request->code());
     if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ToGrpcStatus(view.status()));
+    reactor->Finish(ClientStatus(view.status()));
   });
   return reactor;
 }
@@ -138,7 +167,7 @@ namespace {
 // Finishes a server stream immediately with a status.
 class FinishedWriter final : public grpc::ServerWriteReactor<v1::Invalidation> {
  public:
-  explicit FinishedWriter(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  explicit FinishedWriter(const absl::Status& status) { Finish(ClientStatus(status)); }
   void OnDone() override { delete this; }
 };
 }  // namespace

@@ -54,18 +54,23 @@ absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
 
 Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
                      idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
-                     store::GroupCommitter* committer, ShortenerOptions options,
-                     std::function<absl::Time()> now)
+                     store::GroupCommitter* committer, ThreadPool* blocking_pool,
+                     ShortenerOptions options, std::function<absl::Time()> now)
     : codec_(codec),
       url_policy_(url_policy),
       ids_(ids),
       store_(store),
       committer_(committer),
+      blocking_pool_(blocking_pool),
       options_(std::move(options)),
       now_(std::move(now)) {}
 
+absl::Time Shortener::IdDeadline(absl::Time call_deadline) const {
+  return std::min(call_deadline, absl::Now() + options_.id_wait);
+}
+
 absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
-                                                  absl::Time deadline) {
+                                                  absl::Time id_deadline) {
   store::NewLink link;
   if (input.long_url.empty()) {
     return absl::InvalidArgumentError("long_url: is required");
@@ -90,25 +95,40 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
   link.redirect_status = input.redirect_status;
   link.long_url_sha256 = Sha256(link.long_url);
   link.owner = options_.owner;
-  // A vanity alias is a deliberate new name: never answer it with another
-  // link of the same URL.
-  link.dedupe = !input.force_new && !link.alias.has_value();
+  // Only plain requests (no alias, no expiry, default 302) are answered with
+  // an existing link: a vanity alias is a deliberate new name, and a request
+  // with its own expiry or redirect type must not silently get a link with
+  // other settings.
+  link.dedupe = !input.force_new && !link.alias.has_value() && !link.expire_time.has_value() &&
+                link.redirect_status == 302;
   if (!input.request_id.empty()) link.request_id = input.request_id;
   // Ids are allocated last so that invalid requests do not burn them.
-  SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(std::min(deadline, absl::Now() + options_.id_wait)));
+  SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(id_deadline));
   return link;
 }
 
 void Shortener::Shorten(const ShortenInput& input, absl::Time deadline, ShortenDone done) {
-  absl::StatusOr<store::NewLink> link = Prepare(input, deadline);
-  if (!link.ok()) {
-    done(link.status());
+  auto submit = [this](absl::StatusOr<store::NewLink> link, ShortenDone done) {
+    if (!link.ok()) {
+      done(link.status());
+      return;
+    }
+    committer_->Create(*std::move(link),
+                       [this, done = std::move(done)](absl::StatusOr<store::CreateOutcome> o) {
+                         done(ToOutput(std::move(o)));
+                       });
+  };
+  // Normally the allocator has ids at hand; only Prepare's id step can be
+  // UNAVAILABLE. Then waiting for a segment happens on the blocking pool, not
+  // on the caller's (reactor) thread.
+  absl::StatusOr<store::NewLink> link = Prepare(input, absl::InfinitePast());
+  if (absl::IsUnavailable(link.status()) && absl::Now() < deadline) {
+    blocking_pool_->Schedule([this, input, deadline, submit, done = std::move(done)]() mutable {
+      submit(Prepare(input, IdDeadline(deadline)), std::move(done));
+    });
     return;
   }
-  committer_->Create(*std::move(link),
-                     [this, done = std::move(done)](absl::StatusOr<store::CreateOutcome> o) {
-                       done(ToOutput(std::move(o)));
-                     });
+  submit(std::move(link), std::move(done));
 }
 
 void Shortener::BatchShorten(
@@ -124,14 +144,25 @@ void Shortener::BatchShorten(
                                                  options_.max_batch_size)));
     return;
   }
+  // Validating up to 1000 URLs takes milliseconds and ids may need a wait:
+  // off the caller's thread.
+  blocking_pool_->Schedule([this, inputs, deadline, done = std::move(done)]() mutable {
+    PrepareBatch(inputs, deadline, std::move(done));
+  });
+}
+
+void Shortener::PrepareBatch(
+    const std::vector<ShortenInput>& inputs, absl::Time deadline,
+    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done) {
   // Items that fail validation get their error now; the rest go to the store
   // together and their results are slotted back in input order.
   auto results = std::make_shared<std::vector<absl::StatusOr<ShortenOutput>>>(
       inputs.size(), absl::UnknownError("not processed"));
   std::vector<store::NewLink> to_create;
   auto positions = std::make_shared<std::vector<size_t>>();
+  const absl::Time id_deadline = IdDeadline(deadline);  // one wait budget per batch
   for (size_t i = 0; i < inputs.size(); ++i) {
-    absl::StatusOr<store::NewLink> link = Prepare(inputs[i], deadline);
+    absl::StatusOr<store::NewLink> link = Prepare(inputs[i], id_deadline);
     if (!link.ok()) {
       (*results)[i] = link.status();
       continue;
@@ -183,34 +214,32 @@ absl::StatusOr<LinkView> Shortener::ToView(const store::Link& link) const {
 }
 
 absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
+  // Every "no such link" looks the same to clients, whatever the reason (bad
+  // check character, unknown id, unknown alias): the store's messages name
+  // ids, which the keyed permutation exists to hide.
+  const absl::Status not_found =
+      absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
+  absl::StatusOr<store::Link> link;
   if (codec_->IsGeneratedShape(code)) {
-    SHORTENER_ASSIGN_OR_RETURN(uint64_t id, codec_->Decode(code));
-    SHORTENER_ASSIGN_OR_RETURN(store::Link link, store_->GetById(static_cast<int64_t>(id)));
+    absl::StatusOr<uint64_t> id = codec_->Decode(code);
+    if (!id.ok()) return absl::IsNotFound(id.status()) ? not_found : id.status();
+    link = store_->GetById(static_cast<int64_t>(*id));
     // A link with an alias has exactly one code: its alias.
-    if (link.alias.has_value()) {
-      return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
-    }
-    return link;
-  }
-  if (!LooksLikeAlias(code)) {
+    if (link.ok() && link->alias.has_value()) return not_found;
+  } else if (LooksLikeAlias(code)) {
+    link = store_->GetByAlias(std::string(code));
+  } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "code: \"", absl::CHexEscape(code.substr(0, 80)),
         "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
   }
-  absl::StatusOr<store::Link> link = store_->GetByAlias(std::string(code));
-  if (absl::IsNotFound(link.status())) {
-    return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
-  }
+  if (absl::IsNotFound(link.status())) return not_found;
   return link;
 }
 
 absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {
-  absl::StatusOr<store::Link> link = Lookup(code);
-  if (absl::IsNotFound(link.status())) {
-    return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
-  }
-  if (!link.ok()) return link.status();
-  return ToView(*link);
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Lookup(code));
+  return ToView(link);
 }
 
 absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code) {

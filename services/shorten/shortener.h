@@ -2,9 +2,11 @@
 // types. It validates input, allocates ids, builds codes, and talks to the
 // store (writes through the group committer, reads directly).
 //
-// Thread-safe. Shorten/BatchShorten never block on the database: they queue
-// and complete through a callback (from a committer thread). Resolve, GetLink
-// and Revoke block on the store; call them off gRPC reactor threads.
+// Thread-safe. Shorten/BatchShorten never block the calling thread: they
+// queue and complete through a callback (from a committer thread, or from
+// `blocking_pool` when they had to wait for an id segment or validate a large
+// batch). Resolve, GetLink and Revoke block on the store; call them off gRPC
+// reactor threads.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 
@@ -17,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/thread_pool.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/store/group_committer.h"
 #include "lib/store/link_store.h"
@@ -59,11 +62,12 @@ struct ShortenerOptions {
 
 class Shortener {
  public:
-  // Dependencies outlive the Shortener.
+  // Dependencies outlive the Shortener. `now` gives link times (create,
+  // expiry checks); deadlines always use the real clock.
   Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
             idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
-            store::GroupCommitter* committer, ShortenerOptions options,
-            std::function<absl::Time()> now = absl::Now);
+            store::GroupCommitter* committer, ThreadPool* blocking_pool,
+            ShortenerOptions options, std::function<absl::Time()> now = absl::Now);
 
   using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
   using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
@@ -87,8 +91,13 @@ class Shortener {
   absl::StatusOr<LinkView> Revoke(absl::string_view code);
 
  private:
-  // Validates `input` and turns it into a row to create (allocating its id).
-  absl::StatusOr<store::NewLink> Prepare(const ShortenInput& input, absl::Time deadline);
+  // Validates `input` and turns it into a row to create, with an id taken
+  // from the allocator, waiting for a segment until `id_deadline` at most
+  // (absl::InfinitePast(): never wait).
+  absl::StatusOr<store::NewLink> Prepare(const ShortenInput& input, absl::Time id_deadline);
+  absl::Time IdDeadline(absl::Time call_deadline) const;
+  void PrepareBatch(const std::vector<ShortenInput>& inputs, absl::Time deadline,
+                    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
   absl::StatusOr<LinkView> ToView(const store::Link& link) const;
   absl::StatusOr<store::Link> Lookup(absl::string_view code);
@@ -98,6 +107,7 @@ class Shortener {
   idalloc::SegmentIdAllocator* ids_;
   store::LinkStore* store_;
   store::GroupCommitter* committer_;
+  ThreadPool* blocking_pool_;
   ShortenerOptions options_;
   std::function<absl::Time()> now_;
 };

@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
+#include <utility>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -132,9 +136,12 @@ TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {
   }
   CHECK(codes.size() == 999);
   // Every acknowledged item is stored.
-  v1::ResolveResponse resolved;
-  REQUIRE(f.Resolve(resp.results(999).response().code(), &resolved).ok());
-  CHECK(resolved.long_url() == "https://example.com/item/999");
+  for (int i = 0; i < 1000; ++i) {
+    if (i == 500) continue;
+    v1::ResolveResponse resolved;
+    REQUIRE(f.Resolve(resp.results(i).response().code(), &resolved).ok());
+    REQUIRE(resolved.long_url() == absl::StrCat("https://example.com/item/", i));
+  }
 
   v1::BatchShortenRequest too_big;
   for (int i = 0; i < 1001; ++i) too_big.add_requests()->set_long_url("https://example.com/");
@@ -176,15 +183,60 @@ TEST_CASE("Health and reflection services answer, as grpcurl needs", "[e2e]") {
   CHECK(stream->Finish().ok());
 }
 
-TEST_CASE("SIGTERM drains and exits 0", "[e2e]") {
+TEST_CASE("SIGTERM with calls in flight answers them, commits them and exits 0", "[e2e]") {
   E2eFixture f;
-  v1::ShortenResponse out;
-  REQUIRE(f.Shorten("https://example.com/before-term", &out).ok());
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::string>> acked;  // code, long_url
+  std::atomic<int> counter{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      auto stub = v1::ShortenService::NewStub(
+          grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials()));
+      while (!stop.load()) {
+        v1::ShortenRequest req;
+        req.set_long_url(absl::StrCat("https://example.com/term/", counter.fetch_add(1)));
+        v1::ShortenResponse resp;
+        if (stub->Shorten(E2eFixture::Ctx(absl::Seconds(5)).get(), req, &resp).ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          acked.emplace_back(resp.code(), req.long_url());
+        } else {
+          return;  // the server is gone
+        }
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(500));
   REQUIRE(f.service->process().Signal(SIGTERM));
-  std::optional<int> code = f.service->process().Wait(absl::Seconds(15));
+  std::optional<int> code = f.service->process().Wait(absl::Seconds(20));
+  stop = true;
+  for (auto& t : threads) t.join();
   REQUIRE(code.has_value());
   CHECK(*code == 0);
   CHECK_THAT(f.service->Log(), Catch::Contains("stopped"));
+  REQUIRE(acked.size() > 10);
+  REQUIRE(f.service->Restart().ok());
+  for (const auto& [c, url] : acked) {
+    v1::ResolveResponse resolved;
+    REQUIRE(f.Resolve(c, &resolved).ok());
+    REQUIRE(resolved.long_url() == url);
+  }
+}
+
+TEST_CASE("An expire_time outside the Timestamp range is refused", "[e2e]") {
+  E2eFixture f;
+  v1::ShortenRequest req;
+  req.set_long_url("https://example.com/");
+  req.mutable_expire_time()->set_seconds(400000000000);
+  v1::ShortenResponse out;
+  grpc::Status st = f.stub->Shorten(E2eFixture::Ctx().get(), req, &out);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(st.error_message(), Catch::Contains("expire_time"));
+  req.mutable_expire_time()->set_seconds(4000000000);
+  req.mutable_expire_time()->set_nanos(-1);
+  st = f.stub->Shorten(E2eFixture::Ctx().get(), req, &out);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") {

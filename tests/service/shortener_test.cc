@@ -33,7 +33,8 @@ struct Fixture {
     ShortenerOptions options;
     options.base_url = "https://sho.rt/";
     shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
-                                            committer.get(), options, [this] { return now; });
+                                            committer.get(), &pool, options,
+                                            [this] { return now; });
   }
 
   absl::StatusOr<ShortenOutput> Shorten(const ShortenInput& in) {
@@ -56,6 +57,7 @@ struct Fixture {
   std::unique_ptr<idalloc::SegmentIdAllocator> ids;
   store::InMemoryLinkStore store;
   std::unique_ptr<store::GroupCommitter> committer;
+  ThreadPool pool{2};
   std::unique_ptr<Shortener> shortener;
 };
 
@@ -90,6 +92,52 @@ TEST_CASE("Shorten returns the existing link for the same URL unless force_new",
   REQUIRE_THAT(forced, IsOk());
   CHECK(forced->created);
   CHECK(forced->link.code != first->link.code);
+}
+
+TEST_CASE("Requests with their own expiry or redirect type never get another link back",
+          "[service]") {
+  Fixture f;
+  auto plain = f.Shorten("https://example.com/settings");
+  REQUIRE_THAT(plain, IsOk());
+  ShortenInput in;
+  in.long_url = "https://example.com/settings";
+  in.redirect_status = 301;
+  auto permanent = f.Shorten(in);
+  REQUIRE_THAT(permanent, IsOk());
+  CHECK(permanent->created);
+  CHECK(permanent->link.link.redirect_status == 301);
+  in.redirect_status = 302;
+  in.expire_time = f.now + absl::Hours(1);
+  auto expiring = f.Shorten(in);
+  REQUIRE_THAT(expiring, IsOk());
+  CHECK(expiring->created);
+  CHECK(expiring->link.link.expire_time == f.now + absl::Hours(1));
+  // ... and they do not replace the plain link for later plain requests.
+  auto again = f.Shorten("https://example.com/settings");
+  REQUIRE_THAT(again, IsOk());
+  CHECK(again->link.code == plain->link.code);
+}
+
+TEST_CASE("A Shorten that must wait for an id segment gets one once the source is back",
+          "[service]") {
+  Fixture f;
+  f.source.SetAvailable(false);
+  f.ids = std::make_unique<idalloc::SegmentIdAllocator>(&f.source, idalloc::IdAllocatorOptions{});
+  ShortenerOptions options;
+  options.base_url = "https://sho.rt/";
+  Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
+                      &f.pool, options, [&f] { return f.now; });
+  ShortenInput in;
+  in.long_url = "https://example.com/waited";
+  std::promise<absl::StatusOr<ShortenOutput>> p;
+  shortener.Shorten(in, absl::Now() + absl::Seconds(10),
+                    [&p](absl::StatusOr<ShortenOutput> out) { p.set_value(std::move(out)); });
+  // The call returned without an id (it waits on the pool, not here).
+  absl::SleepFor(absl::Milliseconds(100));
+  f.source.SetAvailable(true);
+  auto out = p.get_future().get();
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->created);
 }
 
 TEST_CASE("request_id makes Shorten idempotent, even with force_new", "[service]") {
@@ -163,7 +211,12 @@ TEST_CASE("Resolve tells malformed codes from unknown ones", "[service]") {
   code.back() = code.back() == 'a' ? 'b' : 'a';
   CHECK_THAT(f.shortener->Resolve(code), HasCode(absl::StatusCode::kNotFound));
   // A valid code for an id that was never stored.
-  CHECK_THAT(f.shortener->Resolve(*f.codec->Encode(999999)), HasCode(absl::StatusCode::kNotFound));
+  absl::StatusOr<LinkView> unknown = f.shortener->Resolve(*f.codec->Encode(999999));
+  CHECK_THAT(unknown, HasCode(absl::StatusCode::kNotFound));
+  // Not-found messages never reveal the id behind a code.
+  CHECK_THAT(std::string(unknown.status().message()), !Catch::Contains("999999"));
+  CHECK_THAT(std::string(f.shortener->Revoke(*f.codec->Encode(999999)).status().message()),
+             !Catch::Contains("999999"));
 }
 
 TEST_CASE("Revoked and expired links resolve with their state", "[service]") {
@@ -229,7 +282,7 @@ TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[servic
   options.base_url = "https://sho.rt/";
   options.id_wait = absl::Milliseconds(200);
   Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
-                      options, [&f] { return f.now; });
+                      &f.pool, options, [&f] { return f.now; });
   ShortenInput in;
   in.long_url = "https://example.com/";
   std::promise<absl::StatusOr<ShortenOutput>> p;
