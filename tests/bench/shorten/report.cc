@@ -1,0 +1,197 @@
+#include "tests/bench/shorten/report.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+namespace shortener::bench {
+namespace {
+
+// Per-link cost in microseconds, or "-" when there was nothing to divide by.
+std::string PerOpUs(double seconds, int64_t ops) {
+  if (ops <= 0) return "-";
+  return absl::StrFormat("%.0f", seconds * 1e6 / static_cast<double>(ops));
+}
+
+std::string Ratio(double pgbench_tps, double links_per_s) {
+  if (pgbench_tps <= 0) return "-";
+  return absl::StrFormat("%.2f×", links_per_s / pgbench_tps);
+}
+
+std::string ThroughputTable(double pgbench_tps, const std::vector<ReportRow>& rows) {
+  std::string out =
+      "| run | links/s | ratio to pgbench | target | latency | errors |\n"
+      "| --- | ---: | ---: | --- | --- | ---: |\n";
+  for (const ReportRow& r : rows) {
+    // pgbench is the reference; rows without a target are diagnostics.
+    std::string target = r.service_measured ? "-" : "reference";
+    if (r.target_ratio > 0) {
+      target = absl::StrFormat("≥ %.1f×", r.target_ratio);
+      if (pgbench_tps > 0) {
+        bool met = r.links_per_s >= r.target_ratio * pgbench_tps && r.errors.value_or(0) == 0;
+        absl::StrAppend(&target, met ? " met" : " **missed**");
+      }
+    }
+    absl::StrAppendFormat(&out, "| %s | %.0f | %s | %s | %s | %s |\n", r.name, r.links_per_s,
+                          r.service_measured ? Ratio(pgbench_tps, r.links_per_s) : "1.00×", target,
+                          r.latency, r.errors ? absl::StrCat(*r.errors) : "-");
+  }
+  return out;
+}
+
+std::string CostTable(const std::vector<ReportRow>& rows) {
+  std::string out =
+      "| run | service CPU µs/link | postgres CPU µs/link | load generator CPU µs/link "
+      "| machine CPU µs/link | machine busy | links per write tx | WAL bytes/link "
+      "| WAL fsyncs per 1000 links | other processes (cores) |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const ReportRow& r : rows) {
+    const ResourceDelta& d = r.resources;
+    std::string per_tx =
+        d.write_transactions > 0
+            ? absl::StrFormat("%.1f", static_cast<double>(r.ops) / d.write_transactions)
+            : "-";
+    std::string wal =
+        r.ops > 0 ? absl::StrFormat("%.0f", static_cast<double>(d.wal_bytes) / r.ops) : "-";
+    std::string syncs =
+        r.ops > 0 ? absl::StrFormat("%.1f", 1000.0 * static_cast<double>(d.wal_syncs) / r.ops)
+                  : "-";
+    // Whatever else ran on the machine (builds, other benchmarks): large
+    // values mean a noisy run.
+    std::string other = "-";
+    if (r.service_measured && d.seconds > 0) {
+      double ours = d.service_cpu_s + d.postgres_cpu_s + d.client_cpu_s;
+      other = absl::StrFormat("%.2f", std::max(0.0, d.machine_busy_s - ours) / d.seconds);
+    }
+    // pgbench's backends exit before the closing sample, so the server
+    // tree's CPU is only meaningful for the gRPC runs (persistent pool).
+    absl::StrAppendFormat(&out, "| %s | %s | %s | %s | %s | %.0f%% | %s | %s | %s | %s |\n", r.name,
+                          r.service_measured ? PerOpUs(d.service_cpu_s, r.ops) : "-",
+                          r.service_measured ? PerOpUs(d.postgres_cpu_s, r.ops) : "-",
+                          r.service_measured ? PerOpUs(d.client_cpu_s, r.ops) : "-",
+                          PerOpUs(d.machine_busy_s, r.ops), 100.0 * d.machine_utilisation, per_tx,
+                          wal, syncs, other);
+  }
+  return out;
+}
+
+// One line per target: the best run of each kind (e.g. the best
+// BatchShorten in-flight count) against its target.
+std::string Verdicts(double pgbench_tps, const std::vector<ReportRow>& rows) {
+  if (pgbench_tps <= 0) return "";
+  std::string out;
+  for (double target : {1.5, 8.0}) {
+    const ReportRow* best = nullptr;
+    for (const ReportRow& r : rows) {
+      if (r.target_ratio == target && (best == nullptr || r.links_per_s > best->links_per_s)) {
+        best = &r;
+      }
+    }
+    if (best == nullptr) continue;
+    double ratio = best->links_per_s / pgbench_tps;
+    absl::StrAppendFormat(&out, "- %s: %.0f links/s = %.2f× pgbench (target ≥ %.1f×): %s\n",
+                          best->name, best->links_per_s, ratio, target,
+                          ratio >= target && best->errors.value_or(0) == 0 ? "met" : "MISSED");
+  }
+  return out;
+}
+
+double ReferenceTps(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (!r.service_measured) return r.links_per_s;
+  }
+  return 0;
+}
+
+// Row i of the result is row i of the round with the median links/s.
+std::vector<ReportRow> MedianRows(const std::vector<std::vector<ReportRow>>& rounds) {
+  std::vector<ReportRow> out = rounds.front();
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<const ReportRow*> column;
+    for (const auto& round : rounds) column.push_back(&round[i]);
+    std::sort(column.begin(), column.end(), [](const ReportRow* a, const ReportRow* b) {
+      return a->links_per_s < b->links_per_s;
+    });
+    out[i] = *column[column.size() / 2];
+  }
+  return out;
+}
+
+// Each target row's ratio to its own round's pgbench: pairs measured
+// seconds apart suffer less from a neighbour's build than medians do.
+std::string RoundRatios(const std::vector<std::vector<ReportRow>>& rounds) {
+  if (rounds.size() < 2 || ReferenceTps(rounds.front()) <= 0) return "";
+  std::string out = "Ratio to the same round's pgbench, per round:\n";
+  for (size_t i = 0; i < rounds.front().size(); ++i) {
+    if (!rounds.front()[i].service_measured) continue;
+    std::vector<double> ratios;
+    for (const auto& round : rounds) ratios.push_back(round[i].links_per_s / ReferenceTps(round));
+    std::vector<std::string> cells;
+    for (double x : ratios) cells.push_back(absl::StrFormat("%.2f×", x));
+    std::sort(ratios.begin(), ratios.end());
+    absl::StrAppendFormat(&out, "- %s: %s (median %.2f×)\n", rounds.front()[i].name,
+                          absl::StrJoin(cells, ", "), ratios[ratios.size() / 2]);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view v = line;
+    if (absl::ConsumePrefix(&v, "model name")) {
+      v = absl::StripLeadingAsciiWhitespace(v);
+      absl::ConsumePrefix(&v, ":");
+      return std::string(absl::StripAsciiWhitespace(v));
+    }
+  }
+  return "unknown";
+}
+
+std::string FormatReport(const ReportHeader& h, const std::vector<std::vector<ReportRow>>& rounds) {
+  std::string out;
+  if (rounds.empty()) return out;
+  const std::vector<ReportRow> rows = MedianRows(rounds);
+  const double pgbench_tps = ReferenceTps(rows);
+  absl::StrAppend(&out, "Machine: ", h.nproc, " CPUs (nproc), ", h.cpu_model,
+                  "; service, PostgreSQL and load generator share them.\n\n");
+  absl::StrAppend(&out, "Command: `", h.command, "`\n\n");
+  if (!h.service_flags.empty()) {
+    absl::StrAppend(&out, "Service flags: `", h.service_flags, "`\n\n");
+  }
+  if (!h.pg_settings.empty()) {
+    absl::StrAppend(&out, "PostgreSQL settings changed (diagnostics): `", h.pg_settings, "`\n\n");
+  }
+  if (!h.pgbench_command.empty()) {
+    absl::StrAppend(&out, "Reference: `", h.pgbench_command, "`\n\n");
+  }
+  if (rounds.size() > 1) {
+    absl::StrAppend(&out, "Rounds: ", rounds.size(),
+                    "; each row is the round with the median "
+                    "links/s.\n\n");
+  }
+  absl::StrAppend(&out, ThroughputTable(pgbench_tps, rows), "\n", Verdicts(pgbench_tps, rows), "\n",
+                  RoundRatios(rounds), CostTable(rows));
+  absl::StrAppend(
+      &out,
+      "\nCPU columns: per link created in the measured window (the pgbench row: per row "
+      "inserted, whole run; a diagnostic row: per call). \"links per write tx\" is links / "
+      "transaction ids consumed: "
+      "the average group-commit batch. WAL fsyncs come from pg_stat_wal (published by "
+      "backends about once a second: approximate).\n");
+  for (const ReportRow& r : rows) {
+    if (r.statements.empty()) continue;
+    absl::StrAppend(&out, "\nTop statements (pg_stat_statements), ", r.name, ":\n\n", r.statements);
+  }
+  return out;
+}
+
+}  // namespace shortener::bench

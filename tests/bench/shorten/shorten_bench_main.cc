@@ -1,0 +1,314 @@
+// shorten_bench: durable Shorten / BatchShorten throughput of the real
+// shorten-service over gRPC, side by side with pgbench's one-row-INSERT-per-
+// transaction rate on the same private PostgreSQL cluster, in one run (the
+// targets are ratios: machines here are shared and noisy). Prints markdown
+// for docs/benchmarks.md. Build in Release: see run.sh.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/bench/shorten/grpc_load.h"
+#include "tests/bench/shorten/pg_diagnostics.h"
+#include "tests/bench/shorten/pgbench_reference.h"
+#include "tests/bench/shorten/report.h"
+#include "tests/bench/shorten/resource_probe.h"
+#include "tests/support/pg_cluster.h"
+#include "tests/support/service_process.h"
+
+ABSL_FLAG(int, seconds, 10, "length of each measured window (and of the pgbench run)");
+ABSL_FLAG(int, rounds, 1,
+          "repeat pgbench and every load this many times and report the medians (shared "
+          "machines are noisy: 3 or 5 give steadier ratios)");
+ABSL_FLAG(int, warmup_seconds, 2, "gRPC warm-up before each window (not measured)");
+ABSL_FLAG(int, inflight, 64, "Shorten calls in flight; also pgbench's client count");
+ABSL_FLAG(int, channels, 4, "gRPC channels (separate TCP connections) the calls spread over");
+ABSL_FLAG(std::vector<std::string>, batch_inflight, std::vector<std::string>({"2", "4"}),
+          "BatchShorten calls in flight, one run each (the best is compared); empty: skip");
+ABSL_FLAG(int, batch_size, 1000, "URLs per BatchShorten call");
+ABSL_FLAG(std::string, service_flags, "",
+          "extra shorten-service flags, space-separated, e.g. \"--group_commit_threads=3\"");
+ABSL_FLAG(bool, checkpoint_each_phase, true,
+          "CHECKPOINT before pgbench and before each load, so that no phase pays for a "
+          "checkpoint an earlier one triggered; each then pays the full-page writes that "
+          "follow a checkpoint (large for random-key indexes such as link_dedupe's)");
+ABSL_FLAG(bool, skip_pgbench, false, "skip the pgbench reference (no ratios)");
+ABSL_FLAG(int, pgbench_threads, 2, "pgbench -j");
+ABSL_FLAG(std::string, pgbench_protocol, "simple",
+          "pgbench -M: simple (pgbench's default, the reference of the targets), extended or "
+          "prepared (~1.5x the simple rate here)");
+ABSL_FLAG(std::vector<std::string>, pg_settings, {},
+          "diagnostics: PostgreSQL settings name=value applied before the service starts");
+ABSL_FLAG(bool, rpc_floor, false,
+          "diagnostics: also run Shorten with URLs the service rejects before any id or "
+          "database work, to show what the RPC alone costs");
+ABSL_FLAG(bool, statement_stats, false,
+          "diagnostics: load pg_stat_statements and print the top statements of each window");
+
+namespace shortener::bench {
+namespace {
+
+struct BenchConfig {
+  int seconds = 10;
+  int warmup_seconds = 2;
+  int rounds = 1;
+  int inflight = 64;
+  int channels = 4;
+  std::vector<int> batch_inflight;
+  int batch_size = 1000;
+  std::vector<std::string> service_flags;
+  bool skip_pgbench = false;
+  int pgbench_threads = 2;
+  std::string pgbench_protocol;
+  std::vector<std::string> pg_settings;
+  bool statement_stats = false;
+  bool rpc_floor = false;
+  bool checkpoint_each_phase = true;
+  std::string command;  // how this run was invoked, for the report
+};
+
+absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
+  BenchConfig c;
+  c.seconds = absl::GetFlag(FLAGS_seconds);
+  c.warmup_seconds = absl::GetFlag(FLAGS_warmup_seconds);
+  c.rounds = absl::GetFlag(FLAGS_rounds);
+  c.inflight = absl::GetFlag(FLAGS_inflight);
+  c.channels = absl::GetFlag(FLAGS_channels);
+  c.batch_size = absl::GetFlag(FLAGS_batch_size);
+  c.skip_pgbench = absl::GetFlag(FLAGS_skip_pgbench);
+  c.pgbench_threads = absl::GetFlag(FLAGS_pgbench_threads);
+  c.pgbench_protocol = absl::GetFlag(FLAGS_pgbench_protocol);
+  c.pg_settings = absl::GetFlag(FLAGS_pg_settings);
+  c.statement_stats = absl::GetFlag(FLAGS_statement_stats);
+  c.rpc_floor = absl::GetFlag(FLAGS_rpc_floor);
+  c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
+  c.command = command;
+  for (const std::string& s : absl::GetFlag(FLAGS_batch_inflight)) {
+    int n = 0;
+    if (!absl::SimpleAtoi(s, &n) || n < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch_inflight: not a count: ", s));
+    }
+    c.batch_inflight.push_back(n);
+  }
+  c.service_flags = absl::StrSplit(absl::GetFlag(FLAGS_service_flags), ' ', absl::SkipEmpty());
+  if (c.seconds < 1 || c.warmup_seconds < 0 || c.rounds < 1 || c.inflight < 1 || c.channels < 1 ||
+      c.batch_size < 1 || c.batch_size > 1000) {
+    return absl::InvalidArgumentError(
+        "--seconds, --rounds, --inflight, --channels must be >= 1, --batch_size 1..1000");
+  }
+  return c;
+}
+
+std::string Ms(double ms) { return absl::StrFormat("%.1f", ms); }
+
+// Runs one closed-loop load with resource samples (and, when `statements`
+// is set, pg_stat_statements) around its window.
+absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& target,
+                                      ResourceProbe& probe, StatementStats* statements, bool batch,
+                                      int inflight, bool rejected = false) {
+  LoadOptions o;
+  o.target = target;
+  o.channels = c.channels;
+  o.inflight = inflight;
+  o.batch_size = c.batch_size;
+  o.warmup = absl::Seconds(c.warmup_seconds);
+  o.window = absl::Seconds(c.seconds);
+  o.url_tag =
+      absl::StrCat(batch ? "batch" : "single", inflight, "-", absl::ToUnixMicros(absl::Now()));
+  o.rejected_urls = rejected;
+  if (c.checkpoint_each_phase) {
+    if (absl::Status st = probe.Exec("CHECKPOINT"); !st.ok()) return st;
+  }
+  ResourceSample before, after;
+  o.on_window_start = [&] {
+    if (statements != nullptr) statements->Reset();
+    before = probe.Sample();
+  };
+  o.on_window_end = [&] { after = probe.Sample(); };
+  absl::StatusOr<LoadResult> r = batch ? RunBatchShortenLoad(o) : RunShortenLoad(o);
+  if (!r.ok()) return r.status();
+  ReportRow row;
+  row.name = batch ? absl::StrCat("BatchShorten ×", c.batch_size, ", ", inflight, " in flight")
+                   : absl::StrCat("Shorten, ", inflight, " in flight");
+  row.links_per_s = r->links_per_s;
+  row.target_ratio = rejected ? 0 : batch ? 8.0 : 1.5;
+  if (rejected) {
+    // No links: the unit is the rejected call (its rate and CPU per call).
+    row.name =
+        absl::StrCat("diagnostic: Shorten rejected before storage, ", inflight, " in flight");
+    row.links_per_s = r->calls_per_s;
+  }
+  row.latency = absl::StrCat("p50 ", Ms(r->p50_ms), " / p99 ", Ms(r->p99_ms), " ms");
+  row.errors = r->errors();
+  row.ops = rejected ? r->calls : r->links;
+  row.resources = Diff(before, after);
+  if (statements != nullptr) row.statements = statements->Table(8, row.ops);
+  std::fprintf(stderr, "%s: %.0f links/s (%.0f calls/s), %s, errors %lld%s%s\n", row.name.c_str(),
+               r->links_per_s, r->calls_per_s, row.latency.c_str(),
+               static_cast<long long>(r->errors()),
+               r->first_error.empty() ? "" : ", first: ", r->first_error.c_str());
+  return row;
+}
+
+absl::StatusOr<ReportRow> MeasurePgbench(const BenchConfig& c, const testing::PgCluster& pg,
+                                         ResourceProbe& probe, StatementStats* statements,
+                                         const std::string& work_dir, std::string* command) {
+  if (absl::Status st = CreatePgbenchTable(probe); !st.ok()) return st;
+  PgbenchOptions o;
+  o.socket_dir = pg.socket_dir();
+  o.port = pg.port();
+  o.user = pg.user();
+  o.clients = c.inflight;
+  o.threads = c.pgbench_threads;
+  o.seconds = c.seconds;
+  o.protocol = c.pgbench_protocol;
+  o.work_dir = work_dir;
+  if (c.checkpoint_each_phase) {
+    if (absl::Status st = probe.Exec("CHECKPOINT"); !st.ok()) return st;
+  }
+  if (statements != nullptr) statements->Reset();
+  absl::StatusOr<PgbenchResult> r = RunPgbench(o, probe);
+  if (!r.ok()) return r.status();
+  *command = r->command;
+  ReportRow row;
+  row.name = absl::StrCat("pgbench 1-row INSERT/tx, ", c.inflight, " clients");
+  row.links_per_s = r->tps;
+  row.latency = absl::StrCat("avg ", Ms(r->latency_avg_ms), " ms");
+  row.ops = r->resources.write_transactions;
+  row.resources = r->resources;
+  row.service_measured = false;
+  if (statements != nullptr) row.statements = statements->Table(8, row.ops);
+  std::fprintf(stderr, "pgbench: %.0f tps, latency avg %.2f ms\n", r->tps, r->latency_avg_ms);
+  return row;
+}
+
+// What every round measures against: one cluster, one service, probes.
+struct Fixture {
+  std::unique_ptr<testing::PgCluster> pg;
+  std::unique_ptr<testing::ServiceProcess> service;
+  std::unique_ptr<ResourceProbe> probe;
+  std::unique_ptr<StatementStats> statements;  // only with --statement_stats
+  std::string work_dir;                        // pgbench script and log
+};
+
+absl::Status SetUp(const BenchConfig& c, Fixture& f) {
+  absl::StatusOr<std::unique_ptr<testing::PgCluster>> pg = testing::PgCluster::Start();
+  if (!pg.ok()) return pg.status();
+  f.pg = *std::move(pg);
+  if (absl::Status st = ConfigureCluster(*f.pg, c.pg_settings, c.statement_stats); !st.ok()) {
+    return st;
+  }
+  if (c.statement_stats) {
+    absl::StatusOr<std::unique_ptr<StatementStats>> s = StatementStats::Create(f.pg->ConnInfo());
+    if (!s.ok()) return s.status();
+    f.statements = *std::move(s);
+  }
+  testing::ServiceProcessOptions so;
+  so.conninfo = f.pg->ConnInfo();
+  so.extra_flags = c.service_flags;
+  absl::StatusOr<std::unique_ptr<testing::ServiceProcess>> service =
+      testing::ServiceProcess::Start(so);
+  if (!service.ok()) return service.status();
+  f.service = *std::move(service);
+  absl::StatusOr<std::unique_ptr<ResourceProbe>> probe = ResourceProbe::Create(
+      f.service->process().pid(), f.pg->socket_dir() + "/data", f.pg->ConnInfo());
+  if (!probe.ok()) return probe.status();
+  f.probe = *std::move(probe);
+  char templ[] = "/tmp/shorten-bench-XXXXXX";
+  if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
+  f.work_dir = templ;
+  return absl::OkStatus();
+}
+
+// One round: the reference, then every gRPC load, in the same order each
+// time (MedianRows relies on it).
+absl::StatusOr<std::vector<ReportRow>> RunRound(const BenchConfig& c, Fixture& f,
+                                                std::string* pgbench_command) {
+  std::vector<ReportRow> rows;
+  if (!c.skip_pgbench) {
+    absl::StatusOr<ReportRow> row =
+        MeasurePgbench(c, *f.pg, *f.probe, f.statements.get(), f.work_dir, pgbench_command);
+    if (!row.ok()) return row.status();
+    rows.push_back(*std::move(row));
+  }
+  const std::string target = f.service->target();
+  absl::StatusOr<ReportRow> single =
+      MeasureLoad(c, target, *f.probe, f.statements.get(), /*batch=*/false, c.inflight);
+  if (!single.ok()) return single.status();
+  rows.push_back(*std::move(single));
+  for (int inflight : c.batch_inflight) {
+    absl::StatusOr<ReportRow> batch =
+        MeasureLoad(c, target, *f.probe, f.statements.get(), /*batch=*/true, inflight);
+    if (!batch.ok()) return batch.status();
+    rows.push_back(*std::move(batch));
+  }
+  if (c.rpc_floor) {
+    absl::StatusOr<ReportRow> floor = MeasureLoad(c, target, *f.probe, nullptr,
+                                                  /*batch=*/false, c.inflight, /*rejected=*/true);
+    if (!floor.ok()) return floor.status();
+    rows.push_back(*std::move(floor));
+  }
+  if (!f.service->process().running()) {
+    return absl::InternalError(absl::StrCat("shorten-service died; log:\n", f.service->Log()));
+  }
+  return rows;
+}
+
+absl::Status Run(const BenchConfig& c) {
+  Fixture f;
+  absl::Status st = SetUp(c, f);
+  std::vector<std::vector<ReportRow>> rounds;
+  ReportHeader header;
+  for (int i = 0; st.ok() && i < c.rounds; ++i) {
+    if (c.rounds > 1) std::fprintf(stderr, "round %d of %d\n", i + 1, c.rounds);
+    absl::StatusOr<std::vector<ReportRow>> rows = RunRound(c, f, &header.pgbench_command);
+    if (rows.ok()) rounds.push_back(*std::move(rows));
+    st = rows.status();
+  }
+  if (!f.work_dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(f.work_dir, ignored);
+  }
+  if (!st.ok()) return st;
+  header.command = c.command;
+  header.service_flags = absl::StrJoin(c.service_flags, " ");
+  header.pg_settings = absl::StrJoin(c.pg_settings, ", ");
+  header.nproc = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  header.cpu_model = CpuModel();
+  std::printf("%s", FormatReport(header, rounds).c_str());
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace shortener::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("shorten_bench: Shorten/BatchShorten throughput vs pgbench");
+  std::vector<std::string> args(argv, argv + argc);
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<shortener::bench::BenchConfig> config =
+      shortener::bench::ConfigFromFlags(absl::StrJoin(args, " "));
+  if (!config.ok()) {
+    std::fprintf(stderr, "shorten_bench: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  absl::Status st = shortener::bench::Run(*config);
+  if (!st.ok()) {
+    std::fprintf(stderr, "shorten_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
