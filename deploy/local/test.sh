@@ -2,8 +2,11 @@
 # Runs every test: installs missing packages, builds into build/ and runs
 # ctest (unit tests, integration tests on private PostgreSQL clusters the
 # tests start themselves, end-to-end tests with the real binaries).
-#   deploy/local/test.sh            # all tests
-#   deploy/local/test.sh -R codec   # extra arguments go to ctest
+# Then the tests of concurrent code (CTest label `concurrent`) again under
+# ThreadSanitizer (the `tsan` preset, build/tsan).
+#   deploy/local/test.sh                 # everything
+#   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
+#   SHORTENER_SKIP_TSAN=1 deploy/local/test.sh   # skip the TSan pass
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source deploy/local/deps.sh
@@ -18,3 +21,12 @@ cmake --build build -j "$jobs"
 cd build
 # --no-tests=error: a misconfigured build that registers no test must fail.
 ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
+cd ..
+
+if [ -z "${SHORTENER_SKIP_TSAN:-}" ]; then
+  echo "== concurrent tests under ThreadSanitizer"
+  cmake --preset tsan >/dev/null
+  cmake --build --preset tsan -j "$jobs"
+  # TSan exits 66 from a test that had a report, which fails it.
+  ctest --preset tsan --no-tests=error --timeout 600 -j "$jobs"
+fi
