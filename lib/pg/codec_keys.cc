@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/pg/pg_error.h"
+#include "lib/pg/sql.h"
 
 namespace shortener::pg {
 
@@ -13,12 +14,8 @@ absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
   try {
     pqxx::connection conn(conninfo);
     pqxx::work tx(conn);
-    tx.exec_params0(
-        "INSERT INTO codec_keys (format_version, fingerprint) VALUES ($1, $2) "
-        "ON CONFLICT (format_version) DO NOTHING",
-        format_version, fingerprint);
-    pqxx::row stored = tx.exec_params1(
-        "SELECT fingerprint FROM codec_keys WHERE format_version = $1", format_version);
+    tx.exec_params0(sql::kRecordCodecFingerprint, format_version, fingerprint);
+    pqxx::row stored = tx.exec_params1(sql::kReadCodecFingerprint, format_version);
     tx.commit();
     std::string stored_fp = stored[0].as<std::string>();
     if (stored_fp != fingerprint) {

@@ -1,31 +1,39 @@
 #include "lib/pg/connection_pool.h"
 
-#include <libpq-fe.h>
 #include <poll.h>
 
-#include <cstring>
+#include <algorithm>
+#include <map>
 #include <pqxx/pqxx>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "lib/pg/conninfo.h"
+#include "lib/pg/sql.h"
 
 namespace shortener::pg {
 namespace {
 
-// Parses a libpq connection string. Returns false when it is malformed;
-// otherwise stores its password (empty if none) in `password`.
-bool ParseConnInfo(const std::string& conninfo, std::string* password) {
-  char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
-  if (error != nullptr) PQfreemem(error);  // may echo the string: never shown
-  if (options == nullptr) return false;
-  password->clear();
-  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-    if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr) *password = o->val;
+// options.conninfo plus connect_timeout and TCP keepalives where it sets none.
+// A malformed string stays as it is (Validate reports it; connecting fails).
+std::string EffectiveConnInfo(const ConnectionPoolOptions& options) {
+  std::vector<ConnInfoParam> defaults = TcpKeepaliveDefaults();
+  if (options.connect_timeout > absl::ZeroDuration()) {
+    defaults.push_back(
+        {"connect_timeout", std::to_string(ConnectTimeoutSeconds(options.connect_timeout))});
   }
-  PQconninfoFree(options);
-  return true;
+  absl::StatusOr<std::string> conninfo = WithConnInfoDefaults(options.conninfo, defaults);
+  return conninfo.ok() ? *std::move(conninfo) : options.conninfo;
+}
+
+// The password in a connection string; empty if none (or malformed).
+std::string PasswordOf(const std::string& conninfo) {
+  absl::StatusOr<std::map<std::string, std::string>> parsed = ParseConnInfo(conninfo);
+  if (!parsed.ok()) return "";
+  auto it = parsed->find("password");
+  return it == parsed->end() ? "" : it->second;
 }
 
 // An idle connection has nothing to read. Readable data or EOF means the
@@ -63,9 +71,10 @@ void ConnectionPool::Lease::Release() {
   pool_ = nullptr;
 }
 
-ConnectionPool::ConnectionPool(ConnectionPoolOptions options) : options_(std::move(options)) {
-  ParseConnInfo(options_.conninfo, &password_);
-}
+ConnectionPool::ConnectionPool(ConnectionPoolOptions options)
+    : options_(std::move(options)),
+      conninfo_(EffectiveConnInfo(options_)),
+      password_(PasswordOf(options_.conninfo)) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -74,11 +83,7 @@ absl::Status ConnectionPool::Validate(const ConnectionPoolOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("connection pool: max_size must be at least 1, got ", options.max_size));
   }
-  std::string password;
-  if (!ParseConnInfo(options.conninfo, &password)) {
-    return absl::InvalidArgumentError("database connection string is malformed");
-  }
-  return absl::OkStatus();
+  return ParseConnInfo(options.conninfo).status();
 }
 
 absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadline) {
@@ -118,7 +123,7 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadlin
 absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect() {
   std::unique_ptr<pqxx::connection> conn;
   try {
-    conn = std::make_unique<pqxx::connection>(options_.conninfo);
+    conn = std::make_unique<pqxx::connection>(conninfo_);
   } catch (...) {
     absl::Status status = StatusFromCurrentException("connect");
     absl::string_view reason = status.message();
@@ -128,14 +133,25 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> ConnectionPool::Connect() {
     if (!password_.empty()) message = absl::StrReplaceAll(message, {{password_, "***"}});
     return absl::Status(status.code(), message);
   }
-  if (options_.on_connect) {
-    absl::Status status = CatchPqxx("prepare new database connection", [&]() -> absl::Status {
-      options_.on_connect(*conn);
-      return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
-  }
+  absl::Status status = Prepare(*conn);
+  if (!status.ok()) return status;
   return conn;
+}
+
+absl::Status ConnectionPool::Prepare(pqxx::connection& conn) {
+  return CatchPqxx("prepare new database connection", [&]() -> absl::Status {
+    if (options_.statement_timeout > absl::ZeroDuration()) {
+      // Whole milliseconds, at least 1 (0 would mean no limit).
+      const int64_t ms = std::max<int64_t>(
+          1,
+          absl::ToInt64Milliseconds(absl::Ceil(options_.statement_timeout, absl::Milliseconds(1))));
+      pqxx::nontransaction tx(conn);
+      tx.exec_params(sql::kSetStatementTimeout, std::to_string(ms));
+      tx.commit();
+    }
+    if (options_.on_connect) options_.on_connect(conn);
+    return absl::OkStatus();
+  });
 }
 
 void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard) {

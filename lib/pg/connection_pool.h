@@ -9,6 +9,12 @@
 // noticed before it is handed out, so after an outage the pool heals by
 // itself: no process restart.
 //
+// Nothing waits forever on a database that stopped answering: opening a
+// connection is bounded by `connect_timeout`, each statement by
+// `statement_timeout` (server side), and a connection whose server vanished
+// (no FIN, no RST) is dropped by TCP keepalives (pg::TcpKeepaliveDefaults)
+// within about 30 s, unless the connection string sets these itself.
+//
 // Thread-safe (std::mutex, which ThreadSanitizer sees; the system abseil is
 // not instrumented). A Lease (one connection) belongs to one thread at a time.
 #ifndef SHORTENER_LIB_PG_CONNECTION_POOL_H_
@@ -33,8 +39,8 @@ namespace shortener::pg {
 
 struct ConnectionPoolOptions {
   // libpq connection string (key=value or URI). It may hold a password: the
-  // pool never puts it into a status message. Set connect_timeout in it to
-  // bound how long opening a connection may take (libpq's default: forever).
+  // pool never puts it into a status message. Its own connect_timeout and
+  // TCP keepalive parameters win over the pool's defaults.
   std::string conninfo;
   // Connections open at most. Default 8.
   int max_size = 8;
@@ -42,6 +48,16 @@ struct ConnectionPoolOptions {
   // statements. May throw libpqxx exceptions (the connection is then dropped
   // and Acquire fails with their translation). Default: nothing.
   std::function<void(pqxx::connection&)> on_connect;
+  // Bounds opening one connection, as libpq's connect_timeout (whole seconds,
+  // rounded up, at least 2; per address tried), unless `conninfo` sets
+  // connect_timeout itself. Zero or less: libpq's default, wait forever.
+  // Default 5 s.
+  absl::Duration connect_timeout = absl::Seconds(5);
+  // statement_timeout of every connection, set when it is opened (before
+  // `on_connect`): the server cancels a statement that runs longer, which
+  // fails DEADLINE_EXCEEDED. Zero or less: leave the server's setting.
+  // Default 30 s.
+  absl::Duration statement_timeout = absl::Seconds(30);
 };
 
 class ConnectionPool {
@@ -83,7 +99,8 @@ class ConnectionPool {
   // An idle connection, or a new one when fewer than max_size are open, or
   // the first one returned before `deadline`. Errors:
   //  - UNAVAILABLE "database unreachable: <libpq's reason>" when connecting
-  //    fails (server down, authentication, ...); no password in it.
+  //    fails (server down, authentication, no answer within connect_timeout,
+  //    ...); no password in it.
   //  - UNAVAILABLE "database connection pool exhausted: ..." at `deadline`.
   //  - whatever `on_connect` threw, translated by StatusFromCurrentException.
   absl::StatusOr<Lease> Acquire(absl::Time deadline);
@@ -105,9 +122,12 @@ class ConnectionPool {
 
  private:
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect();
+  // Sets statement_timeout and runs on_connect on a new connection.
+  absl::Status Prepare(pqxx::connection& conn);
   void Return(std::unique_ptr<pqxx::connection> conn, bool discard);
 
   const ConnectionPoolOptions options_;
+  std::string conninfo_;  // options_.conninfo plus the defaults it does not override
   std::string password_;  // to redact from libpq's messages
 
   mutable std::mutex mu_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/pg/pg_error.h"
+#include "lib/pg/sql.h"
 
 namespace shortener::pg {
 namespace {
@@ -21,28 +22,22 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
       // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
       // catalog: serialise it under the same lock as the migrations.
       pqxx::work tx(conn);
-      tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
-      tx.exec0(
-          "CREATE TABLE IF NOT EXISTS schema_migrations ("
-          " version integer PRIMARY KEY, name text NOT NULL,"
-          " applied_at timestamptz NOT NULL DEFAULT now())");
+      tx.exec_params(sql::kLockMigrations, kMigrationLockKey);
+      tx.exec0(sql::kCreateSchemaMigrations);
       tx.commit();
     }
     for (const Migration& m : EmbeddedMigrations()) {
       pqxx::work tx(conn);
-      tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
-      pqxx::result done = tx.exec_params(
-          "SELECT 1 FROM schema_migrations WHERE version = $1", m.version);
+      tx.exec_params(sql::kLockMigrations, kMigrationLockKey);
+      pqxx::result done = tx.exec_params(sql::kMigrationApplied, m.version);
       if (!done.empty()) continue;  // rolled back on scope exit
       tx.exec0(m.sql);
-      tx.exec_params0(
-          "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-          m.version, m.name);
+      tx.exec_params0(sql::kRecordMigration, m.version, m.name);
       tx.commit();
       ++applied;
     }
     pqxx::work tx(conn);
-    pqxx::row newest = tx.exec1("SELECT coalesce(max(version), 0) FROM schema_migrations");
+    pqxx::row newest = tx.exec1(sql::kNewestMigration);
     int db_version = newest[0].as<int>();
     int ours = EmbeddedMigrations().empty() ? 0 : EmbeddedMigrations().back().version;
     if (db_version > ours) {

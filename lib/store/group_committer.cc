@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <future>
 #include <memory>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace shortener::store {
 namespace {
@@ -24,6 +28,25 @@ struct ManyResults {
   std::atomic<size_t> remaining;
   GroupCommitter::DoneMany done;
 };
+
+// store.CreateLinks(links), with an exception that escapes it (a store
+// broken by a bug, std::bad_alloc, ...) failing the whole batch: on a
+// committer thread it would otherwise end the process, and its callers
+// would never be answered.
+std::vector<absl::StatusOr<CreateOutcome>> CreateLinksNoThrow(LinkStore& store,
+                                                              absl::Span<const NewLink> links) {
+  std::string what;
+  try {
+    return store.CreateLinks(links);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "not a std::exception";
+  }
+  const absl::Status status =
+      absl::InternalError(absl::StrCat("create links: unexpected exception: ", what));
+  return std::vector<absl::StatusOr<CreateOutcome>>(links.size(), status);
+}
 
 }  // namespace
 
@@ -125,7 +148,7 @@ void GroupCommitter::Commit(std::vector<Pending> batch) {
   std::vector<NewLink> links;
   links.reserve(batch.size());
   for (Pending& p : batch) links.push_back(std::move(p.link));
-  std::vector<absl::StatusOr<CreateOutcome>> results = store_->CreateLinks(links);
+  std::vector<absl::StatusOr<CreateOutcome>> results = CreateLinksNoThrow(*store_, links);
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i].done(i < results.size() ? std::move(results[i])
                                      : absl::InternalError("link store returned too few results"));

@@ -50,7 +50,8 @@ class GroupCommitter {
 
   // Queues `link` and returns without waiting for the database. `done` gets
   // the item's CreateLinks result (see LinkStore::CreateLinks for its codes),
-  // on a committer thread.
+  // on a committer thread. An exception escaping CreateLinks fails its whole
+  // batch INTERNAL "create links: unexpected exception: <what()>".
   void Create(NewLink link, Done done);
 
   // Queues many links together (BatchShorten): they go into one transaction

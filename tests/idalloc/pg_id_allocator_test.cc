@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -61,6 +62,27 @@ int64_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
 }
 
+// A fresh directory under /tmp, removed with everything in it when the test
+// ends, however it ends (a failed REQUIRE throws through here).
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) {
+    std::string pattern = "/tmp/" + prefix + "-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 TEST_CASE("many threads draw unique ids from one allocator on Postgres",
           "[idalloc][pg][concurrent]") {
   const std::string conninfo = SharedPgCluster().ConnInfo();
@@ -106,9 +128,8 @@ TEST_CASE("three processes on one database never issue the same id, one killed a
           "[idalloc][pg][concurrent]") {
   const std::string conninfo = SharedPgCluster().ConnInfo();
   REQUIRE_THAT(testing::CreateSequence(conninfo, "processes"), IsOk());
-  char dir_template[] = "/tmp/idalloc-workers-XXXXXX";
-  REQUIRE(mkdtemp(dir_template) != nullptr);
-  const std::string dir = dir_template;
+  const TempDir temp_dir("idalloc-workers");
+  const std::string& dir = temp_dir.path();
   auto spawn = [&](const std::string& name, int64_t count) {
     absl::StatusOr<Subprocess> p = Subprocess::Spawn(
         {BinaryPath("idalloc_worker"), "--conninfo=" + conninfo, "--sequence=processes",
@@ -148,8 +169,6 @@ TEST_CASE("three processes on one database never issue the same id, one killed a
     all.insert(all.end(), ids.begin(), ids.end());
   }
   CheckAllUnique(all);
-  std::string cleanup = absl::StrCat("rm -rf '", dir, "'");
-  CHECK(std::system(cleanup.c_str()) == 0);
 }
 
 TEST_CASE(
@@ -189,7 +208,8 @@ TEST_CASE(
   CHECK(served <= most);
   CHECK_THAT(failure, HasCodeAndMessage(absl::StatusCode::kUnavailable,
                                         "no id segment available before the deadline"));
-  CHECK(failed_after < absl::Milliseconds(700));
+  // Bounded, not tight: the deadline plus slack for a loaded machine.
+  CHECK(failed_after < absl::Milliseconds(500) + absl::Milliseconds(1500));
 
   REQUIRE_THAT((*cluster)->Resume(), IsOk());
   const int64_t before_max = *std::max_element(ids.begin(), ids.end());

@@ -78,6 +78,22 @@ std::vector<int64_t> DrawConcurrently(SegmentIdAllocator& allocator, int threads
   return all;
 }
 
+// Waits until the background leaser has as many segments ready as it keeps
+// once the current segment passed its prefetch point (prefetch_depth), i.e.
+// until it has caught up. `installed` is the number of segments callers have
+// switched to so far (leases - installed are ready). Polls counters, not the
+// clock: on a loaded machine the leaser may take long to be scheduled, which
+// is not what the tests below are about. Gives up (returns false) after 10 s.
+bool WaitForPrefetch(const SegmentIdAllocator& allocator, int64_t installed) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (true) {
+    const SegmentIdAllocator::Stats stats = allocator.GetStats();
+    if (stats.leases - installed >= stats.prefetch_depth) return true;
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
 void CheckAllUnique(std::vector<int64_t> ids) {
   std::sort(ids.begin(), ids.end());
   CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
@@ -108,34 +124,40 @@ TEST_CASE("ids are unique across 8 threads when tiny segments switch constantly"
 TEST_CASE("the constructor does not block and the first Next waits for the first lease",
           "[idalloc]") {
   InMemorySegmentSource source;
-  source.SetLatency(absl::Milliseconds(200));
+  source.SetLatency(absl::Seconds(2));
   const absl::Time start = absl::Now();
   SegmentIdAllocator allocator(&source, IdAllocatorOptions{});
-  CHECK(absl::Now() - start < absl::Milliseconds(100));
-  absl::StatusOr<int64_t> id = allocator.Next(absl::Now() + absl::Seconds(5));
+  // Far below the lease's 2 s: the constructor did not wait for it.
+  CHECK(absl::Now() - start < absl::Seconds(1));
+  absl::StatusOr<int64_t> id = allocator.Next(absl::Now() + absl::Seconds(30));
   REQUIRE_THAT(id, IsOk());
   CHECK(*id == 1);
-  CHECK(absl::Now() - start >= absl::Milliseconds(150));
+  CHECK(absl::Now() - start >= absl::Milliseconds(1900));
   CHECK(allocator.GetStats().waits == 1);
 }
 
-TEST_CASE("the next segment is prefetched so steady state never waits", "[idalloc]") {
+TEST_CASE("the next segment is prefetched in the background so a switch never waits", "[idalloc]") {
   InMemorySegmentSource source;
-  IdAllocatorOptions options;
-  options.max_step = 1 << 20;
+  IdAllocatorOptions options = FixedStep(1000);  // prefetch point: offset 100
+  options.max_prefetched_segments = 1;           // a plain double buffer
   SegmentIdAllocator allocator(&source, options);
-  // Warm-up: the step doubles up to max_step as segments go fast.
-  while (allocator.GetStats().current_step < options.max_step) {
-    REQUIRE_THAT(Draw(allocator, 10000), IsOk());
-  }
-  REQUIRE_THAT(Draw(allocator, 2 * options.max_step), IsOk());
+  REQUIRE_THAT(Draw(allocator, 1), IsOk());  // the first segment (may wait)
   const SegmentIdAllocator::Stats before = allocator.GetStats();
+  REQUIRE(before.leases == 1);
 
-  REQUIRE_THAT(Draw(allocator, 8 * options.max_step), IsOk());
+  for (int64_t segment = 1; segment <= 8; ++segment) {
+    // Past the prefetch point: the next segment is leased with no caller
+    // asking for it...
+    REQUIRE_THAT(Draw(allocator, 200), IsOk());
+    REQUIRE(WaitForPrefetch(allocator, segment));
+    CHECK(allocator.GetStats().leases == segment + 1);
+    // ...so the caller who uses it up switches without waiting.
+    REQUIRE_THAT(Draw(allocator, 800), IsOk());
+  }
   const SegmentIdAllocator::Stats after = allocator.GetStats();
   CHECK(after.waits == before.waits);
-  CHECK(after.leases - before.leases >= 7);
-  CHECK(after.leases - before.leases <= 9);
+  CHECK(after.leases - before.leases == 8);
+  CHECK(after.prefetch_depth == 1);
 }
 
 TEST_CASE("the step doubles when segments go fast and halves when they go slowly", "[idalloc]") {
@@ -187,18 +209,23 @@ TEST_CASE("more segments are kept ahead while leases outlast segments at max_ste
   REQUIRE_THAT(Draw(allocator, 5000), IsOk());
   CHECK(allocator.GetStats().prefetch_depth == 3);
 
-  // Leases are quick and segments last hours (ids are drawn at a pace that
-  // leaves the leaser time to prefetch): back to a double buffer.
+  // Leases are quick and segments last hours, and ids are drawn at a pace
+  // that leaves the leaser time to prefetch (the test waits for it past each
+  // prefetch point): back to a double buffer, without a caller waiting.
   source.SetLatency(absl::ZeroDuration());
+  int64_t installed = 5;  // 5000 ids of 1000-id segments
+  REQUIRE(WaitForPrefetch(allocator, installed));
+  const int64_t waits_before = allocator.GetStats().waits;
   for (int i = 0; i < 10; ++i) {
     clock.Advance(absl::Hours(1));
-    for (int chunk = 0; chunk < 10; ++chunk) {
-      REQUIRE_THAT(Draw(allocator, 100), IsOk());
-      absl::SleepFor(absl::Milliseconds(5));
-    }
+    REQUIRE_THAT(Draw(allocator, 200), IsOk());  // switches, then passes the prefetch point
+    ++installed;
+    REQUIRE(WaitForPrefetch(allocator, installed));
+    REQUIRE_THAT(Draw(allocator, 800), IsOk());
   }
   CHECK(allocator.GetStats().prefetch_depth == 1);
   CHECK(allocator.GetStats().current_step == 1000);
+  CHECK(allocator.GetStats().waits == waits_before);
 }
 
 TEST_CASE(
@@ -233,7 +260,8 @@ TEST_CASE(
   CHECK_THAT(failure,
              HasCodeAndMessage(absl::StatusCode::kUnavailable, "in-memory source is unavailable"));
   CHECK(failed_after >= absl::Milliseconds(250));
-  CHECK(failed_after < absl::Milliseconds(500));
+  // Bounded, not tight: the deadline plus slack for a loaded machine.
+  CHECK(failed_after < absl::Milliseconds(300) + absl::Milliseconds(1500));
 
   source.SetAvailable(true);
   absl::StatusOr<std::vector<int64_t>> after = Draw(allocator, 500);
@@ -247,12 +275,15 @@ TEST_CASE("a hanging source makes Next fail at the caller's deadline", "[idalloc
   InMemorySegmentSource source;
   source.SetLatency(absl::Seconds(10));
   IdAllocatorOptions options;
-  options.lease_timeout = absl::Milliseconds(500);  // bounds the destructor's wait
+  // Bounds the destructor's wait; longer than the check below may take, so
+  // the lease is still in progress when Next gives up.
+  options.lease_timeout = absl::Seconds(2);
   SegmentIdAllocator allocator(&source, options);
   const absl::Time start = absl::Now();
   CHECK_THAT(allocator.Next(start + absl::Milliseconds(200)),
              HasCodeAndMessage(absl::StatusCode::kUnavailable, "lease in progress"));
-  CHECK(absl::Now() - start < absl::Milliseconds(400));
+  // Bounded by the deadline plus slack, far below the source's 10 s.
+  CHECK(absl::Now() - start < absl::Milliseconds(200) + absl::Milliseconds(1500));
 }
 
 TEST_CASE("an unknown sequence makes Next fail UNAVAILABLE naming the cause", "[idalloc]") {

@@ -4,8 +4,12 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -18,6 +22,7 @@ namespace shortener::store::testing {
 namespace {
 
 using ::shortener::testing::HasCode;
+using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
 // An InMemoryLinkStore whose CreateLinks takes `delay` (like a commit).
@@ -32,6 +37,146 @@ class SlowStore : public InMemoryLinkStore {
  private:
   absl::Duration delay_;
 };
+
+// An InMemoryLinkStore whose CreateLinks calls all wait until Open(), and
+// which records the size of every batch it was given.
+class GatedStore : public InMemoryLinkStore {
+ public:
+  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      sizes_.push_back(links.size());
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return open_; });
+    }
+    return InMemoryLinkStore::CreateLinks(links);
+  }
+
+  // Whether `calls` CreateLinks calls have started, waiting up to 10 s.
+  bool WaitForCalls(size_t calls) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return sizes_.size() >= calls; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  std::vector<size_t> sizes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sizes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  std::vector<size_t> sizes_;
+};
+
+// An InMemoryLinkStore whose CreateLinks throws while `throwing` is set:
+// std::runtime_error, or an int when `throw_int`.
+class ThrowingStore : public InMemoryLinkStore {
+ public:
+  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
+    if (throwing) {
+      if (throw_int) throw 42;
+      throw std::runtime_error("store bug");
+    }
+    return InMemoryLinkStore::CreateLinks(links);
+  }
+  std::atomic<bool> throwing{true};
+  std::atomic<bool> throw_int{false};
+};
+
+// Counts down completions; Wait returns whether all came within 10 s.
+class Countdown {
+ public:
+  explicit Countdown(int n) : left_(n) {}
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--left_ == 0) zero_.notify_all();
+  }
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return zero_.wait_for(lock, std::chrono::seconds(10), [this] { return left_ <= 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable zero_;
+  int left_;
+};
+
+TEST_CASE("links that arrive while both committers are busy share one transaction",
+          "[store][concurrent]") {
+  GatedStore store;
+  GroupCommitter committer(&store, GroupCommitOptions{/*max_batch=*/1000, /*committer_threads=*/2});
+  constexpr int kLinks = 64;
+  std::string owner = UniqueName("owner");
+  std::vector<NewLink> links;
+  for (int i = 0; i < kLinks; ++i) {
+    links.push_back(MakeNewLink(owner, "https://example.com/" + std::to_string(i)));
+  }
+  std::atomic<int> ok{0};
+  Countdown all(kLinks);
+  auto done = [&](absl::StatusOr<CreateOutcome> r) {
+    if (r.ok() && r->created) ++ok;
+    all.Done();
+  };
+  // One link occupies each committer (their CreateLinks wait at the gate);
+  // everything after that queues up.
+  committer.Create(links[0], done);
+  REQUIRE(store.WaitForCalls(1));
+  committer.Create(links[1], done);
+  REQUIRE(store.WaitForCalls(2));
+  for (int i = 2; i < kLinks; ++i) committer.Create(links[i], done);
+  store.Open();
+  REQUIRE(all.Wait());
+  CHECK(ok == kLinks);
+  CHECK(store.sizes() == std::vector<size_t>{1, 1, kLinks - 2});
+  CHECK(committer.GetStats().batches == 3);
+  CHECK(committer.GetStats().links == kLinks);
+}
+
+TEST_CASE("an exception escaping the store fails its batch INTERNAL, not the process",
+          "[store][concurrent]") {
+  ThrowingStore store;
+  GroupCommitter committer(&store, GroupCommitOptions{});
+  std::vector<std::thread> threads;
+  std::atomic<int> internal{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      auto r = committer.CreateAndWait(MakeNewLink(UniqueName("owner"), "https://example.com/"));
+      if (r.status().code() == absl::StatusCode::kInternal &&
+          r.status().message() == "create links: unexpected exception: store bug") {
+        ++internal;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(internal == 8);
+
+  store.throw_int = true;
+  std::promise<std::vector<absl::StatusOr<CreateOutcome>>> many;
+  committer.CreateMany(
+      {MakeNewLink(UniqueName("owner"), "https://example.com/a"),
+       MakeNewLink(UniqueName("owner"), "https://example.com/b")},
+      [&](std::vector<absl::StatusOr<CreateOutcome>> r) { many.set_value(std::move(r)); });
+  std::vector<absl::StatusOr<CreateOutcome>> results = many.get_future().get();
+  REQUIRE(results.size() == 2);
+  for (const auto& r : results) {
+    CHECK_THAT(r, HasCodeAndMessage(absl::StatusCode::kInternal,
+                                    "create links: unexpected exception: not a std::exception"));
+  }
+
+  // The committer threads survived: once the store behaves, links go through.
+  store.throwing = false;
+  CHECK_THAT(committer.CreateAndWait(MakeNewLink(UniqueName("owner"), "https://example.com/")),
+             IsOk());
+  CHECK(store.LinkCount() == 1);
+}
 
 TEST_CASE("64 threads each get their own result, grouped into fewer transactions",
           "[store][concurrent]") {

@@ -181,7 +181,11 @@ TEST_CASE("group commit on PostgreSQL: 64 threads, own results, fewer transactio
               stats.links / seconds);
   CHECK(wrong == 0);
   CHECK(stats.links == kCallers * kPerCaller);
-  CHECK(stats.batches < stats.links);
+  // While one transaction commits, the other callers queue up for the next:
+  // batches carried 20 to 28 links on a loaded 2-core machine (load average
+  // 7 to 9). Four per batch on average leaves a wide margin; the exact
+  // grouping is checked deterministically in group_committer_test.
+  CHECK(stats.batches * 4 <= stats.links);
   CHECK(CountRows(kCountOwnerLinks, owner) == kCallers * kPerCaller);
 }
 

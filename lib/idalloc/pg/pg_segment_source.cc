@@ -7,39 +7,37 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "lib/common/status_macros.h"
+#include "lib/idalloc/pg/queries.h"
+#include "lib/pg/conninfo.h"
 #include "lib/pg/pg_error.h"
 
 namespace shortener::idalloc {
 namespace {
 
-// All SQL of this file. One lease is one statement in autocommit: the UPDATE
-// takes the row lock, so concurrent leases of one sequence serialise and never
-// overlap.
-constexpr char kLeaseStatement[] = "idalloc_lease";
-constexpr char kLeaseSql[] =
-    "UPDATE id_segments SET next_id = next_id + $2::bigint, step = $2::bigint,"
-    " updated_at = now() WHERE name = $1 RETURNING next_id - $2::bigint, next_id";
-constexpr char kSetStatementTimeoutSql[] = "SELECT set_config('statement_timeout', $1, false)";
+using pg_queries::kLeaseSql;
+using pg_queries::kLeaseStatement;
+using pg_queries::kSetStatementTimeoutSql;
 
 constexpr char kWhat[] = "id segment lease";
 
-// libpq's connect_timeout is in whole seconds and treats anything below 2 as 2.
-int64_t ConnectTimeoutSeconds(absl::Duration left) {
-  return std::max<int64_t>(2, absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1))));
+// The connection string with the time left as its connect_timeout (overriding
+// one it sets: the caller's deadline rules).
+std::string WithConnectTimeout(const std::string& conninfo, absl::Duration left) {
+  return pg::WithConnInfoParam(conninfo, "connect_timeout",
+                               std::to_string(pg::ConnectTimeoutSeconds(left)));
 }
 
-// Appends connect_timeout to a key=value or URI connection string; libpq
-// takes the last value of a repeated key.
-std::string WithConnectTimeout(const std::string& conninfo, int64_t seconds) {
-  const bool uri =
-      absl::StartsWith(conninfo, "postgresql://") || absl::StartsWith(conninfo, "postgres://");
-  if (!uri) return absl::StrCat(conninfo, " connect_timeout=", seconds);
-  const char* separator = conninfo.find('?') == std::string::npos ? "?" : "&";
-  return absl::StrCat(conninfo, separator, "connect_timeout=", seconds);
+// The connection string with TCP keepalives unless it sets its own: the
+// statement_timeout only bounds the server's work, so without them a lease to
+// a server that vanished mid-statement (no FIN, no RST) would block the
+// leaser in recv(2) for hours. A malformed string stays as it is: connecting
+// then fails with libpq's own error.
+std::string WithKeepalives(std::string conninfo) {
+  absl::StatusOr<std::string> with = pg::WithConnInfoDefaults(conninfo, pg::TcpKeepaliveDefaults());
+  return with.ok() ? *std::move(with) : conninfo;
 }
 
 // True when an idle connection's socket has something to read: with no query
@@ -73,7 +71,8 @@ struct PgSegmentSource::Connection {
   int64_t statement_timeout_ms = -1;  // as set on the session; -1: server default
 };
 
-PgSegmentSource::PgSegmentSource(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+PgSegmentSource::PgSegmentSource(std::string conninfo)
+    : conninfo_(WithKeepalives(std::move(conninfo))) {}
 
 PgSegmentSource::~PgSegmentSource() = default;
 
@@ -96,8 +95,7 @@ absl::StatusOr<Segment> PgSegmentSource::Lease(const std::string& name, int64_t 
 absl::Status PgSegmentSource::EnsureConnectedLocked(absl::Time deadline) {
   if (conn_ != nullptr) return absl::OkStatus();
   try {
-    conn_ = std::make_unique<Connection>(
-        WithConnectTimeout(conninfo_, ConnectTimeoutSeconds(deadline - absl::Now())));
+    conn_ = std::make_unique<Connection>(WithConnectTimeout(conninfo_, deadline - absl::Now()));
     return absl::OkStatus();
   } catch (...) {
     return pg::StatusFromCurrentException(absl::StrCat(kWhat, ": connect"));

@@ -22,8 +22,9 @@ namespace shortener::idalloc {
 
 class PgSegmentSource : public SegmentSource {
  public:
-  // `conninfo` is a libpq connection string (key=value or URI). Does not
-  // connect yet.
+  // `conninfo` is a libpq connection string (key=value or URI); TCP
+  // keepalives are added unless it sets them (pg::TcpKeepaliveDefaults).
+  // Does not connect yet.
   explicit PgSegmentSource(std::string conninfo);
   ~PgSegmentSource() override;
 

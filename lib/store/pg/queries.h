@@ -6,8 +6,8 @@
 //  - long_url_sha256 goes in as hex text (decode(x, 'hex')).
 //  - Batches go in as arrays (text literals built by pg_arrays.h) and are
 //    expanded with unnest, so a batch costs a constant number of statements.
-//  - Link columns always come out in the order of kLinkColumns, which
-//    ParseLink (pg_link_rows.h) reads.
+//  - Link columns always come out in the order of SHORTENER_LINK_COLUMNS
+//    (kLinkColumnCount of them), which ParseLink (pg_batch.h) reads.
 #ifndef SHORTENER_LIB_STORE_PG_QUERIES_H_
 #define SHORTENER_LIB_STORE_PG_QUERIES_H_
 
