@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/pg/migrations.h"
+#include "tests/support/orphan_reaper.h"
 
 namespace shortener::testing {
 namespace {
@@ -24,10 +25,12 @@ std::string CurrentUserName() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(bool apply_migrations) {
+  ReapOrphans("shortener-pg-");
   std::unique_ptr<PgCluster> c(new PgCluster());
   char templ[] = "/tmp/shortener-pg-XXXXXX";
   if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
   c->dir_ = templ;
+  RecordOwner(c->dir_);
   c->user_ = geteuid() == 0 ? "postgres" : CurrentUserName();
   if (geteuid() == 0) {
     struct passwd* pw = getpwnam("postgres");

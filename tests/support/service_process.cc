@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "tests/support/orphan_reaper.h"
 
 namespace shortener::testing {
 
@@ -36,13 +37,16 @@ absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& o
 
 absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
     ServiceProcessOptions options) {
+  ReapOrphans("shortener-svc-");
   char templ[] = "/tmp/shortener-svc-XXXXXX";
   if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
   std::string dir = templ;
+  RecordOwner(dir);
   if (options.secret_file.empty()) options.secret_file = dir + "/codec.secret";
   int port = options.port != 0 ? options.port : PickUnusedPort();
   absl::StatusOr<Subprocess> process = Launch(options, port, dir + "/service.log");
   if (!process.ok()) return process.status();
+  RecordChild(dir, process->pid());
   std::unique_ptr<ServiceProcess> service(
       new ServiceProcess(std::move(options), *std::move(process), port, dir));
   absl::Time deadline = absl::Now() + service->options_.ready_timeout;
@@ -69,6 +73,7 @@ absl::Status ServiceProcess::Restart() {
   absl::StatusOr<Subprocess> process = Launch(options_, port_, log_path_);
   if (!process.ok()) return process.status();
   process_ = *std::move(process);
+  RecordChild(dir_, process_.pid());
   absl::Time deadline = absl::Now() + options_.ready_timeout;
   while (absl::Now() < deadline) {
     if (!process_.running()) {

@@ -1,0 +1,64 @@
+#include "tests/support/orphan_reaper.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace shortener::testing {
+namespace {
+
+// First line of a file as a PID, or 0.
+int ReadPid(const std::string& path) {
+  std::ifstream in(path);
+  long pid = 0;
+  in >> pid;
+  return in ? static_cast<int>(pid) : 0;
+}
+
+bool Alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+void WritePid(const std::string& path, int pid) {
+  std::ofstream out(path, std::ios::trunc);
+  out << pid << "\n";
+}
+
+}  // namespace
+
+void RecordOwner(const std::string& dir) { WritePid(dir + "/owner.pid", ::getpid()); }
+
+void RecordChild(const std::string& dir, int pid) { WritePid(dir + "/child.pid", pid); }
+
+void ReapOrphans(const std::string& prefix) {
+  DIR* tmp = ::opendir("/tmp");
+  if (tmp == nullptr) return;
+  while (struct dirent* entry = ::readdir(tmp)) {
+    std::string name = entry->d_name;
+    if (!absl::StartsWith(name, prefix)) continue;
+    std::string dir = absl::StrCat("/tmp/", name);
+    int owner = ReadPid(dir + "/owner.pid");
+    // No owner file yet: a test that is starting right now. Leave it.
+    if (owner == 0 || Alive(owner)) continue;
+    int child = ReadPid(dir + "/child.pid");
+    if (Alive(child)) ::kill(child, SIGKILL);
+    // A postmaster's PID is the first line of postmaster.pid; SIGQUIT is its
+    // immediate shutdown.
+    int postmaster = ReadPid(dir + "/data/postmaster.pid");
+    if (Alive(postmaster)) {
+      ::kill(postmaster, SIGQUIT);
+      for (int i = 0; i < 100 && Alive(postmaster); ++i) ::usleep(50000);
+    }
+    std::string cmd = absl::StrCat("rm -rf '", dir, "'");
+    int rc = std::system(cmd.c_str());
+    (void)rc;
+  }
+  ::closedir(tmp);
+}
+
+}  // namespace shortener::testing
