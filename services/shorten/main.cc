@@ -6,6 +6,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "services/shorten/server.h"
 
@@ -32,7 +34,15 @@ ABSL_FLAG(absl::Duration, db_startup_timeout, kDefaults.db_startup_timeout, "how
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight calls may take to finish");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("shorten-service: the gRPC ShortenService (see docs/operations.md)");
+  absl::SetProgramUsageMessage("the gRPC ShortenService (see docs/operations.md)");
+  // --help lists the flags of this file (abseil matches files by program
+  // name by default, which a main.cc never matches).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "services/shorten/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   ServerConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);

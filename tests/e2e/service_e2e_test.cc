@@ -270,6 +270,53 @@ TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") 
   CHECK_THAT(text3, Catch::Contains("NOT_FOUND"));
 }
 
+// Runs shorten-service with `args` (no database needed) and returns its exit
+// code and output.
+std::pair<int, std::string> RunServiceBinary(const std::vector<std::string>& args) {
+  char templ[] = "/tmp/shortener-flags-XXXXXX";
+  REQUIRE(mkdtemp(templ) != nullptr);
+  std::string out_path = std::string(templ) + "/out";
+  std::vector<std::string> argv = {BinaryPath("shorten-service")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto p = Subprocess::Spawn(argv, out_path);
+  REQUIRE(p.ok());
+  std::optional<int> rc = p->Wait(absl::Seconds(20));
+  REQUIRE(rc.has_value());
+  std::ifstream in(out_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::system(absl::StrCat("rm -rf ", templ).c_str());
+  return {*rc, ss.str()};
+}
+
+TEST_CASE("The help flag lists every flag with its default; bad flags fail with one clear line",
+          "[e2e]") {
+  auto [rc, help] = RunServiceBinary({"--help"});
+  for (const char* flag :
+       {"--listen", "--postgres", "--base_url", "--codec_secret_file", "--create_codec_secret",
+        "--min_code_length", "--max_url_length", "--short_domains", "--denied_domains",
+        "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
+        "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
+        "--shutdown_grace"}) {
+    CHECK_THAT(help, Catch::Contains(flag));
+  }
+  CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
+  auto [rc2, missing] = RunServiceBinary({"--codec_secret_file=/tmp/x"});
+  CHECK(rc2 != 0);
+  CHECK_THAT(missing, Catch::Contains("--postgres is required"));
+  auto [rc3, bad_length] =
+      RunServiceBinary({"--postgres=host=/x", "--codec_secret_file=/x", "--min_code_length=11"});
+  CHECK(rc3 != 0);
+  CHECK_THAT(bad_length, Catch::Contains("--min_code_length"));
+  auto [rc4, unknown] = RunServiceBinary({"--no_such_flag"});
+  CHECK(rc4 != 0);
+  CHECK_THAT(unknown, Catch::Contains("no_such_flag"));
+  auto [rc5, no_secret] = RunServiceBinary(
+      {"--postgres=host=/nonexistent", "--codec_secret_file=/nonexistent/secret"});
+  CHECK(rc5 != 0);
+  CHECK_THAT(no_secret, Catch::Contains("--codec_secret_file"));
+}
+
 TEST_CASE("A service started with another code secret refuses to run", "[e2e]") {
   E2eFixture f;
   v1::ShortenResponse out;
