@@ -51,10 +51,14 @@ std::vector<absl::StatusOr<CreateOutcome>> CreateLinksNoThrow(LinkStore& store,
 }  // namespace
 
 GroupCommitter::GroupCommitter(LinkStore* store, GroupCommitOptions options)
-    : store_(store), max_batch_(static_cast<size_t>(std::max(1, options.max_batch))) {
+    : store_(store),
+      max_batch_(static_cast<size_t>(std::max(1, options.max_batch))),
+      parallel_backlog_(static_cast<size_t>(std::max(1, options.parallel_backlog))),
+      parallel_after_(std::max(absl::ZeroDuration(), options.parallel_after)) {
   int n = std::max(1, options.committer_threads);
+  busy_since_.assign(n, absl::InfiniteFuture());
   threads_.reserve(n);
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { CommitLoop(); });
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { CommitLoop(i); });
 }
 
 GroupCommitter::~GroupCommitter() {
@@ -99,34 +103,76 @@ GroupCommitter::Stats GroupCommitter::GetStats() const {
 }
 
 void GroupCommitter::Enqueue(std::vector<Pending> items) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
       for (Pending& p : items) queue_.push_back(std::move(p));
       items.clear();
+      wake = ShouldWake();
     }
   }
   if (items.empty()) {
-    work_.notify_one();
+    if (wake) work_.notify_one();
     return;
   }
   for (Pending& p : items) p.done(absl::UnavailableError("group committer is shutting down"));
 }
 
-void GroupCommitter::CommitLoop() {
+bool GroupCommitter::MayStart(absl::Time now) const {
+  if (queue_.empty()) return false;
+  if (stopping_ || busy_ == 0 || queue_.size() >= parallel_backlog_) return true;
+  absl::Time oldest = *std::min_element(busy_since_.begin(), busy_since_.end());
+  return now - oldest >= parallel_after_;
+}
+
+bool GroupCommitter::ShouldWake() const {
+  // Every idle committer may be asleep without a deadline: wake one when it
+  // may start, or to arm the parallel_after timer for what is queued.
+  // Waking one for nothing costs a context switch per link.
+  if (queue_.empty() || busy_ >= static_cast<int>(busy_since_.size())) return false;
+  return !timer_armed_ || busy_ == 0 || queue_.size() >= parallel_backlog_;
+}
+
+bool GroupCommitter::WaitForBatch(std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    std::vector<Pending> batch;
-    bool more = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping, and everything is done
-      batch = TakeBatch();
-      more = !queue_.empty();
+    if (queue_.empty()) {
+      if (stopping_) return false;  // everything is done
+      work_.wait(lock);
+      continue;
     }
-    // What did not fit goes to an idle committer now, not after this commit.
-    if (more) work_.notify_one();
+    absl::Time now = absl::Now();
+    if (MayStart(now)) return true;
+    if (timer_armed_) {
+      work_.wait(lock);  // another idle committer keeps the time
+      continue;
+    }
+    // A committer is busy and the backlog is small: wait for it to take the
+    // queue itself, or for it to have been busy parallel_after.
+    // Waits of at most a second: an infinite parallel_after must not
+    // overflow the clock arithmetic (the loop checks again anyway).
+    absl::Time oldest = *std::min_element(busy_since_.begin(), busy_since_.end());
+    absl::Duration left = std::min(oldest + parallel_after_ - now, absl::Seconds(1));
+    timer_armed_ = true;
+    work_.wait_for(lock, absl::ToChronoNanoseconds(left));
+    timer_armed_ = false;
+  }
+}
+
+void GroupCommitter::CommitLoop(size_t slot) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (WaitForBatch(lock)) {
+    std::vector<Pending> batch = TakeBatch();
+    busy_ += 1;
+    busy_since_[slot] = absl::Now();
+    // What did not fit may go to an idle committer now, not after this commit.
+    bool wake = ShouldWake();
+    lock.unlock();
+    if (wake) work_.notify_one();
     Commit(std::move(batch));
+    lock.lock();
+    busy_ -= 1;
+    busy_since_[slot] = absl::InfiniteFuture();
   }
 }
 

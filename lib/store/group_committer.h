@@ -5,8 +5,15 @@
 // completed only after its batch returned, so an OK result is durable.
 //
 // Batching is natural, with no timer: a committer that finds work takes it at
-// once; while it commits, new arrivals queue up for the next committer. With
-// 64 callers in flight one transaction carries tens of links instead of one.
+// once; while it commits, new arrivals queue up for the next batch. With 64
+// callers in flight one transaction carries tens of links instead of one.
+//
+// Extra committers join only under a real backlog: while one committer is
+// busy, another starts a batch only when `parallel_backlog` links are queued
+// or the busy one has been committing for `parallel_after`. Otherwise the
+// busy committer takes everything that queued once it is done: fewer, bigger
+// transactions (less database CPU per link) for many small calls, and
+// transactions in parallel for large CreateMany calls.
 //
 // Thread-safe. Callbacks run on a committer thread: keep them short and never
 // block in them on another GroupCommitter call (that would stall a committer).
@@ -24,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "lib/store/link_store.h"
 
 namespace shortener::store {
@@ -31,8 +39,14 @@ namespace shortener::store {
 struct GroupCommitOptions {
   // Links per transaction at most. Default 1000.
   int max_batch = 1000;
-  // Batches in flight at once (one collects while another commits). Default 2.
+  // Batches in flight at most. Default 2.
   int committer_threads = 2;
+  // While a committer is busy, another one starts a batch only when this many
+  // links are queued... Default 256.
+  int parallel_backlog = 256;
+  // ... or when the busy committer started its batch this long ago.
+  // Default 10 ms.
+  absl::Duration parallel_after = absl::Milliseconds(10);
 };
 
 class GroupCommitter {
@@ -79,18 +93,33 @@ class GroupCommitter {
   };
 
   void Enqueue(std::vector<Pending> items);
-  void CommitLoop();
+  void CommitLoop(size_t slot);
+  // Waits until this idle committer may start a batch (see the class
+  // comment); false when stopping and nothing is queued. With mu_ held.
+  bool WaitForBatch(std::unique_lock<std::mutex>& lock);
+  // Whether an idle committer may start a batch now. With mu_ held.
+  bool MayStart(absl::Time now) const;
+  // Whether to wake an idle committer after the queue grew or a committer
+  // started a batch. With mu_ held.
+  bool ShouldWake() const;
   std::vector<Pending> TakeBatch();  // with mu_ held
   void Commit(std::vector<Pending> batch);
 
   LinkStore* const store_;
   const size_t max_batch_;
+  const size_t parallel_backlog_;
+  const absl::Duration parallel_after_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_;  // queue_ got items, or stopping_
+  std::condition_variable work_;  // an idle committer may start, or stopping_
   // Guarded by mu_:
   std::deque<Pending> queue_;
   bool stopping_ = false;
+  int busy_ = 0;              // committers between TakeBatch and the end of Commit
+  bool timer_armed_ = false;  // an idle committer waits for parallel_after
+  // Per committer thread: when its current batch started (InfiniteFuture
+  // while idle).
+  std::vector<absl::Time> busy_since_;
   Stats stats_;
   std::vector<std::thread> threads_;
 };

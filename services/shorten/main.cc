@@ -26,6 +26,8 @@ ABSL_FLAG(std::vector<std::string>, denied_domains, {}, "long_url hosts refused,
 ABSL_FLAG(int, db_pool_size, kDefaults.db_pool_size, "database connections for reads and writes");
 ABSL_FLAG(int, group_commit_batch, kDefaults.group_commit_batch, "most links committed in one transaction");
 ABSL_FLAG(int, group_commit_threads, kDefaults.group_commit_threads, "transactions committing links at once");
+ABSL_FLAG(int, group_commit_parallel_backlog, kDefaults.group_commit_parallel_backlog, "while a transaction commits, another starts only when this many links are queued ...");
+ABSL_FLAG(absl::Duration, group_commit_parallel_after, kDefaults.group_commit_parallel_after, "... or when the committing one started this long ago");
 ABSL_FLAG(int, blocking_threads, kDefaults.blocking_threads, "threads serving Resolve/GetLink/Revoke database reads");
 ABSL_FLAG(int64_t, id_initial_step, kDefaults.id_initial_step, "ids leased per segment at start (the step then adapts)");
 ABSL_FLAG(int64_t, id_max_step, kDefaults.id_max_step, "most ids leased per segment");
@@ -57,6 +59,8 @@ int main(int argc, char** argv) {
   c.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   c.group_commit_batch = absl::GetFlag(FLAGS_group_commit_batch);
   c.group_commit_threads = absl::GetFlag(FLAGS_group_commit_threads);
+  c.group_commit_parallel_backlog = absl::GetFlag(FLAGS_group_commit_parallel_backlog);
+  c.group_commit_parallel_after = absl::GetFlag(FLAGS_group_commit_parallel_after);
   c.blocking_threads = absl::GetFlag(FLAGS_blocking_threads);
   c.id_initial_step = absl::GetFlag(FLAGS_id_initial_step);
   c.id_max_step = absl::GetFlag(FLAGS_id_max_step);

@@ -115,6 +115,12 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   if (c.db_pool_size < 1 || c.group_commit_threads < 1 || c.blocking_threads < 1) {
     return absl::InvalidArgumentError("--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1");
   }
+  if (c.group_commit_parallel_backlog < 1) {
+    return absl::InvalidArgumentError("--group_commit_parallel_backlog must be >= 1");
+  }
+  if (c.group_commit_parallel_after < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--group_commit_parallel_after must not be negative");
+  }
   if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
     return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
   }
@@ -175,6 +181,8 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   store::GroupCommitOptions commit_options;
   commit_options.max_batch = config.group_commit_batch;
   commit_options.committer_threads = config.group_commit_threads;
+  commit_options.parallel_backlog = config.group_commit_parallel_backlog;
+  commit_options.parallel_after = config.group_commit_parallel_after;
   parts->committer = std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
   parts->blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
   ShortenerOptions options;

@@ -25,6 +25,8 @@ struct ServerConfig {
   int db_pool_size = 8;
   int group_commit_batch = 1000;
   int group_commit_threads = 2;
+  int group_commit_parallel_backlog = 256;  // queued links that start a parallel commit
+  absl::Duration group_commit_parallel_after = absl::Milliseconds(10);  // ... or a commit this long
   int blocking_threads = 16;            // for store reads off reactor threads
   int64_t id_initial_step = 1000;
   int64_t id_max_step = 1 << 20;

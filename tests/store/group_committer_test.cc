@@ -125,8 +125,8 @@ TEST_CASE("links that arrive while both committers are busy share one transactio
     if (r.ok() && r->created) ++ok;
     all.Done();
   };
-  // One link occupies each committer (their CreateLinks wait at the gate);
-  // everything after that queues up.
+  // One link occupies each committer (their CreateLinks wait at the gate; the
+  // second starts after parallel_after); everything after that queues up.
   committer.Create(links[0], done);
   REQUIRE(store.WaitForCalls(1));
   committer.Create(links[1], done);
@@ -138,6 +138,95 @@ TEST_CASE("links that arrive while both committers are busy share one transactio
   CHECK(store.sizes() == std::vector<size_t>{1, 1, kLinks - 2});
   CHECK(committer.GetStats().batches == 3);
   CHECK(committer.GetStats().links == kLinks);
+}
+
+// Links for one owner: https://example.com/0 ... /(n-1).
+std::vector<NewLink> NumberedLinks(int n) {
+  std::string owner = UniqueName("owner");
+  std::vector<NewLink> links;
+  for (int i = 0; i < n; ++i) {
+    links.push_back(MakeNewLink(owner, "https://example.com/" + std::to_string(i)));
+  }
+  return links;
+}
+
+TEST_CASE("a second committer starts only once parallel_backlog links are queued",
+          "[store][concurrent]") {
+  GatedStore store;
+  GroupCommitOptions options;
+  options.committer_threads = 2;
+  options.parallel_backlog = 8;
+  options.parallel_after = absl::InfiniteDuration();
+  GroupCommitter committer(&store, options);
+  std::vector<NewLink> links = NumberedLinks(9);
+  Countdown all(9);
+  std::atomic<int> ok{0};  // no Catch assertions off the main thread
+  auto done = [&](absl::StatusOr<CreateOutcome> r) {
+    if (r.ok()) ++ok;
+    all.Done();
+  };
+  committer.Create(links[0], done);
+  REQUIRE(store.WaitForCalls(1));
+  // 7 queued behind a busy committer: the idle one keeps waiting, so the 8th
+  // finds them all still queued and the second batch takes the 8 at once.
+  for (int i = 1; i < 9; ++i) committer.Create(links[i], done);
+  REQUIRE(store.WaitForCalls(2));
+  CHECK(store.sizes() == std::vector<size_t>{1, 8});
+  store.Open();
+  REQUIRE(all.Wait());
+  CHECK(ok == 9);
+  CHECK(committer.GetStats().batches == 2);
+}
+
+TEST_CASE("below parallel_backlog the busy committer takes the queue when it is done",
+          "[store][concurrent]") {
+  GatedStore store;
+  GroupCommitOptions options;
+  options.committer_threads = 3;
+  options.parallel_backlog = 1000;
+  options.parallel_after = absl::InfiniteDuration();
+  GroupCommitter committer(&store, options);
+  std::vector<NewLink> links = NumberedLinks(20);
+  Countdown all(20);
+  std::atomic<int> ok{0};  // no Catch assertions off the main thread
+  auto done = [&](absl::StatusOr<CreateOutcome> r) {
+    if (r.ok()) ++ok;
+    all.Done();
+  };
+  committer.Create(links[0], done);
+  REQUIRE(store.WaitForCalls(1));
+  for (int i = 1; i < 20; ++i) committer.Create(links[i], done);
+  store.Open();
+  REQUIRE(all.Wait());
+  CHECK(ok == 20);
+  CHECK(store.sizes() == std::vector<size_t>{1, 19});
+}
+
+TEST_CASE("a second committer starts once the busy one has been committing parallel_after",
+          "[store][concurrent]") {
+  GatedStore store;
+  GroupCommitOptions options;
+  options.committer_threads = 2;
+  options.parallel_backlog = 1000;
+  options.parallel_after = absl::Milliseconds(50);
+  GroupCommitter committer(&store, options);
+  std::vector<NewLink> links = NumberedLinks(2);
+  Countdown all(2);
+  std::atomic<int> ok{0};  // no Catch assertions off the main thread
+  auto done = [&](absl::StatusOr<CreateOutcome> r) {
+    if (r.ok()) ++ok;
+    all.Done();
+  };
+  absl::Time start = absl::Now();
+  committer.Create(links[0], done);
+  REQUIRE(store.WaitForCalls(1));
+  committer.Create(links[1], done);
+  REQUIRE(store.WaitForCalls(2));  // while the first is still at the gate
+  CHECK(absl::Now() - start >= absl::Milliseconds(50));
+  store.Open();
+  REQUIRE(all.Wait());
+  CHECK(ok == 2);
+  CHECK(store.sizes() == std::vector<size_t>{1, 1});
 }
 
 TEST_CASE("an exception escaping the store fails its batch INTERNAL, not the process",

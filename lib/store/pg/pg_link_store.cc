@@ -27,6 +27,22 @@ struct Attempt {
 // ALREADY_EXISTS (a unique violation). Nothing is committed then.
 absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
                        const BatchKeys& keys, Attempt& attempt, CreatePlan& plan) {
+  if (!attempt.read && attempt.mode == WriteMode::kFast) {
+    // Without a read the write statement is the whole attempt, and in fast
+    // mode it either writes every row or fails (a unique violation aborts the
+    // whole statement): run it on its own, autocommitted, which saves the
+    // BEGIN and COMMIT round trips. Careful mode cannot: a short count must
+    // roll back rows the statement did write.
+    pqxx::nontransaction tx(conn);
+    attempt.found_keys = false;
+    plan = PlanCreate(links, KeyState{});
+    if (!WritePlan(tx, links, plan, attempt.mode)) {
+      // Not expected: without a read nothing is repointed, and a fast insert
+      // either writes every row or throws.
+      return absl::InternalError("create links: an autocommitted write came back short");
+    }
+    return absl::OkStatus();
+  }
   pqxx::work tx(conn);
   KeyState state;
   if (attempt.read) state = ReadKeyState(tx, keys);

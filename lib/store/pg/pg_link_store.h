@@ -10,7 +10,8 @@
 // transactions: one that finds a key taken since its read rolls back and
 // starts again, so no orphan row is ever committed. When the previous batch
 // found none of its keys existing, the read is skipped (the inserts' unique
-// checks find out) and a batch of new links costs one statement and a commit.
+// checks find out) and a batch of new links costs one autocommitted statement:
+// one round trip.
 // Reads are single autocommit statements.
 //
 // Connections come from a lazy pool: Create does not connect, a database
