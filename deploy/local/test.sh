@@ -3,10 +3,10 @@
 # ctest (unit tests, integration tests on private PostgreSQL clusters the
 # tests start themselves, end-to-end tests with the real binaries).
 # Then the tests of concurrent code (CTest label `concurrent`) again under
-# ThreadSanitizer (the `tsan` preset, build/tsan).
+# ThreadSanitizer and under AddressSanitizer + UBSan (presets tsan, asan).
 #   deploy/local/test.sh                 # everything
 #   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
-#   SHORTENER_SKIP_TSAN=1 deploy/local/test.sh   # skip the TSan pass
+#   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source deploy/local/deps.sh
@@ -23,10 +23,14 @@ cd build
 ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
 cd ..
 
-if [ -z "${SHORTENER_SKIP_TSAN:-}" ]; then
-  echo "== concurrent tests under ThreadSanitizer"
-  cmake --preset tsan >/dev/null
-  cmake --build --preset tsan -j "$jobs"
-  # TSan exits 66 from a test that had a report, which fails it.
-  ctest --preset tsan --no-tests=error --timeout 600 -j "$jobs"
+if [ -z "${SHORTENER_SKIP_SANITIZERS:-}" ]; then
+  # CMakePresets.json: `tsan` (build/tsan) and `asan` (ASan + UBSan,
+  # build/asan) run the tests labelled `concurrent`. A sanitizer report makes
+  # the test exit non-zero, which fails it.
+  for preset in tsan asan; do
+    echo "== concurrent tests under the $preset preset"
+    cmake --preset "$preset" >/dev/null
+    cmake --build --preset "$preset" -j "$jobs"
+    ctest --preset "$preset" --no-tests=error --timeout 600 -j "$jobs"
+  done
 fi
