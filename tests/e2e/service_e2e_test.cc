@@ -239,22 +239,35 @@ TEST_CASE("An expire_time outside the Timestamp range is refused", "[e2e]") {
   CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+// Runs build/bin/`binary` with `args` and returns its exit code and output
+// (stdout and stderr).
+std::pair<int, std::string> RunBinary(const std::string& binary,
+                                      const std::vector<std::string>& args) {
+  char templ[] = "/tmp/shortener-run-XXXXXX";
+  REQUIRE(mkdtemp(templ) != nullptr);
+  std::string out_path = std::string(templ) + "/out";
+  std::vector<std::string> argv = {BinaryPath(binary)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto p = Subprocess::Spawn(argv, out_path);
+  REQUIRE(p.ok());
+  std::optional<int> rc = p->Wait(absl::Seconds(20));
+  REQUIRE(rc.has_value());
+  std::ifstream in(out_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::system(absl::StrCat("rm -rf ", templ).c_str());
+  return {*rc, ss.str()};
+}
+
+std::pair<int, std::string> RunServiceBinary(const std::vector<std::string>& args) {
+  return RunBinary("shorten-service", args);
+}
+
 TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") {
   E2eFixture f;
-  std::string out_path = f.service->log_path() + ".ctl";
   auto run = [&](std::vector<std::string> args) {
-    std::remove(out_path.c_str());
-    std::vector<std::string> argv = {BinaryPath("shortenctl"),
-                                     "--service=" + f.service->target()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto p = Subprocess::Spawn(argv, out_path);
-    REQUIRE(p.ok());
-    std::optional<int> rc = p->Wait(absl::Seconds(20));
-    REQUIRE(rc.has_value());
-    std::ifstream in(out_path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return std::make_pair(*rc, ss.str());
+    args.insert(args.begin(), "--service=" + f.service->target());
+    return RunBinary("shortenctl", args);
   };
   auto [rc, text] = run({"--json", "shorten", "https://example.com/from-ctl"});
   REQUIRE(rc == 0);
@@ -268,25 +281,6 @@ TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") 
   auto [rc3, text3] = run({"resolve", "missing-alias"});
   CHECK(rc3 == 1);
   CHECK_THAT(text3, Catch::Contains("NOT_FOUND"));
-}
-
-// Runs shorten-service with `args` (no database needed) and returns its exit
-// code and output.
-std::pair<int, std::string> RunServiceBinary(const std::vector<std::string>& args) {
-  char templ[] = "/tmp/shortener-flags-XXXXXX";
-  REQUIRE(mkdtemp(templ) != nullptr);
-  std::string out_path = std::string(templ) + "/out";
-  std::vector<std::string> argv = {BinaryPath("shorten-service")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto p = Subprocess::Spawn(argv, out_path);
-  REQUIRE(p.ok());
-  std::optional<int> rc = p->Wait(absl::Seconds(20));
-  REQUIRE(rc.has_value());
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::system(absl::StrCat("rm -rf ", templ).c_str());
-  return {*rc, ss.str()};
 }
 
 TEST_CASE("The help flag lists every flag with its default; bad flags fail with one clear line",
