@@ -73,8 +73,10 @@ const char kCountOwnerLinks[] = "SELECT count(*) FROM links WHERE owner = $1";
 
 TEST_CASE("replicas racing for one alias: one wins, the rest get ALREADY_EXISTS",
           "[store][pg][concurrent]") {
+  // 1: every batch that skips the read phase is written with COPY.
+  const int copy_min_links = GENERATE(200, 1);
   const std::string conninfo = shortener::testing::SharedPgCluster().ConnInfo();
-  auto a = NewPgStore(conninfo, 8), b = NewPgStore(conninfo, 8);
+  auto a = NewPgStore(conninfo, 8, copy_min_links), b = NewPgStore(conninfo, 8, copy_min_links);
   for (int round = 0; round < 5; ++round) {
     std::string alias = UniqueName("race"), owner = UniqueName("owner");
     auto results = Race(*a, *b, [&](int t) {
@@ -93,8 +95,10 @@ TEST_CASE("replicas racing for one alias: one wins, the rest get ALREADY_EXISTS"
 
 TEST_CASE("replicas racing for one dedupe key or request_id all get the same link",
           "[store][pg][concurrent]") {
+  // 1: every batch that skips the read phase is written with COPY.
+  const int copy_min_links = GENERATE(200, 1);
   const std::string conninfo = shortener::testing::SharedPgCluster().ConnInfo();
-  auto a = NewPgStore(conninfo, 8), b = NewPgStore(conninfo, 8);
+  auto a = NewPgStore(conninfo, 8, copy_min_links), b = NewPgStore(conninfo, 8, copy_min_links);
   for (int round = 0; round < 5; ++round) {
     std::string owner = UniqueName("owner");
     std::string request = UniqueName("req");
@@ -117,8 +121,10 @@ TEST_CASE("replicas racing for one dedupe key or request_id all get the same lin
 
 TEST_CASE("overlapping batches in different orders all complete with one link per key",
           "[store][pg][concurrent]") {
+  // 1: every batch that skips the read phase is written with COPY.
+  const int copy_min_links = GENERATE(200, 1);
   const std::string conninfo = shortener::testing::SharedPgCluster().ConnInfo();
-  auto a = NewPgStore(conninfo, 8), b = NewPgStore(conninfo, 8);
+  auto a = NewPgStore(conninfo, 8, copy_min_links), b = NewPgStore(conninfo, 8, copy_min_links);
   constexpr int kUrls = 40, kAliases = 5;
   std::string owner = UniqueName("owner");
   std::vector<std::string> aliases;

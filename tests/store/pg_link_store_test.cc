@@ -86,6 +86,9 @@ TEST_CASE("PgLinkStore::Create rejects bad options without connecting", "[store]
   options.max_create_attempts = 0;
   CHECK_THAT(PgLinkStore::Create(options), HasCode(absl::StatusCode::kInvalidArgument));
   options.max_create_attempts = 3;
+  options.copy_min_links = 0;
+  CHECK_THAT(PgLinkStore::Create(options), HasCode(absl::StatusCode::kInvalidArgument));
+  options.copy_min_links = 1;
   options.conninfo = "host=/tmp password=hunter2 garbage";
   auto bad = PgLinkStore::Create(options);
   CHECK_THAT(bad, HasCode(absl::StatusCode::kInvalidArgument));

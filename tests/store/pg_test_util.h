@@ -14,10 +14,14 @@
 
 namespace shortener::store::testing {
 
-inline std::unique_ptr<PgLinkStore> NewPgStore(const std::string& conninfo, int pool_size = 4) {
+// copy_min_links: see PgLinkStoreOptions (1: every batch that skips the read
+// phase is written with COPY).
+inline std::unique_ptr<PgLinkStore> NewPgStore(const std::string& conninfo, int pool_size = 4,
+                                               int copy_min_links = 200) {
   PgLinkStoreOptions options;
   options.conninfo = conninfo;
   options.pool_size = pool_size;
+  options.copy_min_links = copy_min_links;
   auto store = PgLinkStore::Create(options);
   REQUIRE(store.ok());
   return std::move(store).value();

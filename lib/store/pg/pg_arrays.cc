@@ -40,6 +40,20 @@ ArrayLiteral& ArrayLiteral::AddTime(const std::optional<absl::Time>& t) {
   return t.has_value() ? AddTime(*t) : AddNull();
 }
 
+ArrayLiteral& ArrayLiteral::AddBytes(absl::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  Separate();
+  // Inside a quoted element `\\` is one backslash: the element is \x<hex>.
+  body_ += "\"\\\\x";
+  for (char c : bytes) {
+    unsigned char b = static_cast<unsigned char>(c);
+    body_.push_back(kHex[b >> 4]);
+    body_.push_back(kHex[b & 15]);
+  }
+  body_.push_back('"');
+  return *this;
+}
+
 ArrayLiteral& ArrayLiteral::AddNull() {
   Separate();
   body_ += "NULL";

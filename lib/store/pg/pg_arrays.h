@@ -32,6 +32,10 @@ class ArrayLiteral {
   ArrayLiteral& AddTime(absl::Time t);
   ArrayLiteral& AddTime(const std::optional<absl::Time>& t);  // nullopt: NULL
   ArrayLiteral& AddNull();
+  // Raw bytes as a bytea element in hex form ("\\x0aff..."), for a
+  // `$n::bytea[]` parameter: PostgreSQL's bytea input decodes it, with no
+  // per-row decode() call.
+  ArrayLiteral& AddBytes(absl::string_view bytes);
 
   bool empty() const { return count_ == 0; }
   // "{...}".

@@ -1,19 +1,25 @@
 #include "lib/store/pg/pg_batch.h"
 
 #include <algorithm>
+#include <functional>
 #include <pqxx/pqxx>
+#include <pqxx/stream_to>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/queries.h"
 
 namespace shortener::store {
 namespace {
 
+using pg_queries::kCopyAliases;
+using pg_queries::kCopyDedupe;
+using pg_queries::kCopyLinks;
+using pg_queries::kCopyRequests;
 using pg_queries::kReadAliases;
 using pg_queries::kReadDedupe;
 using pg_queries::kReadRequests;
@@ -46,7 +52,7 @@ void ReadDedupe(pqxx::transaction_base& tx, const std::vector<OwnerKey>& keys, K
   ArrayLiteral owners, hashes;
   for (const OwnerKey& k : keys) {
     owners.Add(k.first);
-    hashes.Add(absl::BytesToHexString(k.second));
+    hashes.AddBytes(k.second);
   }
   pqxx::result rows = tx.exec_prepared(kReadDedupe.name, owners.Build(), hashes.Build());
   for (const pqxx::row& row : rows) {
@@ -75,18 +81,18 @@ struct WriteArrays {
   void AddRequest(const RequestWrite& w) {
     req_owner.Add(w.key.first);
     req_id.Add(w.key.second);
-    req_sha.Add(absl::BytesToHexString(w.long_url_sha256));
+    req_sha.AddBytes(w.long_url_sha256);
     req_link.Add(w.link_id);
   }
   void AddDedupe(const DedupeWrite& w) {
     if (w.replaces.has_value()) {
       rep_owner.Add(w.key.first);
-      rep_sha.Add(absl::BytesToHexString(w.key.second));
+      rep_sha.AddBytes(w.key.second);
       rep_link.Add(w.link_id);
       rep_old.Add(*w.replaces);
     } else {
       ded_owner.Add(w.key.first);
-      ded_sha.Add(absl::BytesToHexString(w.key.second));
+      ded_sha.AddBytes(w.key.second);
       ded_link.Add(w.link_id);
     }
   }
@@ -94,13 +100,31 @@ struct WriteArrays {
     id.Add(link.id);
     link_alias.Add(link.alias);
     url.Add(link.long_url);
-    sha.Add(absl::BytesToHexString(in.long_url_sha256));
+    sha.AddBytes(in.long_url_sha256);
     owner.Add(link.owner);
     status.Add(int64_t{link.redirect_status});
     create.AddTime(link.create_time);
     expire.AddTime(link.expire_time);
   }
 };
+
+// bytea in hex form; stream_to doubles the backslash for COPY's text format.
+std::string ByteaText(absl::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + 2 * bytes.size());
+  for (char c : bytes) {
+    unsigned char b = static_cast<unsigned char>(c);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+// A nullable text field of a COPY row: stream_to writes a null pointer as NULL.
+const char* OrNull(const std::optional<std::string>& text) {
+  return text.has_value() ? text->c_str() : nullptr;
+}
 
 }  // namespace
 
@@ -162,6 +186,53 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
   return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
          n[2].as<size_t>() == plan.dedupe.size() - replaced && n[3].as<size_t>() == replaced &&
          n[4].as<size_t>() == plan.new_links.size();
+}
+
+bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan) {
+  for (const DedupeWrite& w : plan.dedupe) {
+    if (w.replaces.has_value()) return false;
+  }
+  // The tables in the order of kWriteBatchFast's inserts: one lock order.
+  if (!plan.requests.empty()) {
+    pqxx::stream_to out(tx, kCopyRequests.table, kCopyRequests.columns);
+    for (const RequestWrite& w : plan.requests) {
+      out << std::make_tuple(std::cref(w.key.first), std::cref(w.key.second),
+                             ByteaText(w.long_url_sha256), w.link_id);
+    }
+    out.complete();
+  }
+  std::vector<std::pair<std::string, int64_t>> aliases;  // sorted: one lock order
+  for (size_t i : plan.new_links) {
+    const Link& link = plan.results[i]->link;
+    if (link.alias.has_value()) aliases.emplace_back(*link.alias, link.id);
+  }
+  if (!aliases.empty()) {
+    std::sort(aliases.begin(), aliases.end());
+    pqxx::stream_to out(tx, kCopyAliases.table, kCopyAliases.columns);
+    for (const auto& [alias, id] : aliases) out << std::make_tuple(std::cref(alias), id);
+    out.complete();
+  }
+  if (!plan.dedupe.empty()) {
+    pqxx::stream_to out(tx, kCopyDedupe.table, kCopyDedupe.columns);
+    for (const DedupeWrite& w : plan.dedupe) {
+      out << std::make_tuple(std::cref(w.key.first), ByteaText(w.key.second), w.link_id);
+    }
+    out.complete();
+  }
+  if (!plan.new_links.empty()) {
+    pqxx::stream_to out(tx, kCopyLinks.table, kCopyLinks.columns);
+    for (size_t i : plan.new_links) {
+      const Link& link = plan.results[i]->link;
+      std::optional<std::string> expire;
+      if (link.expire_time.has_value()) expire = PgTimestamp(*link.expire_time);
+      out << std::make_tuple(link.id, OrNull(link.alias), std::cref(link.long_url),
+                             ByteaText(links[i].long_url_sha256), std::cref(link.owner),
+                             int{link.redirect_status}, PgTimestamp(link.create_time),
+                             OrNull(expire));
+    }
+    out.complete();
+  }
+  return true;
 }
 
 }  // namespace shortener::store

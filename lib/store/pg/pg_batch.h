@@ -41,6 +41,14 @@ enum class WriteMode {
 bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
                WriteMode mode);
 
+// Write phase in COPY form, one COPY per table with rows, for a plan made
+// without a read (nothing to repoint: returns false and writes nothing
+// otherwise). COPY costs PostgreSQL about 30 % less CPU per row than the
+// unnest INSERT but needs a transaction (BEGIN, a COPY per table, COMMIT): for
+// big batches only. Like WriteMode::kFast, a key that exists already throws
+// unique_violation (COPY has no ON CONFLICT); the caller must roll back.
+bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan);
+
 }  // namespace shortener::store
 
 #endif  // SHORTENER_LIB_STORE_PG_PG_BATCH_H_

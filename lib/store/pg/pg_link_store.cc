@@ -26,7 +26,22 @@ struct Attempt {
 // without a read): ABORTED (a write count came back short) or, in fast mode,
 // ALREADY_EXISTS (a unique violation). Nothing is committed then.
 absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
-                       const BatchKeys& keys, Attempt& attempt, CreatePlan& plan) {
+                       const BatchKeys& keys, size_t copy_min_links, Attempt& attempt,
+                       CreatePlan& plan) {
+  if (!attempt.read && attempt.mode == WriteMode::kFast && links.size() >= copy_min_links) {
+    // A big batch of (presumably) new keys: COPY. Like the fast insert, a
+    // key that exists after all throws unique_violation and the transaction
+    // rolls back with nothing committed.
+    pqxx::work tx(conn);
+    attempt.found_keys = false;
+    plan = PlanCreate(links, KeyState{});
+    if (!CopyPlan(tx, links, plan)) {
+      // Not expected: without a read nothing is repointed.
+      return absl::InternalError("create links: a plan made without a read repoints a row");
+    }
+    tx.commit();
+    return absl::OkStatus();
+  }
   if (!attempt.read && attempt.mode == WriteMode::kFast) {
     // Without a read the write statement is the whole attempt, and in fast
     // mode it either writes every row or fails (a unique violation aborts the
@@ -66,6 +81,10 @@ absl::StatusOr<std::unique_ptr<PgLinkStore>> PgLinkStore::Create(PgLinkStoreOpti
   if (options.max_create_attempts < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_create_attempts: must be at least 1, got ", options.max_create_attempts));
+  }
+  if (options.copy_min_links < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("copy_min_links: must be at least 1, got ", options.copy_min_links));
   }
   if (options.acquire_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("acquire_timeout: must be positive");
@@ -108,8 +127,10 @@ absl::Status PgLinkStore::CreateWithRetries(pqxx::connection& conn, absl::Span<c
   absl::Status status;
   bool lost = false;
   for (int i = 0; i < options_.max_create_attempts; ++i) {
-    status =
-        pg::CatchPqxx("create links", [&] { return TryCreate(conn, links, keys, attempt, plan); });
+    status = pg::CatchPqxx("create links", [&] {
+      return TryCreate(conn, links, keys, static_cast<size_t>(options_.copy_min_links), attempt,
+                       plan);
+    });
     // A lost race or a wrong guess leaves nothing behind: the next attempt
     // reads what is committed and decides again. ABORTED covers deadlocks.
     lost = absl::IsAborted(status) ||

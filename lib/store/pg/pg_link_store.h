@@ -11,7 +11,8 @@
 // starts again, so no orphan row is ever committed. When the previous batch
 // found none of its keys existing, the read is skipped (the inserts' unique
 // checks find out) and a batch of new links costs one autocommitted statement:
-// one round trip.
+// one round trip, or, from copy_min_links links on, one COPY per table in a
+// transaction (cheaper for PostgreSQL per row, a few more round trips).
 // Reads are single autocommit statements.
 //
 // Connections come from a lazy pool: Create does not connect, a database
@@ -47,12 +48,17 @@ struct PgLinkStoreOptions {
   // the batch (or a deadlock is detected) before it gives up with ABORTED.
   // Default 10.
   int max_create_attempts = 10;
+  // A batch of at least this many links that skips the read phase is written
+  // with COPY (BEGIN, one COPY per table, COMMIT: ~30 % less PostgreSQL CPU
+  // per row than the one-statement INSERT, for 3+ more round trips). Must be
+  // at least 1. Default 200.
+  int copy_min_links = 200;
 };
 
 class PgLinkStore : public LinkStore {
  public:
-  // Validates the options (INVALID_ARGUMENT: pool_size or
-  // max_create_attempts < 1, acquire_timeout <= 0, malformed conninfo);
+  // Validates the options (INVALID_ARGUMENT: pool_size,
+  // max_create_attempts or copy_min_links < 1, acquire_timeout <= 0, malformed conninfo);
   // does not connect.
   static absl::StatusOr<std::unique_ptr<PgLinkStore>> Create(PgLinkStoreOptions options);
 

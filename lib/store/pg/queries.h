@@ -3,13 +3,17 @@
 // parameters. Conventions:
 //  - Times go in as timestamptz text ("2024-05-01 12:00:00.123456+00") and
 //    come out as bigint microseconds since the epoch: exact both ways.
-//  - long_url_sha256 goes in as hex text (decode(x, 'hex')).
+//  - long_url_sha256 goes in as bytea[] whose elements are in bytea's hex
+//    form (ArrayLiteral::AddBytes): no per-row decode() call.
 //  - Batches go in as arrays (text literals built by pg_arrays.h) and are
 //    expanded with unnest, so a batch costs a constant number of statements.
 //  - Link columns always come out in the order of SHORTENER_LINK_COLUMNS
 //    (kLinkColumnCount of them), which ParseLink (pg_batch.h) reads.
 #ifndef SHORTENER_LIB_STORE_PG_QUERIES_H_
 #define SHORTENER_LIB_STORE_PG_QUERIES_H_
+
+#include <array>
+#include <cstddef>
 
 namespace shortener::store::pg_queries {
 
@@ -64,13 +68,13 @@ inline constexpr Query kReadRequests{
     "               WHERE r.owner = k.owner AND r.request_id = k.request_id LIMIT 1) r ON true"
     " LEFT JOIN links l ON l.id = r.link_id"};
 
-// $1 owners, $2 hex hashes. Row: key index (1-based), target id, link columns.
+// $1 owners, $2 hashes. Row: key index (1-based), target id, link columns.
 inline constexpr Query kReadDedupe{
     "links_read_dedupe",
     "SELECT k.i, d.link_id, " SHORTENER_LINK_COLUMNS
-    " FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(owner, sha, i)"
+    " FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS k(owner, sha, i)"
     " JOIN LATERAL (SELECT d.link_id FROM link_dedupe d WHERE d.owner = k.owner"
-    "               AND d.long_url_sha256 = decode(k.sha, 'hex') LIMIT 1) d ON true"
+    "               AND d.long_url_sha256 = k.sha LIMIT 1) d ON true"
     " LEFT JOIN links l ON l.id = d.link_id"};
 
 // $1 aliases. Row: a taken alias.
@@ -90,18 +94,18 @@ inline constexpr Query kReadAliases{
 //    duplicate link id: a bug, not a race.
 // In both, the dedupe UPDATE rechecks the row it waited for: 0 rows when a
 // concurrent transaction repointed it first.
-// $1-$4 shorten_requests: owners, request ids, hex hashes, link ids.
+// $1-$4 shorten_requests: owners, request ids, hashes, link ids.
 // $5-$6 link_aliases: aliases, link ids.
-// $7-$9 new link_dedupe rows: owners, hex hashes, link ids.
-// $10-$13 repointed link_dedupe rows: owners, hex hashes, link ids, old ids.
-// $14-$21 links: ids, aliases, urls, hex hashes, owners, statuses, create
+// $7-$9 new link_dedupe rows: owners, hashes, link ids.
+// $10-$13 repointed link_dedupe rows: owners, hashes, link ids, old ids.
+// $14-$21 links: ids, aliases, urls, hashes, owners, statuses, create
 //         times, expire times.
 // Row: inserted requests, aliases, dedupe rows, repointed dedupe rows, links.
 #define SHORTENER_WRITE_BATCH(ON_CONFLICT)                                                 \
   "WITH req AS ("                                                                          \
   "  INSERT INTO shorten_requests (owner, request_id, long_url_sha256, link_id)"           \
-  "  SELECT t.owner, t.request_id, decode(t.sha, 'hex'), t.link_id"                        \
-  "  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"                        \
+  "  SELECT t.owner, t.request_id, t.sha, t.link_id"                                       \
+  "  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[])"                       \
   "       AS t(owner, request_id, sha, link_id)" ON_CONFLICT " RETURNING 1),"              \
   " ali AS ("                                                                              \
   "  INSERT INTO link_aliases (alias, link_id)"                                            \
@@ -109,22 +113,22 @@ inline constexpr Query kReadAliases{
   ON_CONFLICT " RETURNING 1),"                                                             \
   " ded AS ("                                                                              \
   "  INSERT INTO link_dedupe (owner, long_url_sha256, link_id)"                            \
-  "  SELECT t.owner, decode(t.sha, 'hex'), t.link_id"                                      \
-  "  FROM unnest($7::text[], $8::text[], $9::bigint[]) AS t(owner, sha, link_id)"          \
+  "  SELECT t.owner, t.sha, t.link_id"                                                     \
+  "  FROM unnest($7::text[], $8::bytea[], $9::bigint[]) AS t(owner, sha, link_id)"         \
   ON_CONFLICT " RETURNING 1),"                                                             \
   " rep AS ("                                                                              \
   "  UPDATE link_dedupe d SET link_id = t.link_id"                                         \
-  "  FROM unnest($10::text[], $11::text[], $12::bigint[], $13::bigint[])"                  \
+  "  FROM unnest($10::text[], $11::bytea[], $12::bigint[], $13::bigint[])"                 \
   "       AS t(owner, sha, link_id, old_link_id)"                                          \
-  "  WHERE d.owner = t.owner AND d.long_url_sha256 = decode(t.sha, 'hex')"                 \
+  "  WHERE d.owner = t.owner AND d.long_url_sha256 = t.sha"                                \
   "    AND d.link_id = t.old_link_id"                                                      \
   "  RETURNING 1),"                                                                        \
   " lnk AS ("                                                                              \
   "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
   "                     create_time, expire_time)"                                         \
-  "  SELECT t.id, t.alias, t.long_url, decode(t.sha, 'hex'), t.owner, t.status,"           \
+  "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"                          \
   "         t.create_time, t.expire_time"                                                  \
-  "  FROM unnest($14::bigint[], $15::text[], $16::text[], $17::text[], $18::text[],"       \
+  "  FROM unnest($14::bigint[], $15::text[], $16::text[], $17::bytea[], $18::text[],"      \
   "              $19::smallint[], $20::timestamptz[], $21::timestamptz[])"                 \
   "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time)"         \
   "  RETURNING 1)"                                                                         \
@@ -139,6 +143,23 @@ inline constexpr Query kWriteBatchCareful{"links_write_batch_careful",
 #undef SHORTENER_WRITE_BATCH
 #undef SHORTENER_LINK_COLUMNS
 // clang-format on
+
+// CreateLinks, write phase in COPY form (CopyPlan in pg_batch.h: big batches
+// that skip the read phase). No ON CONFLICT: a taken key raises
+// unique_violation, as kWriteBatchFast does. Columns in the order CopyPlan
+// writes the fields; tables written in the order of kWriteBatchFast's inserts.
+template <size_t N>
+struct CopyTarget {
+  const char* table;
+  std::array<const char*, N> columns;
+};
+inline constexpr CopyTarget<4> kCopyRequests{"shorten_requests",
+                                             {"owner", "request_id", "long_url_sha256", "link_id"}};
+inline constexpr CopyTarget<2> kCopyAliases{"link_aliases", {"alias", "link_id"}};
+inline constexpr CopyTarget<3> kCopyDedupe{"link_dedupe", {"owner", "long_url_sha256", "link_id"}};
+inline constexpr CopyTarget<8> kCopyLinks{"links",
+                                          {"id", "alias", "long_url", "long_url_sha256", "owner",
+                                           "redirect_status", "create_time", "expire_time"}};
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
