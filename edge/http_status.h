@@ -1,0 +1,86 @@
+// The edge's one table from "what happened" to "what HTTP says": a resolve
+// outcome (or a decision made before any look-up, see request_target.h)
+// becomes a ResponsePlan (status, reason, fixed header lines, body) that
+// response_builder.h turns into bytes. Every status the edge sends is here.
+//
+// Decisions (also for docs/edge.md):
+// - Every response carries Cache-Control. 302/307 get "private, max-age=0"
+//   so neither browsers nor proxies reuse a redirect that may be revoked a
+//   second later. 301/308 get "private, max-age=300": without an explicit
+//   lifetime browsers keep a 301 indefinitely, so a revoked permanent link
+//   would never stop working for someone who clicked it once; five minutes
+//   bounds that, and "private" keeps shared proxies out. Errors (404, 410,
+//   400, ...) are heuristically cacheable by default, so they get "no-store":
+//   a 404 may become a link and a 503 must not stick.
+// - A stored URL that is not a safe Location value (empty, or any byte
+//   outside visible ASCII 0x21..0x7E: CR, LF, NUL, space, controls, non-ASCII)
+//   or a redirect status outside 301/302/307/308 is refused with
+//   502 Bad Gateway: the bad value came from upstream (the service or the
+//   cache it filled), the request was fine. Callers should count it and must
+//   not cache the outcome.
+// - 503 carries "Retry-After: 1". 405 carries "Allow: GET, HEAD".
+// - Nothing from the request is ever placed in a header or body; the only
+//   dynamic header value is the Location, checked as above.
+//
+// Thread safety: pure functions returning views of static storage (and of
+// the caller's location string); safe from any thread.
+#ifndef SHORTENER_EDGE_HTTP_STATUS_H_
+#define SHORTENER_EDGE_HTTP_STATUS_H_
+
+#include "absl/strings/string_view.h"
+#include "edge/request_target.h"
+
+namespace shortener::edge {
+
+// What the cache or the service said about a code or alias.
+enum class ResolveOutcome {
+  kActive,       // redirect to location with redirect_status
+  kRevoked,      // 410
+  kExpired,      // 410
+  kNotFound,     // 404
+  kInvalid,      // 400: the service judged the code malformed
+  kUnavailable,  // 503: service unreachable and nothing cached
+};
+
+struct ResolveResult {
+  ResolveOutcome outcome = ResolveOutcome::kNotFound;
+  // For kActive: 301, 302, 307 or 308. Default 302.
+  int redirect_status = 302;
+  // For kActive: the stored (normalised) long URL. Not owned; must outlive
+  // the plan built from it.
+  absl::string_view location;
+};
+
+// A decided response without framing (Connection, Date, Content-Length are
+// added by response_builder.h).
+struct ResponsePlan {
+  int status = 500;
+  absl::string_view reason;  // "Found"
+  // Empty unless a redirect: the value of the Location header.
+  absl::string_view location;
+  // Fixed header lines, each ending in CRLF ("Cache-Control: ...\r\n").
+  absl::string_view headers;
+  // Empty or a small static text; sent with Content-Type text/plain.
+  absl::string_view body;
+};
+
+// True iff `url` is non-empty and every byte is visible ASCII (0x21..0x7E).
+bool IsSafeLocation(absl::string_view url);
+
+// The response for a resolve outcome. kActive with an unsafe location or an
+// unknown redirect status gives the 502 plan (see above).
+ResponsePlan PlanForOutcome(const ResolveResult& result);
+
+// The response for a decision made without a look-up: kPrefiltered (404,
+// same bytes as an unknown code), kBadRequest, kMethodNotAllowed,
+// kUriTooLong, kHealthz (200 "ok"), kFavicon (204), kRobots (200).
+// kLookupCode/kLookupAlias/kReadyz/kMetrics need a look-up or live state and
+// are not decided here: they give the 500 plan (a caller bug).
+ResponsePlan PlanForTarget(TargetKind kind);
+
+// /readyz: 200 "ready" or 503 "not ready" (with Retry-After).
+ResponsePlan PlanForReadiness(bool ready);
+
+}  // namespace shortener::edge
+
+#endif  // SHORTENER_EDGE_HTTP_STATUS_H_

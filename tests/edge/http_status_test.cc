@@ -1,0 +1,142 @@
+// The status table: every outcome and local decision, cache headers, and the
+// Location safety check.
+#include "edge/http_status.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace shortener::edge {
+namespace {
+
+ResponsePlan Active(int status, absl::string_view location) {
+  ResolveResult result;
+  result.outcome = ResolveOutcome::kActive;
+  result.redirect_status = status;
+  result.location = location;
+  return PlanForOutcome(result);
+}
+
+ResponsePlan Outcome(ResolveOutcome outcome) {
+  ResolveResult result;
+  result.outcome = outcome;
+  return PlanForOutcome(result);
+}
+
+bool HasHeader(const ResponsePlan& plan, absl::string_view line) {
+  return plan.headers.find(line) != absl::string_view::npos;
+}
+
+TEST_CASE("temporary redirects carry the URL and are not cacheable", "[edge]") {
+  for (int status : {302, 307}) {
+    ResponsePlan plan = Active(status, "https://example.com/a?b=c");
+    CHECK(plan.status == status);
+    CHECK(plan.location == "https://example.com/a?b=c");
+    CHECK(plan.body.empty());
+    CHECK(plan.headers == "Cache-Control: private, max-age=0\r\n");
+  }
+  CHECK(Active(302, "https://x/").reason == "Found");
+  CHECK(Active(307, "https://x/").reason == "Temporary Redirect");
+}
+
+TEST_CASE("permanent redirects carry a bounded private max-age", "[edge]") {
+  for (int status : {301, 308}) {
+    ResponsePlan plan = Active(status, "https://example.com/");
+    CHECK(plan.status == status);
+    CHECK(plan.location == "https://example.com/");
+    CHECK(plan.headers == "Cache-Control: private, max-age=300\r\n");
+  }
+  CHECK(Active(301, "https://x/").reason == "Moved Permanently");
+  CHECK(Active(308, "https://x/").reason == "Permanent Redirect");
+}
+
+TEST_CASE(
+    "an unsafe stored URL or redirect status gives 502, never a "
+    "redirect",
+    "[edge]") {
+  for (std::string bad :
+       {std::string(""), std::string("https://x/\r\nSet-Cookie: a=b"), std::string("https://x/\n"),
+        std::string("https://x/\r"), std::string("https://x/\0a", 12), std::string("https://x/ a"),
+        std::string("https://x/\t"), std::string("https://x/\x7f"),
+        std::string("https://caf\xc3\xa9.fr/")}) {
+    CHECK_FALSE(IsSafeLocation(bad));
+    ResponsePlan plan = Active(302, bad);
+    CHECK(plan.status == 502);
+    CHECK(plan.location.empty());
+    CHECK(HasHeader(plan, "Cache-Control: no-store\r\n"));
+  }
+  for (int status : {200, 300, 303, 304, 305, 404, 0, -1}) {
+    ResponsePlan plan = Active(status, "https://example.com/");
+    CHECK(plan.status == 502);
+    CHECK(plan.location.empty());
+  }
+  CHECK(IsSafeLocation("https://example.com/%20a?q=%0D%0A#frag"));
+}
+
+TEST_CASE("non-active outcomes map to their statuses with no-store", "[edge]") {
+  CHECK(Outcome(ResolveOutcome::kRevoked).status == 410);
+  CHECK(Outcome(ResolveOutcome::kExpired).status == 410);
+  CHECK(Outcome(ResolveOutcome::kNotFound).status == 404);
+  CHECK(Outcome(ResolveOutcome::kInvalid).status == 400);
+  ResponsePlan unavailable = Outcome(ResolveOutcome::kUnavailable);
+  CHECK(unavailable.status == 503);
+  CHECK(HasHeader(unavailable, "Retry-After: 1\r\n"));
+  for (ResolveOutcome outcome :
+       {ResolveOutcome::kRevoked, ResolveOutcome::kExpired, ResolveOutcome::kNotFound,
+        ResolveOutcome::kInvalid, ResolveOutcome::kUnavailable}) {
+    ResponsePlan plan = Outcome(outcome);
+    CHECK(plan.location.empty());
+    CHECK_FALSE(plan.body.empty());
+    CHECK(HasHeader(plan, "Cache-Control: no-store\r\n"));
+  }
+}
+
+TEST_CASE("local decisions map to their statuses", "[edge]") {
+  ResponsePlan prefiltered = PlanForTarget(TargetKind::kPrefiltered);
+  ResponsePlan not_found = Outcome(ResolveOutcome::kNotFound);
+  // A prober cannot tell a prefiltered code from an unknown one.
+  CHECK(prefiltered.status == 404);
+  CHECK(prefiltered.headers == not_found.headers);
+  CHECK(prefiltered.body == not_found.body);
+
+  CHECK(PlanForTarget(TargetKind::kBadRequest).status == 400);
+  ResponsePlan not_allowed = PlanForTarget(TargetKind::kMethodNotAllowed);
+  CHECK(not_allowed.status == 405);
+  CHECK(HasHeader(not_allowed, "Allow: GET, HEAD\r\n"));
+  CHECK(PlanForTarget(TargetKind::kUriTooLong).status == 414);
+  CHECK(PlanForTarget(TargetKind::kHealthz).status == 200);
+  ResponsePlan favicon = PlanForTarget(TargetKind::kFavicon);
+  CHECK(favicon.status == 204);
+  CHECK(favicon.body.empty());
+  CHECK(PlanForTarget(TargetKind::kRobots).status == 200);
+  CHECK(PlanForReadiness(true).status == 200);
+  ResponsePlan not_ready = PlanForReadiness(false);
+  CHECK(not_ready.status == 503);
+  CHECK(HasHeader(not_ready, "Retry-After: 1\r\n"));
+  // Kinds that need a look-up or live state are not decided by the table.
+  CHECK(PlanForTarget(TargetKind::kLookupCode).status == 500);
+  CHECK(PlanForTarget(TargetKind::kMetrics).status == 500);
+}
+
+TEST_CASE("every plan's fixed headers are well-formed CRLF lines", "[edge]") {
+  std::vector<ResponsePlan> plans = {Active(301, "https://x/"), Active(302, "https://x/"),
+                                     Active(302, "bad url"), PlanForReadiness(false)};
+  for (int k = 0; k <= static_cast<int>(TargetKind::kUriTooLong); ++k) {
+    plans.push_back(PlanForTarget(static_cast<TargetKind>(k)));
+  }
+  for (int o = 0; o <= static_cast<int>(ResolveOutcome::kUnavailable); ++o) {
+    plans.push_back(Outcome(static_cast<ResolveOutcome>(o)));
+  }
+  for (const ResponsePlan& plan : plans) {
+    CHECK(plan.status >= 200);
+    CHECK(plan.status <= 599);
+    CHECK_FALSE(plan.reason.empty());
+    REQUIRE(plan.headers.size() >= 2);
+    CHECK(plan.headers.substr(plan.headers.size() - 2) == "\r\n");
+    CHECK(plan.headers.find("Cache-Control: ") == 0);
+    CHECK(plan.headers.find("\r\n\r\n") == absl::string_view::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shortener::edge
