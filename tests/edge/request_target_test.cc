@@ -56,7 +56,9 @@ TEST_CASE("a generated-shape code whose check fails is prefiltered", "[edge]") {
   for (const char* c = kAlphabet; *c != '\0'; ++c) {
     std::string mutated = code;
     mutated.back() = *c;
-    RequestTarget result = ClassifyRequest("GET", "/" + mutated, codec);
+    // The result views into the target: keep it alive while the result is used.
+    const std::string target = "/" + mutated;
+    RequestTarget result = ClassifyRequest("GET", target, codec);
     if (result.kind == TargetKind::kLookupCode) {
       ++passing;
       CHECK(mutated == code);
