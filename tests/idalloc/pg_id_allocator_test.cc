@@ -21,6 +21,7 @@
 #include "lib/idalloc/segment_id_allocator.h"
 #include "tests/idalloc/pg_test_util.h"
 #include "tests/support/pg_cluster.h"
+#include "tests/idalloc/outage_util.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
 
@@ -192,19 +193,10 @@ TEST_CASE(
   REQUIRE_THAT((*cluster)->Stop(), IsOk());
   // The current and the prefetched segments serve a few hundred more ids.
   const int64_t most = 100 * (1 + options.max_prefetched_segments);
-  absl::Status failure;
-  absl::Duration failed_after;
-  int64_t served = 0;
-  for (; served <= most; ++served) {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<int64_t> id = allocator.Next(start + absl::Milliseconds(500));
-    if (!id.ok()) {
-      failure = id.status();
-      failed_after = absl::Now() - start;
-      break;
-    }
-    ids.push_back(*id);
-  }
+  const OutageDraw draw = DrawUntilFailure(allocator, most, absl::Milliseconds(500), ids);
+  const absl::Status& failure = draw.failure;
+  const absl::Duration failed_after = draw.failed_after;
+  const int64_t served = draw.served;
   CHECK(served <= most);
   CHECK_THAT(failure, HasCodeAndMessage(absl::StatusCode::kUnavailable,
                                         "no id segment available before the deadline"));

@@ -9,6 +9,7 @@
 
 #include "absl/time/clock.h"
 #include "lib/idalloc/segment_source.h"
+#include "tests/idalloc/outage_util.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::idalloc {
@@ -241,19 +242,10 @@ TEST_CASE(
   source.SetAvailable(false);
   // The current and the prefetched segments still serve a few hundred ids.
   const int64_t most = 100 * (1 + options.max_prefetched_segments);
-  absl::Status failure;
-  absl::Duration failed_after;
-  int64_t served = 0;
-  for (; served <= most; ++served) {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<int64_t> id = allocator.Next(start + absl::Milliseconds(300));
-    if (!id.ok()) {
-      failure = id.status();
-      failed_after = absl::Now() - start;
-      break;
-    }
-    before->push_back(*id);
-  }
+  const OutageDraw draw = DrawUntilFailure(allocator, most, absl::Milliseconds(300), *before);
+  const absl::Status& failure = draw.failure;
+  const absl::Duration failed_after = draw.failed_after;
+  const int64_t served = draw.served;
   CHECK(served <= most);
   CHECK_THAT(failure, HasCodeAndMessage(absl::StatusCode::kUnavailable,
                                         "no id segment available before the deadline"));
