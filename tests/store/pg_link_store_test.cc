@@ -163,7 +163,9 @@ void MeasureBatches(LinkStore& store, ReferenceInsert& reference, const char* la
       rate / reference_rate);
 }
 
-TEST_CASE("throughput of CreateLinks with 1000-link batches (printed)", "[store][pg]") {
+// A measurement, not a test: hidden from ctest (Catch2 "[.]" tag); run it with
+//   build/release/bin/store_pg_test "[bench]"
+TEST_CASE("throughput of CreateLinks with 1000-link batches (printed)", "[.][bench][store][pg]") {
   auto store = NewContractStore();
   ReferenceInsert reference;
   MeasureBatches(*store, reference, "dedupe (default):", [](NewLink&, int) {});
