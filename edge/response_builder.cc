@@ -25,6 +25,9 @@ class Cursor {
  public:
   explicit Cursor(char* dst) : start_(dst), pos_(dst) {}
   void Put(absl::string_view s) {
+    // An empty view may have a null data(): memcpy from null is undefined
+    // even for zero bytes.
+    if (s.empty()) return;
     std::memcpy(pos_, s.data(), s.size());
     pos_ += s.size();
   }

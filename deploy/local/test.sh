@@ -3,7 +3,8 @@
 # ctest (unit tests, integration tests on private PostgreSQL clusters the
 # tests start themselves, end-to-end tests with the real binaries).
 # Then the tests of concurrent code (CTest label `concurrent`) again under
-# ThreadSanitizer and under AddressSanitizer + UBSan (presets tsan, asan).
+# ThreadSanitizer (preset tsan), and every test under AddressSanitizer + UBSan
+# (preset asan).
 #   deploy/local/test.sh                 # everything
 #   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
 #   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
@@ -24,11 +25,11 @@ ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
 cd ..
 
 if [ -z "${SHORTENER_SKIP_SANITIZERS:-}" ]; then
-  # CMakePresets.json: `tsan` (build/tsan) and `asan` (ASan + UBSan,
-  # build/asan) run the tests labelled `concurrent`. A sanitizer report makes
-  # the test exit non-zero, which fails it.
+  # CMakePresets.json: `tsan` (build/tsan) runs the tests labelled
+  # `concurrent`; `asan` (ASan + UBSan, build/asan) runs them all. A sanitizer
+  # report makes the test exit non-zero, which fails it.
   for preset in tsan asan; do
-    echo "== concurrent tests under the $preset preset"
+    echo "== tests under the $preset preset"
     cmake --preset "$preset" >/dev/null
     cmake --build --preset "$preset" -j "$jobs"
     ctest --preset "$preset" --no-tests=error --timeout 600 -j "$jobs"
