@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Runs the whole system in the foreground on this machine:
 #   installs missing packages, builds into build/, starts a private
-#   PostgreSQL 15 under .run/ (unix socket only), starts shorten-service,
-#   shortens a demo URL and prints what to try next.
+#   PostgreSQL 15 under .run/ (unix socket only), starts shorten-service and
+#   redirect-edge, shortens a demo URL and prints what to curl.
 # Ctrl-C (or SIGTERM) stops everything it started.
 #
-#   deploy/local/run.sh [--port 50051]
+#   deploy/local/run.sh [--port 50051] [--http_port 8080]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root_dir=$(pwd)
 port=50051
+http_port=8080
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port="$2"; shift 2 ;;
-    *) echo "usage: $0 [--port PORT]" >&2; exit 2 ;;
+    --http_port) http_port="$2"; shift 2 ;;
+    *) echo "usage: $0 [--port PORT] [--http_port PORT]" >&2; exit 2 ;;
   esac
 done
 
@@ -21,9 +23,9 @@ source deploy/local/deps.sh
 shortener_install_deps
 
 echo "== building (build/)"
-# Same build dir and type as test.sh (only the two binaries are built here).
+# Same build dir and type as test.sh (only the three binaries are built here).
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)" --target shorten-service shortenctl
+cmake --build build -j "$(nproc)" --target shorten-service shortenctl redirect-edge
 
 pg_bin=/usr/lib/postgresql/15/bin
 run_dir="$root_dir/.run"
@@ -57,6 +59,21 @@ if [ ! -f "$pg_dir/data/PG_VERSION" ]; then
 fi
 
 service_pid=""
+edge_pid=""
+# SIGTERM, then SIGKILL if still running after 15 s (both drain for at most
+# their --shutdown_grace, 10 s).
+stop_process() {
+  local pid=$1
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 150); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+}
 cleanup() {
   # Ignore further Ctrl-C while draining, so a second one cannot leave
   # PostgreSQL running.
@@ -64,16 +81,9 @@ cleanup() {
   trap - EXIT
   echo
   echo "== stopping"
-  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
-    kill -TERM "$service_pid"
-    # The service drains for at most --shutdown_grace (10 s); then force it.
-    for _ in $(seq 1 150); do
-      kill -0 "$service_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$service_pid" 2>/dev/null || true
-    wait "$service_pid" 2>/dev/null || true
-  fi
+  # The edge first: its in-flight requests may still need the service.
+  stop_process "$edge_pid"
+  stop_process "$service_pid"
   "${as_owner[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1 || true
   echo "stopped (data kept in $pg_dir and $run_dir)"
 }
@@ -90,7 +100,7 @@ conninfo="host=$pg_dir port=5432 user=$pg_user dbname=shortener"
 
 echo "== starting shorten-service on 127.0.0.1:$port (log: $run_dir/service.log)"
 build/bin/shorten-service --listen="127.0.0.1:$port" --postgres="$conninfo" \
-  --base_url="http://localhost:8080/" --codec_secret_file="$run_dir/codec.secret" \
+  --base_url="http://localhost:$http_port/" --codec_secret_file="$run_dir/codec.secret" \
   --create_codec_secret >>"$run_dir/service.log" 2>&1 &
 service_pid=$!
 
@@ -105,15 +115,34 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
+echo "== starting redirect-edge on 127.0.0.1:$http_port (log: $run_dir/edge.log)"
+build/bin/redirect-edge --listen="127.0.0.1:$http_port" --service="127.0.0.1:$port" \
+  --codec_secret_file="$run_dir/codec.secret" >>"$run_dir/edge.log" 2>&1 &
+edge_pid=$!
+for _ in $(seq 1 100); do
+  if ! kill -0 "$edge_pid" 2>/dev/null; then
+    echo "redirect-edge exited; its log:" >&2
+    tail -20 "$run_dir/edge.log" >&2
+    exit 1
+  fi
+  if curl -fsS "http://127.0.0.1:$http_port/readyz" >/dev/null 2>&1; then break; fi
+  sleep 0.1
+done
+
 echo "== shortening a demo URL"
 "${ctl[@]}" shorten "https://www.debian.org/releases/bookworm/"
 code=$("${ctl[@]}" --json shorten "https://www.debian.org/releases/bookworm/" |
   sed -n 's/.*"code":"\([^"]*\)".*/\1/p')
 
+echo "== curl -sI http://127.0.0.1:$http_port/$code"
+curl -sI "http://127.0.0.1:$http_port/$code" | grep -iE '^(HTTP|location|cache-control)' || true
+
 cat <<EOT
 
-shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo).
+shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo),
+redirect-edge on 127.0.0.1:$http_port.
 Try:
+  curl -i http://127.0.0.1:$http_port/$code
   ${ctl[*]} shorten https://example.com/some/long/path
   ${ctl[*]} resolve $code
   ${ctl[*]} get $code
@@ -121,6 +150,8 @@ Try:
   grpcurl -plaintext 127.0.0.1:$port list
   grpcurl -plaintext -d '{"long_url":"https://example.com/"}' 127.0.0.1:$port shortener.v1.ShortenService/Shorten
   grpcurl -plaintext -d '{"code":"$code"}' 127.0.0.1:$port shortener.v1.ShortenService/Resolve
+  curl -s http://127.0.0.1:$http_port/metrics | grep ^edge_http_responses_total
 Press Ctrl-C to stop everything.
 EOT
-wait "$service_pid"
+# Until Ctrl-C, or until either process dies.
+wait -n "$service_pid" "$edge_pid"

@@ -61,13 +61,29 @@ absl::StatusOr<std::vector<absl::StatusOr<Link>>> InMemoryLinkStore::GetByIds(
   return result;
 }
 
-absl::StatusOr<Link> InMemoryLinkStore::Revoke(int64_t id, absl::Time when) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
-  auto it = links_.find(id);
-  if (it == links_.end()) return absl::NotFoundError(absl::StrCat("no link with id ", id));
-  if (!it->second.revoke_time.has_value()) it->second.revoke_time = StoreTime(when);
-  return it->second;
+absl::StatusOr<Link> InMemoryLinkStore::Revoke(int64_t id, absl::Time when,
+                                               const std::string& code) {
+  Link link;
+  bool revoked_now = false;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+    auto it = links_.find(id);
+    if (it == links_.end()) return absl::NotFoundError(absl::StrCat("no link with id ", id));
+    if (!it->second.revoke_time.has_value()) {
+      it->second.revoke_time = StoreTime(when);
+      revoked_now = true;
+    }
+    link = it->second;
+  }
+  // Like a NOTIFY, delivered after the change is visible ("committed").
+  if (revoked_now && on_revoke_) on_revoke_(code);
+  return link;
+}
+
+void InMemoryLinkStore::SetRevocationObserver(
+    std::function<void(const std::string& code)> observer) {
+  on_revoke_ = std::move(observer);
 }
 
 void InMemoryLinkStore::SetAvailable(bool available) {

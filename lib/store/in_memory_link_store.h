@@ -2,6 +2,8 @@
 // database. Same semantics as PgLinkStore (both pass the contract suite in
 // tests/store), nothing durable. SetAvailable(false) makes every call fail
 // with UNAVAILABLE, to test how callers handle a database outage.
+// SetRevocationObserver is its stand-in for PgLinkStore's NOTIFY: it gets the
+// code of every link a Revoke call actually revoked.
 //
 // Thread-safe: one std::shared_mutex (seen by ThreadSanitizer); CreateLinks
 // applies a whole batch under it, so a batch is atomic like a database
@@ -10,6 +12,7 @@
 #define SHORTENER_LIB_STORE_IN_MEMORY_LINK_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -35,10 +38,14 @@ class InMemoryLinkStore : public LinkStore {
   absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
   absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
       absl::Span<const int64_t> ids) override;
-  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) override;
+  // Calls the revocation observer (if any) with `code` after a revocation,
+  // outside the store's lock; not for a link that was revoked already.
+  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
 
   // false: every call fails with UNAVAILABLE until set back to true.
   void SetAvailable(bool available);
+  // Set before the store is shared between threads. Default: none.
+  void SetRevocationObserver(std::function<void(const std::string& code)> observer);
   // Number of link rows stored.
   size_t LinkCount() const;
 
@@ -58,6 +65,7 @@ class InMemoryLinkStore : public LinkStore {
   mutable std::shared_mutex mu_;
   // Guarded by mu_:
   bool available_ = true;
+  std::function<void(const std::string&)> on_revoke_;  // set before sharing
   absl::flat_hash_map<int64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> aliases_;
   absl::flat_hash_map<OwnerKey, int64_t> dedupe_;

@@ -65,7 +65,13 @@ class LinkStore {
   // Marks the link revoked at `when` and returns it. Idempotent: an already
   // revoked link keeps its first revoke_time. NOT_FOUND when absent;
   // UNAVAILABLE when the database is.
-  virtual absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) = 0;
+  // When this call is the one that revokes the link (not when it was revoked
+  // already), the store publishes `code` (the link's code as clients and
+  // edges know it: its alias or its generated code) as an invalidation,
+  // atomically with the revocation: PgLinkStore NOTIFYs it in the same
+  // transaction (delivered to listeners on commit only), InMemoryLinkStore
+  // hands it to its revocation observer.
+  virtual absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) = 0;
 };
 
 }  // namespace shortener::store

@@ -9,6 +9,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/common/termination_signals.h"
 #include "services/shorten/server.h"
 
 using shortener::service::ServerConfig;
@@ -28,7 +29,13 @@ ABSL_FLAG(int, group_commit_batch, kDefaults.group_commit_batch, "most links com
 ABSL_FLAG(int, group_commit_threads, kDefaults.group_commit_threads, "transactions committing links at once");
 ABSL_FLAG(int, group_commit_parallel_backlog, kDefaults.group_commit_parallel_backlog, "while a transaction commits, another starts only when this many links are queued ...");
 ABSL_FLAG(absl::Duration, group_commit_parallel_after, kDefaults.group_commit_parallel_after, "... or when the committing one started this long ago");
-ABSL_FLAG(int, blocking_threads, kDefaults.blocking_threads, "threads serving Resolve/GetLink/Revoke database reads");
+ABSL_FLAG(int, blocking_threads, kDefaults.blocking_threads, "threads serving Revoke and alias look-ups (blocking database calls)");
+ABSL_FLAG(int, resolve_batch, kDefaults.resolve_batch, "most Resolve/GetLink look-ups of generated codes answered by one query");
+ABSL_FLAG(int, resolve_threads, kDefaults.resolve_threads, "batched look-up queries in flight at most");
+ABSL_FLAG(absl::Duration, invalidation_flush, kDefaults.invalidation_flush, "WatchInvalidations: revoked codes this close together share a message");
+ABSL_FLAG(int, invalidation_max_pending, kDefaults.invalidation_max_pending, "WatchInvalidations: codes queued for a slow subscriber before it gets drop_all instead");
+ABSL_FLAG(absl::Duration, keepalive_time, kDefaults.keepalive_time, "gRPC keepalive ping interval on idle connections and streams");
+ABSL_FLAG(absl::Duration, keepalive_timeout, kDefaults.keepalive_timeout, "a connection whose keepalive ping goes unanswered this long is dropped");
 ABSL_FLAG(int64_t, id_initial_step, kDefaults.id_initial_step, "ids leased per segment at start (the step then adapts)");
 ABSL_FLAG(int64_t, id_max_step, kDefaults.id_max_step, "most ids leased per segment");
 ABSL_FLAG(absl::Duration, id_segment_lifetime, kDefaults.id_segment_lifetime, "target lifetime of an id segment; the step adapts to it");
@@ -62,6 +69,12 @@ int main(int argc, char** argv) {
   c.group_commit_parallel_backlog = absl::GetFlag(FLAGS_group_commit_parallel_backlog);
   c.group_commit_parallel_after = absl::GetFlag(FLAGS_group_commit_parallel_after);
   c.blocking_threads = absl::GetFlag(FLAGS_blocking_threads);
+  c.resolve_batch = absl::GetFlag(FLAGS_resolve_batch);
+  c.resolve_threads = absl::GetFlag(FLAGS_resolve_threads);
+  c.invalidation_flush = absl::GetFlag(FLAGS_invalidation_flush);
+  c.invalidation_max_pending = absl::GetFlag(FLAGS_invalidation_max_pending);
+  c.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  c.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
   c.id_initial_step = absl::GetFlag(FLAGS_id_initial_step);
   c.id_max_step = absl::GetFlag(FLAGS_id_max_step);
   c.id_segment_lifetime = absl::GetFlag(FLAGS_id_segment_lifetime);
@@ -71,7 +84,7 @@ int main(int argc, char** argv) {
   // Debian's abseil checks every absl::Mutex (used inside gRPC) for lock-order
   // cycles under a global lock: measurable CPU per call, no use in production.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  shortener::service::BlockTerminationSignals();
+  shortener::BlockTerminationSignals();
   absl::Status status = shortener::service::RunServer(c);
   if (!status.ok()) {
     std::fprintf(stderr, "shorten-service: %s\n", status.ToString().c_str());

@@ -1,7 +1,6 @@
 #include "services/shorten/server.h"
 
-#include <signal.h>
-
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -16,14 +15,18 @@
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
+#include "lib/common/termination_signals.h"
 #include "lib/common/thread_pool.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/pg/codec_keys.h"
 #include "lib/pg/migrations.h"
+#include "lib/pg/notification_listener.h"
 #include "lib/store/group_committer.h"
 #include "lib/store/pg/pg_link_store.h"
+#include "lib/store/read_batcher.h"
 #include "lib/url/url_policy.h"
+#include "services/shorten/invalidation_hub.h"
 #include "services/shorten/shorten_service.h"
 #include "services/shorten/shortener.h"
 
@@ -77,30 +80,7 @@ absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec
                                             codec.Fingerprint());
 }
 
-// Waits for SIGTERM or SIGINT (blocked by BlockTerminationSignals); SIGHUP is
-// ignored for now (nothing to reload yet).
-int WaitForTermination() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  while (true) {
-    int signo = 0;
-    if (sigwait(&set, &signo) == 0 && signo != SIGHUP) return signo;
-  }
-}
-
 }  // namespace
-
-void BlockTerminationSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
 
 absl::Status ValidateConfig(const ServerConfig& c) {
   if (c.postgres.empty()) return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
@@ -120,6 +100,21 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   }
   if (c.group_commit_parallel_after < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--group_commit_parallel_after must not be negative");
+  }
+  if (c.resolve_batch < 1 || c.resolve_batch > 10000 || c.resolve_threads < 1) {
+    return absl::InvalidArgumentError(
+        "--resolve_batch must be between 1 and 10000 and --resolve_threads >= 1");
+  }
+  if (c.invalidation_flush < absl::ZeroDuration() || c.invalidation_flush > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--invalidation_flush must be between 0 and 1s");
+  }
+  if (c.invalidation_max_pending < 1) {
+    return absl::InvalidArgumentError("--invalidation_max_pending must be >= 1");
+  }
+  if (c.keepalive_time < absl::Seconds(1) || c.keepalive_timeout < absl::Seconds(1) ||
+      c.keepalive_time > absl::Hours(24) || c.keepalive_timeout > absl::Hours(24)) {
+    return absl::InvalidArgumentError(
+        "--keepalive_time and --keepalive_timeout must be between 1s and 24h");
   }
   if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
     return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
@@ -141,19 +136,56 @@ struct ServiceParts {
   std::unique_ptr<idalloc::PgSegmentSource> segment_source;
   std::unique_ptr<idalloc::SegmentIdAllocator> ids;
   std::unique_ptr<store::GroupCommitter> committer;
+  std::unique_ptr<store::ReadBatcher> reads;
   std::unique_ptr<ThreadPool> blocking_pool;
+  std::unique_ptr<InvalidationHub> hub;
+  std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub
   std::unique_ptr<Shortener> shortener;
   std::unique_ptr<ShortenServiceImpl> service;
 
   // Call after the gRPC server has shut down (no RPC in flight).
   void Stop() {
+    listener.reset();       // no more hub calls from the listener thread
     blocking_pool.reset();  // runs what is queued (it may still hand links to the committer)
     committer.reset();      // commits what is queued, completes every caller
+    reads.reset();          // answers what is queued
     ids.reset();            // stops the background leaser
     service.reset();
     shortener.reset();
+    hub.reset();
   }
 };
+
+// Every replica listens for the revocations committed by any replica
+// (PgLinkStore::Revoke NOTIFYs the code) and hands them to its hub: one path
+// for its own revocations too, so nothing reaches an edge before it commits.
+absl::Status StartListener(const ServerConfig& config, const std::string& channel,
+                           ServiceParts& parts) {
+  InvalidationHub* hub = parts.hub.get();
+  pg::NotificationListenerOptions options;
+  options.conninfo = config.postgres;
+  options.channel = channel;
+  pg::NotificationCallbacks callbacks;
+  callbacks.on_notification = [hub](const std::string& code) { hub->Publish(code); };
+  callbacks.on_listening = [hub](bool first) {
+    // Revocations committed while nobody listened were missed: every
+    // subscriber drops its cache. (Before the first LISTEN nobody can have
+    // subscribed yet, but it costs nothing to be sure.)
+    if (!first) LogInfo("invalidation listener reconnected: subscribers told to drop all");
+    hub->DropAll();
+  };
+  callbacks.on_lost = [](const absl::Status& why) {
+    LogWarning("invalidation listener: %s; reconnecting", why.ToString());
+  };
+  SHORTENER_ASSIGN_OR_RETURN(parts.listener,
+                             pg::NotificationListener::Start(options, std::move(callbacks)));
+  absl::Duration wait = std::min(config.db_startup_timeout, absl::Seconds(10));
+  if (!parts.listener->WaitUntilListening(absl::Now() + wait)) {
+    LogWarning("invalidation listener not listening after %s; serving anyway (it keeps trying)",
+               absl::FormatDuration(wait));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& config) {
   auto parts = std::make_unique<ServiceParts>();
@@ -184,14 +216,51 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   commit_options.parallel_backlog = config.group_commit_parallel_backlog;
   commit_options.parallel_after = config.group_commit_parallel_after;
   parts->committer = std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
+  store::ReadBatchOptions read_options;
+  read_options.max_batch = config.resolve_batch;
+  read_options.reader_threads = config.resolve_threads;
+  parts->reads = std::make_unique<store::ReadBatcher>(parts->link_store.get(), read_options);
   parts->blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
+  InvalidationHubOptions hub_options;
+  hub_options.flush_interval = config.invalidation_flush;
+  hub_options.max_pending_codes = static_cast<size_t>(config.invalidation_max_pending);
+  parts->hub = std::make_unique<InvalidationHub>(hub_options);
+  SHORTENER_RETURN_IF_ERROR(StartListener(config, store_options.invalidation_channel, *parts));
   ShortenerOptions options;
   options.base_url = config.base_url;
   parts->shortener = std::make_unique<Shortener>(
       parts->codec.get(), parts->url_policy.get(), parts->ids.get(), parts->link_store.get(),
-      parts->committer.get(), parts->blocking_pool.get(), options);
-  parts->service = std::make_unique<ShortenServiceImpl>(parts->shortener.get(), parts->blocking_pool.get());
+      parts->committer.get(), parts->reads.get(), parts->blocking_pool.get(), options);
+  parts->service = std::make_unique<ShortenServiceImpl>(
+      parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get());
   return parts;
+}
+
+// gRPC keepalive: the service pings idle connections every keepalive_time
+// (streams included, however long they stay silent) and drops a connection
+// whose ping goes unanswered for keepalive_timeout, so the subscription of an
+// edge that vanished goes away. Edges (clients) may ping too, as often as
+// every 5 s, also on a stream with no data: that is how an edge notices a
+// dead service behind a silent WatchInvalidations stream.
+void AddKeepaliveArgs(const ServerConfig& config, grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(config.keepalive_time)));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(config.keepalive_timeout)));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+}
+
+// The shutdown summary: calls served per method (a stable format that tests
+// parse: docs/operations.md), then how well reads and invalidations batched.
+void LogServed(const ServiceParts& parts) {
+  LogInfo("%s", parts.service->counters().Summary());
+  store::ReadBatcher::Stats reads = parts.reads->GetStats();
+  InvalidationHub::Stats hub = parts.hub->GetStats();
+  LogInfo("resolve batching: %d look-ups in %d queries; invalidations: %d codes in %d batches, "
+          "%d drop_all(s) from the listener, %d for slow subscribers",
+          reads.lookups, reads.batches, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
 }
 
 // Last resort: if draining hangs (a database that accepts connections but
@@ -218,6 +287,11 @@ absl::Status RunServer(const ServerConfig& config) {
   builder.RegisterService(parts->service.get());
   // BatchShorten of 1000 URLs of 2 KB each must fit.
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // gRPC sets SO_REUSEPORT by default: a second process on the same port
+  // (a misconfigured replica, a test that raced for a free port) would then
+  // silently take half the connections. Fail to start instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  AddKeepaliveArgs(config, builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
@@ -226,16 +300,20 @@ absl::Status RunServer(const ServerConfig& config) {
   LogInfo("shorten-service listening on %s (port %d), base_url %s", config.listen, port,
           config.base_url);
 
-  int signo = WaitForTermination();
+  int signo = ::shortener::WaitForTermination();
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
   StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));
   server->GetHealthCheckService()->SetServingStatus(false);
+  // WatchInvalidations streams never end by themselves: end them now (the
+  // edges resubscribe elsewhere) or Shutdown would wait the whole grace.
+  parts->hub->Close();
   // Stops accepting, lets in-flight calls finish until the grace period ends,
   // then cancels the rest. In-flight Shorten calls complete when their batch
   // commits, which the committer keeps doing until it is destroyed.
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoSeconds(config.shutdown_grace));
   server->Wait();
+  LogServed(*parts);
   parts->Stop();
   LogInfo("shorten-service stopped");
   return absl::OkStatus();

@@ -1,6 +1,8 @@
 // Wiring of shorten-service: builds the codec, URL policy, store, id
-// allocator, group committer and gRPC server from a ServerConfig, serves until
-// SIGTERM/SIGINT, then drains and returns.
+// allocator, group committer, resolve batcher, invalidation hub and its
+// Postgres listener, and the gRPC server from a ServerConfig; serves until
+// SIGTERM/SIGINT, then ends the invalidation streams, drains, logs the calls
+// served and returns.
 #ifndef SHORTENER_SERVICES_SHORTEN_SERVER_H_
 #define SHORTENER_SERVICES_SHORTEN_SERVER_H_
 
@@ -27,7 +29,13 @@ struct ServerConfig {
   int group_commit_threads = 2;
   int group_commit_parallel_backlog = 256;  // queued links that start a parallel commit
   absl::Duration group_commit_parallel_after = absl::Milliseconds(10);  // ... or a commit this long
-  int blocking_threads = 16;            // for store reads off reactor threads
+  int blocking_threads = 16;            // for store calls off reactor threads
+  int resolve_batch = 256;              // ids per batched Resolve query
+  int resolve_threads = 2;              // batched Resolve queries in flight
+  absl::Duration invalidation_flush = absl::Milliseconds(10);  // batching window
+  int invalidation_max_pending = 10000;  // per subscriber, then drop_all
+  absl::Duration keepalive_time = absl::Seconds(10);    // gRPC pings to idle clients
+  absl::Duration keepalive_timeout = absl::Seconds(5);  // unanswered ping: drop the connection
   int64_t id_initial_step = 1000;
   int64_t id_max_step = 1 << 20;
   absl::Duration id_segment_lifetime = absl::Minutes(15);
@@ -39,13 +47,10 @@ struct ServerConfig {
 absl::Status ValidateConfig(const ServerConfig& config);
 
 // Runs the service until SIGTERM or SIGINT (both must be blocked in every
-// thread by the caller before any thread starts: see BlockTerminationSignals).
-// Returns OK after a clean drain, or why it could not start.
+// thread by the caller before any thread starts: see
+// lib/common/termination_signals.h). Returns OK after a clean drain, or why
+// it could not start.
 absl::Status RunServer(const ServerConfig& config);
-
-// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and so in every
-// thread it creates afterwards) so that RunServer can wait for them.
-void BlockTerminationSignals();
 
 }  // namespace shortener::service
 

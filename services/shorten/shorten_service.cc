@@ -1,10 +1,14 @@
 #include "services/shorten/shorten_service.h"
 
+#include <atomic>
+#include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "lib/common/log.h"
 #include "lib/grpcutil/status.h"
+#include "services/shorten/invalidation_stream.h"
 #include "services/shorten/proto_mapping.h"
 
 namespace shortener::service {
@@ -59,6 +63,7 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContext* ctx,
                                                       const v1::ShortenRequest* request,
                                                       v1::ShortenResponse* response) {
+  counters_.Count(Rpc::kShorten);
   absl::StatusOr<ShortenInput> input = FromProto(*request);
   if (!input.ok()) return FinishNow(ctx, input.status());
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
@@ -73,6 +78,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
     grpc::CallbackServerContext* ctx, const v1::BatchShortenRequest* request,
     v1::BatchShortenResponse* response) {
+  counters_.Count(Rpc::kBatchShorten);
   std::vector<ShortenInput> inputs;
   inputs.reserve(request->requests_size());
   // An item whose proto cannot be decoded must still get its own error in its
@@ -118,21 +124,57 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
 grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContext* ctx,
                                                       const v1::ResolveRequest* request,
                                                       v1::ResolveResponse* response) {
+  counters_.Count(Rpc::kResolve);
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  blocking_pool_->Schedule([this, reactor, request, response] {
-    absl::StatusOr<LinkView> view = shortener_->Resolve(request->code());
+  shortener_->Resolve(request->code(), [reactor, response](absl::StatusOr<LinkView> view) {
     if (view.ok()) ToProto(*view, response);
     reactor->Finish(ClientStatus(view.status()));
   });
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ShortenServiceImpl::BatchResolve(grpc::CallbackServerContext* ctx,
+                                                           const v1::BatchResolveRequest* request,
+                                                           v1::BatchResolveResponse* response) {
+  counters_.Count(Rpc::kBatchResolve);
+  constexpr int kMaxCodes = 1000;
+  const int n = request->codes_size();
+  if (n < 1 || n > kMaxCodes) {
+    return FinishNow(ctx, absl::InvalidArgumentError(absl::StrCat(
+                              "codes: BatchResolve takes 1 to ", kMaxCodes, " codes, got ", n)));
+  }
+  // Every slot exists before any lookup starts: callbacks on different
+  // threads then each fill their own element and never touch the container.
+  for (int i = 0; i < n; ++i) response->add_results();
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  auto remaining = std::make_shared<std::atomic<int>>(n);
+  for (int i = 0; i < n; ++i) {
+    // Concurrent lookups of generated codes share the read batcher's
+    // queries, so the codes of one call mostly go out in one statement.
+    shortener_->Resolve(request->codes(i), [reactor, response, remaining,
+                                            i](absl::StatusOr<LinkView> view) {
+      v1::BatchResolveResult* result = response->mutable_results(i);
+      if (view.ok()) {
+        ToProto(*view, result->mutable_response());
+      } else {
+        const grpc::Status item = ClientStatus(view.status());
+        result->mutable_error()->set_code(static_cast<int>(item.error_code()));
+        result->mutable_error()->set_message(item.error_message());
+      }
+      if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        reactor->Finish(grpc::Status::OK);
+      }
+    });
+  }
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContext* ctx,
                                                       const v1::GetLinkRequest* request,
                                                       v1::Link* response) {
+  counters_.Count(Rpc::kGetLink);
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  blocking_pool_->Schedule([this, reactor, request, response] {
-    absl::StatusOr<LinkView> view = shortener_->GetLink(request->code());
+  shortener_->GetLink(request->code(), [reactor, response](absl::StatusOr<LinkView> view) {
     if (view.ok()) ToProto(*view, response);
     reactor->Finish(ClientStatus(view.status()));
   });
@@ -142,6 +184,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext* ctx,
                                                      const v1::RevokeRequest* request,
                                                      v1::Link* response) {
+  counters_.Count(Rpc::kRevoke);
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   blocking_pool_->Schedule([this, reactor, request, response] {
     absl::StatusOr<LinkView> view = shortener_->Revoke(request->code());
@@ -154,28 +197,21 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
                                                            const v1::RecordClicksRequest*,
                                                            v1::RecordClicksResponse*) {
+  counters_.Count(Rpc::kRecordClicks);
   return FinishNow(ctx, absl::UnimplementedError("RecordClicks: click statistics are not implemented yet"));
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
                                                             const v1::GetClickStatsRequest*,
                                                             v1::GetClickStatsResponse*) {
+  counters_.Count(Rpc::kGetClickStats);
   return FinishNow(ctx, absl::UnimplementedError("GetClickStats: click statistics are not implemented yet"));
 }
 
-namespace {
-// Finishes a server stream immediately with a status.
-class FinishedWriter final : public grpc::ServerWriteReactor<v1::Invalidation> {
- public:
-  explicit FinishedWriter(const absl::Status& status) { Finish(ClientStatus(status)); }
-  void OnDone() override { delete this; }
-};
-}  // namespace
-
 grpc::ServerWriteReactor<v1::Invalidation>* ShortenServiceImpl::WatchInvalidations(
-    grpc::CallbackServerContext*, const v1::WatchInvalidationsRequest*) {
-  return new FinishedWriter(
-      absl::UnimplementedError("WatchInvalidations: invalidation streaming is not implemented yet"));
+    grpc::CallbackServerContext* ctx, const v1::WatchInvalidationsRequest* request) {
+  counters_.Count(Rpc::kWatchInvalidations);
+  return InvalidationStream::Start(ctx, hub_, request->subscriber());
 }
 
 }  // namespace shortener::service

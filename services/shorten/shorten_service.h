@@ -1,11 +1,15 @@
 // ShortenServiceImpl: the thin gRPC adapter over Shortener. Each handler
-// decodes the proto, calls the domain logic, encodes the answer. Uses the
-// callback API; blocking store reads run on `blocking_pool`, never on a
-// reactor thread. Thread-safe.
+// counts the call (RpcCounters), decodes the proto, calls the domain logic,
+// encodes the answer. Uses the callback API; blocking store calls run on
+// `blocking_pool` (or the Shortener's read batcher), never on a reactor
+// thread. WatchInvalidations streams an InvalidationHub subscription
+// (invalidation_stream.h). Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 
 #include "lib/common/thread_pool.h"
+#include "services/shorten/invalidation_hub.h"
+#include "services/shorten/rpc_counters.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
@@ -13,9 +17,12 @@ namespace shortener::service {
 
 class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackService {
  public:
-  // Both outlive the service.
-  ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool)
-      : shortener_(shortener), blocking_pool_(blocking_pool) {}
+  // All outlive the service.
+  ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub)
+      : shortener_(shortener), blocking_pool_(blocking_pool), hub_(hub) {}
+
+  // Calls received so far, per method.
+  const RpcCounters& counters() const { return counters_; }
 
   grpc::ServerUnaryReactor* Shorten(grpc::CallbackServerContext* ctx,
                                     const v1::ShortenRequest* request,
@@ -26,6 +33,9 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   grpc::ServerUnaryReactor* Resolve(grpc::CallbackServerContext* ctx,
                                     const v1::ResolveRequest* request,
                                     v1::ResolveResponse* response) override;
+  grpc::ServerUnaryReactor* BatchResolve(grpc::CallbackServerContext* ctx,
+                                         const v1::BatchResolveRequest* request,
+                                         v1::BatchResolveResponse* response) override;
   grpc::ServerUnaryReactor* GetLink(grpc::CallbackServerContext* ctx,
                                     const v1::GetLinkRequest* request,
                                     v1::Link* response) override;
@@ -45,6 +55,8 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
  private:
   Shortener* shortener_;
   ThreadPool* blocking_pool_;
+  InvalidationHub* hub_;
+  RpcCounters counters_;
 };
 
 }  // namespace shortener::service

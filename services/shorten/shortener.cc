@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <utility>
 
@@ -54,13 +55,15 @@ absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
 
 Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
                      idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
-                     store::GroupCommitter* committer, ThreadPool* blocking_pool,
-                     ShortenerOptions options, std::function<absl::Time()> now)
+                     store::GroupCommitter* committer, store::ReadBatcher* reads,
+                     ThreadPool* blocking_pool, ShortenerOptions options,
+                     std::function<absl::Time()> now)
     : codec_(codec),
       url_policy_(url_policy),
       ids_(ids),
       store_(store),
       committer_(committer),
+      reads_(reads),
       blocking_pool_(blocking_pool),
       options_(std::move(options)),
       now_(std::move(now)) {}
@@ -195,12 +198,18 @@ absl::StatusOr<ShortenOutput> Shortener::ToOutput(
 }
 
 absl::StatusOr<LinkView> Shortener::ToView(const store::Link& link) const {
-  LinkView view;
+  std::string code;
   if (link.alias.has_value()) {
-    view.code = *link.alias;
+    code = *link.alias;
   } else {
-    SHORTENER_ASSIGN_OR_RETURN(view.code, codec_->Encode(static_cast<uint64_t>(link.id)));
+    SHORTENER_ASSIGN_OR_RETURN(code, codec_->Encode(static_cast<uint64_t>(link.id)));
   }
+  return ToView(link, std::move(code));
+}
+
+LinkView Shortener::ToView(const store::Link& link, std::string code) const {
+  LinkView view;
+  view.code = std::move(code);
   view.short_url = absl::StrCat(options_.base_url, view.code);
   if (link.revoke_time.has_value()) {
     view.state = LinkState::kRevoked;
@@ -213,39 +222,75 @@ absl::StatusOr<LinkView> Shortener::ToView(const store::Link& link) const {
   return view;
 }
 
-absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
+absl::StatusOr<std::optional<int64_t>> Shortener::ParseCode(absl::string_view code) const {
+  if (codec_->IsGeneratedShape(code)) {
+    absl::StatusOr<uint64_t> id = codec_->Decode(code);
+    if (!id.ok()) return id.status();
+    return std::optional<int64_t>(static_cast<int64_t>(*id));
+  }
+  if (LooksLikeAlias(code)) return std::optional<int64_t>();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "code: \"", absl::CHexEscape(code.substr(0, 80)),
+      "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
+}
+
+absl::StatusOr<store::Link> Shortener::Found(absl::string_view code,
+                                             absl::StatusOr<store::Link> link) const {
   // Every "no such link" looks the same to clients, whatever the reason (bad
   // check character, unknown id, unknown alias): the store's messages name
   // ids, which the keyed permutation exists to hide.
-  const absl::Status not_found =
-      absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
-  absl::StatusOr<store::Link> link;
-  if (codec_->IsGeneratedShape(code)) {
-    absl::StatusOr<uint64_t> id = codec_->Decode(code);
-    if (!id.ok()) return absl::IsNotFound(id.status()) ? not_found : id.status();
-    link = store_->GetById(static_cast<int64_t>(*id));
-    // A link with an alias has exactly one code: its alias.
-    if (link.ok() && link->alias.has_value()) return not_found;
-  } else if (LooksLikeAlias(code)) {
-    link = store_->GetByAlias(std::string(code));
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "code: \"", absl::CHexEscape(code.substr(0, 80)),
-        "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
+  // A link with an alias has exactly one code: its alias.
+  const bool by_id = codec_->IsGeneratedShape(code);
+  if (absl::IsNotFound(link.status()) || (link.ok() && by_id && link->alias.has_value())) {
+    return absl::NotFoundError(absl::StrCat("code \"", code, "\" does not exist"));
   }
-  if (absl::IsNotFound(link.status())) return not_found;
   return link;
 }
 
+absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
+  absl::StatusOr<std::optional<int64_t>> id = ParseCode(code);
+  if (!id.ok()) return Found(code, id.status());
+  if (id->has_value()) return Found(code, store_->GetById(**id));
+  return Found(code, store_->GetByAlias(std::string(code)));
+}
+
+void Shortener::Resolve(absl::string_view code, ResolveDone done) {
+  absl::StatusOr<std::optional<int64_t>> id = ParseCode(code);
+  if (!id.ok()) {
+    done(Found(code, id.status()).status());
+    return;
+  }
+  // A code that resolves is the link's own code (codes are canonical: one
+  // per id), so the view needs no Encode.
+  auto answer = [this, code = std::string(code), done = std::move(done)](
+                    absl::StatusOr<store::Link> link) {
+    link = Found(code, std::move(link));
+    if (!link.ok()) {
+      done(link.status());
+    } else {
+      done(ToView(*link, code));
+    }
+  };
+  if (id->has_value()) {
+    reads_->GetById(**id, std::move(answer));
+    return;
+  }
+  blocking_pool_->Schedule([this, code = std::string(code), answer = std::move(answer)] {
+    answer(store_->GetByAlias(code));
+  });
+}
+
 absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {
-  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Lookup(code));
-  return ToView(link);
+  std::promise<absl::StatusOr<LinkView>> result;
+  Resolve(code, [&result](absl::StatusOr<LinkView> view) { result.set_value(std::move(view)); });
+  return result.get_future().get();
 }
 
 absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code) {
   SHORTENER_ASSIGN_OR_RETURN(store::Link link, Lookup(code));
-  SHORTENER_ASSIGN_OR_RETURN(store::Link revoked, store_->Revoke(link.id, now_()));
-  return ToView(revoked);
+  SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,
+                             store_->Revoke(link.id, now_(), std::string(code)));
+  return ToView(revoked, std::string(code));
 }
 
 }  // namespace shortener::service

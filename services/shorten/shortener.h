@@ -2,11 +2,13 @@
 // types. It validates input, allocates ids, builds codes, and talks to the
 // store (writes through the group committer, reads directly).
 //
-// Thread-safe. Shorten/BatchShorten never block the calling thread: they
-// queue and complete through a callback (from a committer thread, or from
-// `blocking_pool` when they had to wait for an id segment or validate a large
-// batch). Resolve, GetLink and Revoke block on the store; call them off gRPC
-// reactor threads.
+// Thread-safe. Shorten/BatchShorten and the callback forms of Resolve and
+// GetLink never block the calling thread: they queue and complete through a
+// callback (from a committer thread, a read batcher thread, or
+// `blocking_pool` when they had to wait for an id segment, validate a large
+// batch or look up an alias). Generated codes are resolved through the read
+// batcher, so concurrent look-ups share one query. Revoke and the blocking
+// form of Resolve block on the store; call them off gRPC reactor threads.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 
@@ -23,6 +25,7 @@
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/store/group_committer.h"
 #include "lib/store/link_store.h"
+#include "lib/store/read_batcher.h"
 #include "lib/url/url_policy.h"
 
 namespace shortener::service {
@@ -66,8 +69,9 @@ class Shortener {
   // expiry checks); deadlines always use the real clock.
   Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
             idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
-            store::GroupCommitter* committer, ThreadPool* blocking_pool,
-            ShortenerOptions options, std::function<absl::Time()> now = absl::Now);
+            store::GroupCommitter* committer, store::ReadBatcher* reads,
+            ThreadPool* blocking_pool, ShortenerOptions options,
+            std::function<absl::Time()> now = absl::Now);
 
   using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
   using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
@@ -83,11 +87,23 @@ class Shortener {
   void BatchShorten(const std::vector<ShortenInput>& inputs, absl::Time deadline,
                     std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
 
+  using ResolveDone = std::function<void(absl::StatusOr<LinkView>)>;
+
   // INVALID_ARGUMENT for a string that is neither a code nor an alias;
-  // NOT_FOUND for unknown ones. Revoked and expired links are returned with
-  // their state, not as errors.
+  // NOT_FOUND for unknown ones; UNAVAILABLE (and other store errors) when
+  // the database fails. Revoked and expired links are returned with their
+  // state, not as errors. `done` runs on the calling thread (malformed
+  // codes, wrong check characters), on a read batcher thread (generated
+  // codes) or on `blocking_pool` (aliases).
+  void Resolve(absl::string_view code, ResolveDone done);
+  void GetLink(absl::string_view code, ResolveDone done) { Resolve(code, std::move(done)); }
+  // Resolve, waiting for the answer: for tests and tools. Never call it on a
+  // `blocking_pool` thread (an alias look-up would wait for that pool).
   absl::StatusOr<LinkView> Resolve(absl::string_view code);
-  absl::StatusOr<LinkView> GetLink(absl::string_view code) { return Resolve(code); }
+
+  // Marks the link revoked (idempotent) and returns it. The store publishes
+  // the link's code as an invalidation when this call is the one that
+  // revoked it. Errors as Resolve.
   absl::StatusOr<LinkView> Revoke(absl::string_view code);
 
  private:
@@ -100,6 +116,15 @@ class Shortener {
                     std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
   absl::StatusOr<LinkView> ToView(const store::Link& link) const;
+  // The view of `link`, whose code is known to be `code`.
+  LinkView ToView(const store::Link& link, std::string code) const;
+  // The id a generated code names, or nullopt for an alias. INVALID_ARGUMENT
+  // for neither; NOT_FOUND for a generated code that fails its check.
+  absl::StatusOr<std::optional<int64_t>> ParseCode(absl::string_view code) const;
+  // The store's answer for `code` as clients see it: every "no such link" is
+  // the same NOT_FOUND, and a link with an alias is not found by id.
+  absl::StatusOr<store::Link> Found(absl::string_view code,
+                                    absl::StatusOr<store::Link> link) const;
   absl::StatusOr<store::Link> Lookup(absl::string_view code);
 
   const codec::ShortCodec* codec_;
@@ -107,6 +132,7 @@ class Shortener {
   idalloc::SegmentIdAllocator* ids_;
   store::LinkStore* store_;
   store::GroupCommitter* committer_;
+  store::ReadBatcher* reads_;
   ThreadPool* blocking_pool_;
   ShortenerOptions options_;
   std::function<absl::Time()> now_;

@@ -102,11 +102,6 @@ TEST_CASE("Errors carry canonical codes and messages that name the problem", "[e
   v1::GetClickStatsResponse stats_out;
   CHECK(f.stub->GetClickStats(E2eFixture::Ctx().get(), stats, &stats_out).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
-  auto ctx = E2eFixture::Ctx();
-  auto reader = f.stub->WatchInvalidations(ctx.get(), v1::WatchInvalidationsRequest());
-  v1::Invalidation inv;
-  CHECK_FALSE(reader->Read(&inv));
-  CHECK(reader->Finish().error_code() == grpc::StatusCode::UNIMPLEMENTED);
 }
 
 TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {

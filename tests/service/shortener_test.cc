@@ -1,14 +1,19 @@
 // Unit tests of the service logic (Shortener) over the in-memory store and
-// segment source: validation, codes, dedupe, idempotency, states, batches.
+// segment source: validation, codes, dedupe, idempotency, states, batches,
+// batched resolves, revocation notices; and the RPC counters' log line.
 #include "services/shorten/shortener.h"
 
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
+#include "services/shorten/rpc_counters.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::service {
@@ -30,10 +35,11 @@ struct Fixture {
     source.AddSequence("links", 1);
     ids = std::make_unique<idalloc::SegmentIdAllocator>(&source, idalloc::IdAllocatorOptions{});
     committer = std::make_unique<store::GroupCommitter>(&store, store::GroupCommitOptions{});
+    reads = std::make_unique<store::ReadBatcher>(&store, store::ReadBatchOptions{});
     ShortenerOptions options;
     options.base_url = "https://sho.rt/";
     shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
-                                            committer.get(), &pool, options,
+                                            committer.get(), reads.get(), &pool, options,
                                             [this] { return now; });
   }
 
@@ -57,6 +63,7 @@ struct Fixture {
   std::unique_ptr<idalloc::SegmentIdAllocator> ids;
   store::InMemoryLinkStore store;
   std::unique_ptr<store::GroupCommitter> committer;
+  std::unique_ptr<store::ReadBatcher> reads;
   ThreadPool pool{2};
   std::unique_ptr<Shortener> shortener;
 };
@@ -126,7 +133,7 @@ TEST_CASE("A Shorten that must wait for an id segment gets one once the source i
   ShortenerOptions options;
   options.base_url = "https://sho.rt/";
   Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
-                      &f.pool, options, [&f] { return f.now; });
+                      f.reads.get(), &f.pool, options, [&f] { return f.now; });
   ShortenInput in;
   in.long_url = "https://example.com/waited";
   std::promise<absl::StatusOr<ShortenOutput>> p;
@@ -282,7 +289,7 @@ TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[servic
   options.base_url = "https://sho.rt/";
   options.id_wait = absl::Milliseconds(200);
   Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
-                      &f.pool, options, [&f] { return f.now; });
+                      f.reads.get(), &f.pool, options, [&f] { return f.now; });
   ShortenInput in;
   in.long_url = "https://example.com/";
   std::promise<absl::StatusOr<ShortenOutput>> p;
@@ -291,6 +298,102 @@ TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[servic
                     [&p](absl::StatusOr<ShortenOutput> out) { p.set_value(std::move(out)); });
   CHECK_THAT(p.get_future().get(), HasCode(absl::StatusCode::kUnavailable));
   CHECK(absl::Now() - start < absl::Seconds(2));
+}
+
+TEST_CASE("Concurrent resolves go through the read batcher and each gets its own link",
+          "[service][concurrent]") {
+  Fixture f;
+  std::vector<ShortenInput> inputs(100);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].long_url = absl::StrCat("https://example.com/many/", i);
+  }
+  std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> p;
+  f.shortener->BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+                            [&p](auto results) { p.set_value(std::move(results)); });
+  auto created = p.get_future().get();
+  REQUIRE_THAT(created, IsOk());
+  std::vector<std::string> codes;
+  for (const auto& r : *created) {
+    REQUIRE_THAT(r, IsOk());
+    codes.push_back(r->link.code);
+  }
+  // Answers land on reader threads; they are checked here, on the test thread.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> wrong;
+  size_t answered = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < codes.size(); ++i) {
+      std::string want = inputs[i].long_url;
+      f.shortener->Resolve(codes[i], [&, want](absl::StatusOr<LinkView> view) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!view.ok() || view->link.long_url != want) wrong.push_back(want);
+        answered += 1;
+        cv.notify_all();
+      });
+    }
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return answered == 200; }));
+  CHECK(wrong.empty());
+  store::ReadBatcher::Stats stats = f.reads->GetStats();
+  CHECK(stats.lookups == 200);
+  CHECK(stats.batches <= 200);
+}
+
+TEST_CASE("Resolve answers malformed codes at once and aliases without the batcher",
+          "[service]") {
+  Fixture f;
+  ShortenInput in;
+  in.long_url = "https://example.com/aliased";
+  in.custom_alias = "my-alias";
+  REQUIRE_THAT(f.Shorten(in), IsOk());
+  bool called_inline = false;
+  f.shortener->Resolve("bad/code", [&](absl::StatusOr<LinkView> view) {
+    called_inline = absl::IsInvalidArgument(view.status());
+  });
+  CHECK(called_inline);
+  absl::StatusOr<LinkView> alias = f.shortener->Resolve("my-alias");
+  REQUIRE_THAT(alias, IsOk());
+  CHECK(alias->code == "my-alias");
+  CHECK(alias->link.long_url == "https://example.com/aliased");
+  CHECK(f.reads->GetStats().lookups == 0);
+}
+
+TEST_CASE("Revoke publishes the link's code once, not for a repeated revoke", "[service]") {
+  Fixture f;
+  std::mutex mu;
+  std::vector<std::string> published;
+  f.store.SetRevocationObserver([&](const std::string& code) {
+    std::lock_guard<std::mutex> lock(mu);
+    published.push_back(code);
+  });
+  auto generated = f.Shorten("https://example.com/to-revoke");
+  REQUIRE_THAT(generated, IsOk());
+  ShortenInput in;
+  in.long_url = "https://example.com/to-revoke-alias";
+  in.custom_alias = "revoke-me";
+  REQUIRE_THAT(f.Shorten(in), IsOk());
+  REQUIRE_THAT(f.shortener->Revoke(generated->link.code), IsOk());
+  REQUIRE_THAT(f.shortener->Revoke(generated->link.code), IsOk());
+  REQUIRE_THAT(f.shortener->Revoke("revoke-me"), IsOk());
+  std::lock_guard<std::mutex> lock(mu);
+  CHECK(published == std::vector<std::string>{generated->link.code, "revoke-me"});
+}
+
+TEST_CASE("RpcCounters sums up every method in one stable line", "[service]") {
+  RpcCounters counters;
+  CHECK(counters.Summary() ==
+        "served: Shorten=0 BatchShorten=0 Resolve=0 BatchResolve=0 GetLink=0 Revoke=0 "
+        "RecordClicks=0 GetClickStats=0 WatchInvalidations=0");
+  counters.Count(Rpc::kResolve);
+  counters.Count(Rpc::kResolve);
+  counters.Count(Rpc::kShorten);
+  counters.Count(Rpc::kWatchInvalidations);
+  CHECK(counters.Get(Rpc::kResolve) == 2);
+  CHECK(counters.Summary() ==
+        "served: Shorten=1 BatchShorten=0 Resolve=2 BatchResolve=0 GetLink=0 Revoke=0 "
+        "RecordClicks=0 GetClickStats=0 WatchInvalidations=1");
 }
 
 }  // namespace

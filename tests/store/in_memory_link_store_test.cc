@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/store/create_planner.h"
@@ -32,13 +33,26 @@ TEST_CASE("SetAvailable(false) fails every call with UNAVAILABLE until switched 
   CHECK_THAT(store.GetByAlias("x"), HasCode(absl::StatusCode::kUnavailable));
   CHECK_THAT(store.GetByIds(std::vector<int64_t>{link.id}),
              HasCode(absl::StatusCode::kUnavailable));
-  CHECK_THAT(store.Revoke(link.id, T0()), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.Revoke(link.id, T0(), "code"), HasCode(absl::StatusCode::kUnavailable));
   CHECK(store.LinkCount() == 0);
 
   store.SetAvailable(true);
   REQUIRE_THAT(store.CreateLinks({&link, 1})[0], IsOk());
   CHECK_THAT(store.GetById(link.id), IsOk());
   CHECK(store.LinkCount() == 1);
+}
+
+TEST_CASE("Revoke tells the revocation observer the code once, not for a repeated revoke",
+          "[store]") {
+  InMemoryLinkStore store;
+  std::vector<std::string> notified;
+  store.SetRevocationObserver([&notified](const std::string& code) { notified.push_back(code); });
+  NewLink link = MakeNewLink(UniqueName("owner"), "https://example.com/observed");
+  REQUIRE_THAT(store.CreateLinks({&link, 1})[0], IsOk());
+  REQUIRE_THAT(store.Revoke(link.id, T0(), "Abc1234"), IsOk());
+  REQUIRE_THAT(store.Revoke(link.id, T0() + absl::Seconds(1), "Abc1234"), IsOk());
+  CHECK_THAT(store.Revoke(NextId(), T0(), "nope"), HasCode(absl::StatusCode::kNotFound));
+  CHECK(notified == std::vector<std::string>{"Abc1234"});
 }
 
 TEST_CASE("IsStorableText accepts valid UTF-8 and rejects NUL and malformed sequences", "[store]") {

@@ -156,7 +156,7 @@ TEST_CASE("dedupe skips a revoked link and then returns its replacement", "[stor
   std::string owner = UniqueName("owner");
   auto first = CreateOne(*store, MakeNewLink(owner, "https://example.com/r"));
   REQUIRE_THAT(first, IsOk());
-  REQUIRE_THAT(store->Revoke(first->link.id, T0() + absl::Minutes(1)), IsOk());
+  REQUIRE_THAT(store->Revoke(first->link.id, T0() + absl::Minutes(1), "code"), IsOk());
   NewLink next = MakeNewLink(owner, "https://example.com/r");
   auto second = CreateOne(*store, next);
   REQUIRE_THAT(second, IsOk());

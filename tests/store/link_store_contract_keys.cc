@@ -45,7 +45,7 @@ TEST_CASE("a request_id answered by dedupe replays to the deduped link", "[store
   REQUIRE_THAT(existing, IsOk());
   REQUIRE_THAT(deduped, IsOk());
   CHECK(deduped->link.id == existing->link.id);
-  REQUIRE_THAT(store->Revoke(existing->link.id, T0()), IsOk());
+  REQUIRE_THAT(store->Revoke(existing->link.id, T0(), "code"), IsOk());
   NewLink retry = MakeNewLink(owner, "https://example.com/x");
   retry.request_id = "req-x";
   auto replay = CreateOne(*store, retry);
@@ -150,10 +150,10 @@ TEST_CASE("Revoke is idempotent and keeps the first revoke_time", "[store][contr
   auto store = NewContractStore();
   NewLink link = MakeNewLink(UniqueName("owner"), "https://example.com/rv");
   REQUIRE_THAT(CreateOne(*store, link), IsOk());
-  absl::StatusOr<Link> first = store->Revoke(link.id, T0() + absl::Seconds(10));
+  absl::StatusOr<Link> first = store->Revoke(link.id, T0() + absl::Seconds(10), "code");
   REQUIRE_THAT(first, IsOk());
   CHECK(first->revoke_time == absl::FromUnixMicros(1'700'000'010'123'456));
-  absl::StatusOr<Link> second = store->Revoke(link.id, T0() + absl::Hours(5));
+  absl::StatusOr<Link> second = store->Revoke(link.id, T0() + absl::Hours(5), "code");
   REQUIRE_THAT(second, IsOk());
   CHECK(second->revoke_time == first->revoke_time);
   absl::StatusOr<Link> read = store->GetById(link.id);
@@ -166,7 +166,7 @@ TEST_CASE("unknown ids and aliases are NOT_FOUND", "[store][contract]") {
   int64_t id = NextId();
   CHECK_THAT(store->GetById(id),
              HasCodeAndMessage(absl::StatusCode::kNotFound, absl::StrCat("no link with id ", id)));
-  CHECK_THAT(store->Revoke(id, T0()), HasCode(absl::StatusCode::kNotFound));
+  CHECK_THAT(store->Revoke(id, T0(), "code"), HasCode(absl::StatusCode::kNotFound));
   CHECK_THAT(
       store->GetByAlias("no-such-alias"),
       HasCodeAndMessage(absl::StatusCode::kNotFound, "no link with alias \"no-such-alias\""));

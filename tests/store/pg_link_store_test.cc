@@ -1,14 +1,22 @@
 // PgLinkStore: the contract suite on a private PostgreSQL, plus durability,
-// outages, options, and the throughput of one 1000-link batch.
+// outages, options, revocation NOTIFYs, and the throughput of one 1000-link
+// batch.
 #include "lib/store/pg/pg_link_store.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/pg/notification_listener.h"
+#include "lib/store/create_planner.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/store/pg_test_util.h"
@@ -49,7 +57,7 @@ void CheckAllUnavailable(LinkStore& store, int64_t id) {
   CHECK_THAT(store.GetById(id), HasCode(absl::StatusCode::kUnavailable));
   CHECK_THAT(store.GetByAlias("x"), HasCode(absl::StatusCode::kUnavailable));
   CHECK_THAT(store.GetByIds(std::vector<int64_t>{id}), HasCode(absl::StatusCode::kUnavailable));
-  CHECK_THAT(store.Revoke(id, T0()), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.Revoke(id, T0(), "code"), HasCode(absl::StatusCode::kUnavailable));
 }
 
 TEST_CASE("a stopped database gives UNAVAILABLE and the same store works once it is back",
@@ -74,6 +82,48 @@ TEST_CASE("a stopped database gives UNAVAILABLE and the same store works once it
   REQUIRE_THAT((*cluster)->Stop(), IsOk());
   REQUIRE_THAT((*cluster)->Resume(), IsOk());
   CHECK_THAT(store->GetById(after.id), IsOk());
+}
+
+TEST_CASE("Revoke NOTIFYs the code on commit and a repeated revoke notifies nothing",
+          "[store][pg]") {
+  auto store = NewContractStore();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> payloads;
+  pg::NotificationListenerOptions options;
+  options.conninfo = shortener::testing::SharedPgCluster().ConnInfo();
+  options.channel = PgLinkStoreOptions{}.invalidation_channel;
+  pg::NotificationCallbacks callbacks;
+  callbacks.on_notification = [&](const std::string& payload) {
+    std::lock_guard<std::mutex> lock(mu);
+    payloads.push_back(payload);
+    cv.notify_all();
+  };
+  auto listener = pg::NotificationListener::Start(options, callbacks);
+  REQUIRE_THAT(listener, IsOk());
+  REQUIRE((*listener)->WaitUntilListening(absl::Now() + absl::Seconds(10)));
+
+  NewLink link = MakeNewLink(UniqueName("owner"), "https://example.com/notified");
+  REQUIRE_THAT(CreateOne(*store, link), IsOk());
+  const std::string code = UniqueName("code");
+  REQUIRE_THAT(store->Revoke(link.id, T0(), code), IsOk());
+  absl::StatusOr<Link> again = store->Revoke(link.id, T0() + absl::Hours(1), code);
+  REQUIRE_THAT(again, IsOk());
+  CHECK(again->revoke_time == StoreTime(T0()));
+  CHECK_THAT(store->Revoke(NextId(), T0(), code), HasCode(absl::StatusCode::kNotFound));
+  // A marker notified after them: once it is in, everything before it is.
+  {
+    pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+    pqxx::nontransaction tx(conn);
+    tx.exec_params("SELECT pg_notify($1, $2)", options.channel, std::string("marker"));
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] {
+    return std::find(payloads.begin(), payloads.end(), "marker") != payloads.end();
+  }));
+  CHECK(std::count(payloads.begin(), payloads.end(), code) == 1);
+  CHECK_THAT(store->Revoke(link.id, T0(), std::string("a\0b", 3)),
+             HasCode(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_CASE("PgLinkStore::Create rejects bad options without connecting", "[store][pg]") {

@@ -86,6 +86,9 @@ absl::StatusOr<std::unique_ptr<PgLinkStore>> PgLinkStore::Create(PgLinkStoreOpti
     return absl::InvalidArgumentError(
         absl::StrCat("copy_min_links: must be at least 1, got ", options.copy_min_links));
   }
+  if (options.invalidation_channel.empty()) {
+    return absl::InvalidArgumentError("invalidation_channel: must not be empty");
+  }
   if (options.acquire_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("acquire_timeout: must be positive");
   }
@@ -214,12 +217,19 @@ absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByIds(
   return result;
 }
 
-absl::StatusOr<Link> PgLinkStore::Revoke(int64_t id, absl::Time when) {
+absl::StatusOr<Link> PgLinkStore::Revoke(int64_t id, absl::Time when, const std::string& code) {
+  // NOTIFY payloads are text shorter than 8000 bytes.
+  if (!IsStorableText(code) || code.size() >= 7999) {
+    return absl::InvalidArgumentError(
+        "revoke link: the code to notify is not text a NOTIFY can carry");
+  }
   absl::StatusOr<std::optional<Link>> link =
-      QueryOneLink("revoke link", pg_queries::kRevoke.name, id, PgTimestamp(when));
+      QueryOneLink("revoke link", pg_queries::kRevoke.name, id, PgTimestamp(when),
+                   options_.invalidation_channel, code);
   if (!link.ok()) return link.status();
-  if (!link->has_value()) return NotFoundId(id);
-  return **std::move(link);
+  if (link->has_value()) return **std::move(link);
+  // Absent, or revoked already (idempotent: returned as it is, no NOTIFY).
+  return GetById(id);
 }
 
 }  // namespace shortener::store

@@ -13,7 +13,9 @@
 // checks find out) and a batch of new links costs one autocommitted statement:
 // one round trip, or, from copy_min_links links on, one COPY per table in a
 // transaction (cheaper for PostgreSQL per row, a few more round trips).
-// Reads are single autocommit statements.
+// Reads are single autocommit statements. Revoke NOTIFYs the revoked code on
+// invalidation_channel in the revoking statement, so every replica's
+// listener learns of it on commit.
 //
 // Connections come from a lazy pool: Create does not connect, a database
 // outage gives UNAVAILABLE, and the same store works again once the database
@@ -53,12 +55,17 @@ struct PgLinkStoreOptions {
   // per row than the one-statement INSERT, for 3+ more round trips). Must be
   // at least 1. Default 200.
   int copy_min_links = 200;
+  // The LISTEN/NOTIFY channel Revoke notifies with the revoked link's code.
+  // Every replica's listener (pg::NotificationListener) listens on it.
+  // Default "shortener_invalidations".
+  std::string invalidation_channel = "shortener_invalidations";
 };
 
 class PgLinkStore : public LinkStore {
  public:
   // Validates the options (INVALID_ARGUMENT: pool_size,
-  // max_create_attempts or copy_min_links < 1, acquire_timeout <= 0, malformed conninfo);
+  // max_create_attempts or copy_min_links < 1, acquire_timeout <= 0, empty
+  // invalidation_channel, malformed conninfo);
   // does not connect.
   static absl::StatusOr<std::unique_ptr<PgLinkStore>> Create(PgLinkStoreOptions options);
 
@@ -71,7 +78,11 @@ class PgLinkStore : public LinkStore {
   absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
   absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
       absl::Span<const int64_t> ids) override;
-  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when) override;
+  // Publishes `code` with NOTIFY on options.invalidation_channel in the
+  // revoking statement (one round trip; a second one, a read, when the link
+  // was revoked already). INVALID_ARGUMENT for a `code` NOTIFY cannot carry
+  // (not UTF-8, a NUL byte, 7999 bytes or more).
+  absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
 
  private:
   explicit PgLinkStore(PgLinkStoreOptions options);

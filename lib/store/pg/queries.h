@@ -50,11 +50,19 @@ inline constexpr Query kGetByIds{
     "links_get_by_ids",
     "SELECT " SHORTENER_LINK_COLUMNS " FROM links l WHERE l.id = ANY($1::bigint[])"};
 
-// $1 id, $2 revoke time. Keeps the first revoke_time (idempotent).
+// $1 id, $2 revoke time, $3 notification channel, $4 payload (the code).
+// Revokes a live link and, in the same autocommitted statement, NOTIFYs $3
+// with $4: listeners get it when (and only if) the revocation commits. No row
+// when the link is absent or revoked already (then nothing is notified, and
+// the caller reads the row with kGetById: the first revoke_time is kept).
+// A concurrent revoke of the same link waits for this one's row lock, then
+// finds revoke_time set: exactly one notification per revocation.
+// The column after the link columns is pg_notify's void result (unread).
 inline constexpr Query kRevoke{
     "links_revoke",
-    "UPDATE links l SET revoke_time = coalesce(l.revoke_time, $2::timestamptz)"
-    " WHERE l.id = $1 RETURNING " SHORTENER_LINK_COLUMNS};
+    "UPDATE links l SET revoke_time = $2::timestamptz"
+    " WHERE l.id = $1 AND l.revoke_time IS NULL"
+    " RETURNING " SHORTENER_LINK_COLUMNS ", pg_notify($3::text, $4::text)"};
 
 // CreateLinks, read phase: what exists for the keys of a batch. The LATERAL
 // ... LIMIT 1 keeps the planner from hashing the whole table (it cannot know

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tests/bench/common/bench_util.h"
 #include "tests/support/subprocess.h"
 
 namespace shortener::bench {
@@ -40,27 +41,6 @@ INSERT INTO bench_links (long_url, long_url_sha256, owner, create_time)
   FROM (SELECT 'https://www.example.com/campaign/landing?src=pgbench&c='
                || CAST(:client_id AS text) || '&n=' || CAST(:n AS text) AS u) AS s;
 )sql";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(s.size() - n);
-}
-
-// The number after `prefix` on the first line that starts with it.
-bool NumberAfter(absl::string_view output, absl::string_view prefix, double* value) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (!absl::ConsumePrefix(&line, prefix)) continue;
-    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    return !words.empty() && absl::SimpleAtod(words[0], value);
-  }
-  return false;
-}
 
 }  // namespace
 

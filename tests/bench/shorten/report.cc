@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "tests/bench/common/bench_util.h"
 
 namespace shortener::bench {
 namespace {
@@ -141,20 +142,6 @@ std::string RoundRatios(const std::vector<std::vector<ReportRow>>& rounds) {
 }
 
 }  // namespace
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::string_view v = line;
-    if (absl::ConsumePrefix(&v, "model name")) {
-      v = absl::StripLeadingAsciiWhitespace(v);
-      absl::ConsumePrefix(&v, ":");
-      return std::string(absl::StripAsciiWhitespace(v));
-    }
-  }
-  return "unknown";
-}
 
 std::string FormatReport(const ReportHeader& h, const std::vector<std::vector<ReportRow>>& rounds) {
   std::string out;

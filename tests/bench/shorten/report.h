@@ -42,9 +42,6 @@ struct ReportHeader {
 std::string FormatReport(const ReportHeader& header,
                          const std::vector<std::vector<ReportRow>>& rounds);
 
-// "model name" of the first CPU in /proc/cpuinfo, or "unknown".
-std::string CpuModel();
-
 }  // namespace shortener::bench
 
 #endif  // SHORTENER_TESTS_BENCH_SHORTEN_REPORT_H_

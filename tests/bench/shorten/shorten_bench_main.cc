@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "tests/bench/common/bench_util.h"
 #include "tests/bench/shorten/grpc_load.h"
 #include "tests/bench/shorten/pg_diagnostics.h"
 #include "tests/bench/shorten/pgbench_reference.h"

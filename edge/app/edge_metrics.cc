@@ -1,0 +1,162 @@
+#include "edge/app/edge_metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace shortener::edge {
+namespace {
+
+constexpr const char* kOutcomeNames[] = {"active",    "revoked", "expired",
+                                         "not_found", "invalid", "unavailable"};
+constexpr const char* kBadReasonNames[] = {"none",    "not_origin_form", "empty",
+                                           "dot_segment", "percent",     "slash",
+                                           "bad_character", "too_long"};
+
+void Header(std::string& out, absl::string_view name, absl::string_view type,
+            absl::string_view help) {
+  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
+
+}  // namespace
+
+EdgeMetrics::EdgeMetrics(int loops)
+    : loop_count_(loops < 1 ? 1 : loops), loops_(new Loop[loop_count_]) {}
+
+int EdgeMetrics::StatusSlot(int status) {
+  for (size_t i = 0; i < kStatuses.size(); ++i) {
+    if (kStatuses[i] == status) return static_cast<int>(i);
+  }
+  return static_cast<int>(kStatuses.size());
+}
+
+void EdgeMetrics::ObserveResolve(absl::Duration latency, ResolveOutcome outcome) {
+  const double seconds = absl::ToDoubleSeconds(latency);
+  size_t bucket = 0;
+  while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) ++bucket;
+  latency_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+  latency_count_.fetch_add(1, std::memory_order_relaxed);
+  latency_sum_ns_.fetch_add(static_cast<uint64_t>(absl::ToInt64Nanoseconds(latency)),
+                            std::memory_order_relaxed);
+  resolve_outcomes_[static_cast<int>(outcome)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void EdgeMetrics::CountInvalidation(size_t codes, bool drop_all) {
+  invalidation_messages_.fetch_add(1, std::memory_order_relaxed);
+  invalidated_codes_.fetch_add(codes, std::memory_order_relaxed);
+  if (drop_all) drop_alls_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string EdgeMetrics::Render(const Gauges& gauges) const {
+  std::string out;
+  out.reserve(8192);
+
+  Header(out, "edge_http_responses_total", "counter", "Responses sent, by status code.");
+  for (size_t slot = 0; slot <= kStatuses.size(); ++slot) {
+    uint64_t sum = 0;
+    for (int l = 0; l < loop_count_; ++l) sum += Load(loops_[l].responses[slot]);
+    const std::string code =
+        slot < kStatuses.size() ? absl::StrCat(kStatuses[slot]) : std::string("other");
+    absl::StrAppend(&out, "edge_http_responses_total{code=\"", code, "\"} ", sum, "\n");
+  }
+
+  Header(out, "edge_prefilter_rejections_total", "counter",
+         "Generated-shape codes whose check character failed: 404 without cache or RPC.");
+  uint64_t prefiltered = 0;
+  for (int l = 0; l < loop_count_; ++l) prefiltered += Load(loops_[l].prefiltered);
+  absl::StrAppend(&out, "edge_prefilter_rejections_total ", prefiltered, "\n");
+
+  Header(out, "edge_bad_requests_total", "counter", "Malformed request targets (400), by reason.");
+  for (int reason = 1; reason < kBadReasons; ++reason) {
+    uint64_t sum = 0;
+    for (int l = 0; l < loop_count_; ++l) sum += Load(loops_[l].bad_requests[reason]);
+    absl::StrAppend(&out, "edge_bad_requests_total{reason=\"", kBadReasonNames[reason], "\"} ",
+                    sum, "\n");
+  }
+
+  const LinkCacheStats& c = gauges.cache;
+  Header(out, "edge_cache_hits_total", "counter", "Look-ups answered from a fresh cache entry.");
+  absl::StrAppend(&out, "edge_cache_hits_total ", c.hits, "\n");
+  Header(out, "edge_cache_stale_hits_total", "counter",
+         "Look-ups answered from an entry past its TTL because the service was unreachable.");
+  absl::StrAppend(&out, "edge_cache_stale_hits_total ", c.stale_fallbacks, "\n");
+  Header(out, "edge_cache_misses_total", "counter",
+         "Look-ups that asked the service: no entry, or one past its TTL.");
+  absl::StrAppend(&out, "edge_cache_misses_total ",
+                  c.misses + (c.stale_hits - c.stale_fallbacks), "\n");
+  Header(out, "edge_cache_coalesced_total", "counter",
+         "Misses that joined a Resolve already in flight for the same code.");
+  absl::StrAppend(&out, "edge_cache_coalesced_total ", c.coalesced, "\n");
+  Header(out, "edge_cache_evictions_total", "counter", "Entries evicted by the size bounds.");
+  absl::StrAppend(&out, "edge_cache_evictions_total ", c.evictions, "\n");
+  Header(out, "edge_cache_invalidations_total", "counter",
+         "Entries dropped by the invalidation stream.");
+  absl::StrAppend(&out, "edge_cache_invalidations_total ", c.invalidations, "\n");
+  Header(out, "edge_cache_entries", "gauge", "Entries in the cache.");
+  absl::StrAppend(&out, "edge_cache_entries ", c.entries, "\n");
+  Header(out, "edge_cache_bytes", "gauge", "Estimated bytes held by the cache.");
+  absl::StrAppend(&out, "edge_cache_bytes ", c.bytes, "\n");
+
+  Header(out, "edge_resolve_duration_seconds", "histogram",
+         "Time from sending a code to the shorten-service to its answer, per code.");
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b < kLatencyBuckets.size(); ++b) {
+    cumulative += Load(latency_buckets_[b]);
+    absl::StrAppend(&out, "edge_resolve_duration_seconds_bucket{le=\"",
+                    absl::StrFormat("%g", kLatencyBuckets[b]), "\"} ", cumulative, "\n");
+  }
+  cumulative += Load(latency_buckets_[kLatencyBuckets.size()]);
+  absl::StrAppend(&out, "edge_resolve_duration_seconds_bucket{le=\"+Inf\"} ", cumulative, "\n");
+  absl::StrAppend(&out, "edge_resolve_duration_seconds_sum ",
+                  absl::StrFormat("%.9f", static_cast<double>(Load(latency_sum_ns_)) * 1e-9),
+                  "\n");
+  absl::StrAppend(&out, "edge_resolve_duration_seconds_count ", Load(latency_count_), "\n");
+
+  Header(out, "edge_resolve_total", "counter", "Codes resolved by the service, by outcome.");
+  for (size_t o = 0; o < resolve_outcomes_.size(); ++o) {
+    absl::StrAppend(&out, "edge_resolve_total{outcome=\"", kOutcomeNames[o], "\"} ",
+                    Load(resolve_outcomes_[o]), "\n");
+  }
+  Header(out, "edge_resolve_rpcs_total", "counter",
+         "Resolve and BatchResolve calls sent (misses of different codes share calls).");
+  absl::StrAppend(&out, "edge_resolve_rpcs_total ", gauges.resolve_rpcs, "\n");
+  Header(out, "edge_resolve_codes_total", "counter", "Codes carried by those calls.");
+  absl::StrAppend(&out, "edge_resolve_codes_total ", gauges.resolve_codes, "\n");
+  Header(out, "edge_upstream_unsafe_locations_total", "counter",
+         "Stored URLs refused as Location values (answered 502, never cached).");
+  absl::StrAppend(&out, "edge_upstream_unsafe_locations_total ", Load(unsafe_locations_), "\n");
+
+  Header(out, "edge_invalidation_messages_total", "counter",
+         "Messages received on the invalidation stream.");
+  absl::StrAppend(&out, "edge_invalidation_messages_total ", Load(invalidation_messages_), "\n");
+  Header(out, "edge_invalidated_codes_total", "counter", "Codes named by invalidation messages.");
+  absl::StrAppend(&out, "edge_invalidated_codes_total ", Load(invalidated_codes_), "\n");
+  Header(out, "edge_cache_drop_all_total", "counter",
+         "Whole-cache drops ordered by the service (each subscription starts with one).");
+  absl::StrAppend(&out, "edge_cache_drop_all_total ", Load(drop_alls_), "\n");
+  Header(out, "edge_invalidation_stream_starts_total", "counter",
+         "Invalidation stream subscriptions attempted.");
+  absl::StrAppend(&out, "edge_invalidation_stream_starts_total ", Load(stream_starts_), "\n");
+  Header(out, "edge_invalidation_stream_up", "gauge",
+         "1 while the invalidation stream is subscribed.");
+  absl::StrAppend(&out, "edge_invalidation_stream_up ",
+                  stream_up_.load(std::memory_order_relaxed) ? 1 : 0, "\n");
+  Header(out, "edge_service_ready", "gauge", "1 while the shorten-service is reachable.");
+  absl::StrAppend(&out, "edge_service_ready ", gauges.service_ready ? 1 : 0, "\n");
+
+  const http::HttpServerStats& s = gauges.server;
+  Header(out, "edge_http_connections_accepted_total", "counter", "Connections accepted.");
+  absl::StrAppend(&out, "edge_http_connections_accepted_total ", s.connections_accepted, "\n");
+  Header(out, "edge_http_connections_refused_total", "counter",
+         "Connections closed at once because the connection limit was reached.");
+  absl::StrAppend(&out, "edge_http_connections_refused_total ", s.connections_refused, "\n");
+  Header(out, "edge_http_protocol_errors_total", "counter",
+         "Requests the HTTP layer refused before the handler (400, 413, 414, 431, 505).");
+  absl::StrAppend(&out, "edge_http_protocol_errors_total ", s.protocol_errors, "\n");
+  Header(out, "edge_http_open_connections", "gauge", "Open client connections.");
+  absl::StrAppend(&out, "edge_http_open_connections ", s.open_connections, "\n");
+  return out;
+}
+
+}  // namespace shortener::edge

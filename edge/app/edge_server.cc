@@ -1,0 +1,148 @@
+#include "edge/app/edge_server.h"
+
+#include <memory>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "edge/app/edge_metrics.h"
+#include "edge/app/redirect_handler.h"
+#include "edge/client_ip.h"
+#include "edge/http/http_server.h"
+#include "edge/upstream/invalidation_watcher.h"
+#include "edge/upstream/resolve_batcher.h"
+#include "edge/upstream/service_client.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "lib/codec/short_codec.h"
+#include "lib/common/log.h"
+#include "lib/common/status_macros.h"
+#include "lib/common/termination_signals.h"
+
+namespace shortener::edge {
+
+absl::Status SplitHostPort(const std::string& flag, const std::string& value, std::string* host,
+                           int* port) {
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=\"", value, "\": ", why, " (expected HOST:PORT)"));
+  };
+  const size_t colon = value.rfind(':');
+  if (colon == std::string::npos) return bad("no port");
+  std::string h = value.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty()) return bad("no host");
+  int p = -1;
+  if (!absl::SimpleAtoi(value.substr(colon + 1), &p) || p < 0 || p > 65535) {
+    return bad("port must be 0..65535");
+  }
+  *host = h;
+  *port = p;
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
+  std::string host;
+  int port = 0;
+  SHORTENER_RETURN_IF_ERROR(SplitHostPort("listen", c.listen, &host, &port));
+  if (c.service.empty()) return absl::InvalidArgumentError("--service is required (HOST:PORT)");
+  if (c.codec_secret_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--codec_secret_file is required (the shorten-service's secret file)");
+  }
+  if (c.threads < 0 || c.threads > 256) {
+    return absl::InvalidArgumentError("--threads must be 0 (one per core) .. 256");
+  }
+  if (c.min_code_length < 1 || c.min_code_length > codec::ShortCodec::kMaxBodyLength) {
+    return absl::InvalidArgumentError("--min_code_length must be 1..10 (the service's value)");
+  }
+  if (c.cache.max_entries < 1) return absl::InvalidArgumentError("--cache_entries must be >= 1");
+  if (c.cache.max_bytes < 4096) return absl::InvalidArgumentError("--cache_bytes must be >= 4096");
+  if (c.cache.positive_ttl <= absl::ZeroDuration() || c.cache.negative_ttl < absl::ZeroDuration() ||
+      c.cache.stale_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--cache_ttl must be > 0; --negative_cache_ttl and --stale_grace >= 0");
+  }
+  if (c.resolve_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--resolve_timeout must be > 0");
+  }
+  if (c.resolve_batch < 1 || c.resolve_batch > 1000) {
+    return absl::InvalidArgumentError("--resolve_batch must be 1..1000");
+  }
+  if (c.resolve_in_flight < 1) return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
+  if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
+  return TrustedProxies::Parse(c.trusted_proxies).status();
+}
+
+absl::Status RunEdge(const EdgeConfig& config) {
+  SHORTENER_RETURN_IF_ERROR(ValidateEdgeConfig(config));
+  SHORTENER_ASSIGN_OR_RETURN(TrustedProxies trusted, TrustedProxies::Parse(config.trusted_proxies));
+  absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
+  if (!secret.ok()) {
+    return absl::Status(secret.status().code(),
+                        absl::StrCat("--codec_secret_file: ", secret.status().message()));
+  }
+  codec::CodecOptions codec_options;
+  codec_options.secret = *std::move(secret);
+  codec_options.min_body_length = config.min_code_length;
+  SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, codec::ShortCodec::Create(codec_options));
+
+  std::string host;
+  int port = 0;
+  SHORTENER_RETURN_IF_ERROR(SplitHostPort("listen", config.listen, &host, &port));
+  const int threads = config.threads > 0
+                          ? config.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  LinkCache cache(config.cache);
+  EdgeMetrics metrics(threads);
+  ServiceClientOptions client_options;
+  client_options.resolve_timeout = config.resolve_timeout;
+  ServiceClient client(grpc::CreateCustomChannel(config.service, grpc::InsecureChannelCredentials(),
+                                                 EdgeChannelArguments()),
+                       client_options);
+
+  RedirectHandlerOptions handler_options;
+  handler_options.target.max_request_line = config.max_request_line;
+  handler_options.trusted_proxies = std::move(trusted);
+  handler_options.access_log = config.access_log;
+  ResolveBatcherOptions batcher_options;
+  batcher_options.max_batch = config.resolve_batch;
+  batcher_options.max_in_flight = config.resolve_in_flight;
+  ResolveBatcher resolver(&client, batcher_options);
+  RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics,
+                          std::move(handler_options));
+
+  InvalidationWatcherOptions watcher_options;
+  watcher_options.subscriber = absl::StrCat("redirect-edge ", config.listen);
+  InvalidationWatcher watcher(&client.stub(), &handler, watcher_options);
+  watcher.Start();
+
+  http::HttpServerOptions server_options;
+  server_options.host = host;
+  server_options.port = port;
+  server_options.threads = threads;
+  server_options.max_request_line = config.max_request_line;
+  server_options.idle_timeout = config.idle_timeout;
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
+      http::HttpServer::Start(server_options, &handler);
+  if (!server.ok()) {
+    watcher.Stop();
+    return absl::Status(server.status().code(),
+                        absl::StrCat("--listen: ", server.status().message()));
+  }
+  handler.set_server(server->get());
+  LogInfo("redirect-edge listening on %s:%d (%d threads), service %s", host, (*server)->port(),
+          threads, config.service);
+
+  const int signo = WaitForTermination();
+  LogInfo("signal %d: draining (up to %s)", signo, absl::FormatDuration(config.shutdown_grace));
+  // In-flight misses still need the client and the cache: stop HTTP first.
+  (*server)->Shutdown(config.shutdown_grace);
+  handler.set_server(nullptr);
+  watcher.Stop();
+  LogInfo("redirect-edge stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace shortener::edge

@@ -1,0 +1,48 @@
+// Wiring of redirect-edge: codec (from the shared secret file), cache,
+// service client, invalidation watcher, HTTP server; runs until SIGTERM or
+// SIGINT, then drains: stop accepting, finish in-flight requests (misses
+// included), close connections, stop the stream, exit.
+#ifndef SHORTENER_EDGE_APP_EDGE_SERVER_H_
+#define SHORTENER_EDGE_APP_EDGE_SERVER_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "edge/cache/link_cache.h"
+
+namespace shortener::edge {
+
+struct EdgeConfig {
+  std::string listen = "127.0.0.1:8080";     // HOST:PORT, [V6]:PORT; port 0: any
+  std::string service = "127.0.0.1:50051";   // the shorten-service, gRPC target
+  int threads = 0;                           // event loops; 0: one per core
+  std::string codec_secret_file;             // the service's secret (required)
+  int min_code_length = 6;                   // must equal the service's
+  LinkCacheOptions cache;
+  std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
+  absl::Duration resolve_timeout = absl::Seconds(2);
+  int resolve_batch = 256;     // codes per BatchResolve at most
+  int resolve_in_flight = 4;   // Resolve/BatchResolve calls out at once
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  size_t max_request_line = 8 * 1024;
+  absl::Duration idle_timeout = absl::Seconds(60);
+  bool access_log = false;
+};
+
+// Checks values that need no I/O. INVALID_ARGUMENT naming the flag.
+absl::Status ValidateEdgeConfig(const EdgeConfig& config);
+
+// Splits "host:port" / "[v6]:port". INVALID_ARGUMENT naming `flag`.
+absl::Status SplitHostPort(const std::string& flag, const std::string& value, std::string* host,
+                           int* port);
+
+// Runs the edge until SIGTERM/SIGINT (blocked beforehand in every thread:
+// BlockTerminationSignals). OK after a clean drain, or why it could not start.
+absl::Status RunEdge(const EdgeConfig& config);
+
+}  // namespace shortener::edge
+
+#endif  // SHORTENER_EDGE_APP_EDGE_SERVER_H_

@@ -1,0 +1,204 @@
+#include "edge/app/redirect_handler.h"
+
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <utility>
+
+#include "edge/http_status.h"
+#include "edge/response_builder.h"
+#include "absl/strings/str_cat.h"
+#include "lib/common/log.h"
+
+namespace shortener::edge {
+namespace {
+
+// Appends the response for `plan`; returns its status.
+int Append(std::string& out, const ResponsePlan& plan, const ResponseOptions& options) {
+  const size_t size = ResponseSize(plan, options);
+  const size_t old_size = out.size();
+  out.resize(old_size + size);
+  WriteResponse(plan, options, &out[old_size], size);
+  return plan.status;
+}
+
+constexpr absl::string_view kNoStore = "Cache-Control: no-store\r\n";
+
+}  // namespace
+
+int64_t MonotonicNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+RedirectHandler::RedirectHandler(const codec::ShortCodec* codec, LinkCache* cache,
+                                 ServiceClient* client, ResolveBatcher* resolver,
+                                 EdgeMetrics* metrics, RedirectHandlerOptions options)
+    : codec_(codec), cache_(cache), client_(client), resolver_(resolver), metrics_(metrics),
+      options_(std::move(options)) {}
+
+void RedirectHandler::Handle(http::Exchange& exchange) {
+  const http::Request& request = exchange.request();
+  const RequestTarget target =
+      ClassifyRequest(request.method, request.target, *codec_, options_.target);
+  if (target.kind == TargetKind::kLookupCode || target.kind == TargetKind::kLookupAlias) {
+    Lookup(exchange, target.code, target.method == Method::kHead, request.keep_alive);
+    return;
+  }
+  ResponseOptions response_options;
+  response_options.keep_alive = request.keep_alive;
+  response_options.head = target.method == Method::kHead;
+  response_options.date = exchange.http_date();
+  const int loop = exchange.loop_index();
+  int status;
+  switch (target.kind) {
+    case TargetKind::kReadyz:
+      status = Append(exchange.out(), PlanForReadiness(client_->Ready()), response_options);
+      break;
+    case TargetKind::kMetrics: {
+      const std::string text = MetricsText();
+      ResponsePlan plan;
+      plan.status = 200;
+      plan.reason = "OK";
+      plan.headers = kNoStore;
+      plan.body = text;
+      status = Append(exchange.out(), plan, response_options);
+      break;
+    }
+    case TargetKind::kPrefiltered:
+      metrics_->CountPrefiltered(loop);
+      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      break;
+    case TargetKind::kBadRequest:
+      metrics_->CountBadRequest(loop, target.bad_reason);
+      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      break;
+    default:
+      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      break;
+  }
+  metrics_->CountResponse(loop, status);
+  if (options_.access_log) LogAccess(AccessPrefix(request), status, target.code);
+}
+
+void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, bool head,
+                             bool keep_alive) {
+  std::string& out = exchange.out();
+  const size_t mark = out.size();
+  ResponseOptions response_options;
+  response_options.keep_alive = keep_alive;
+  response_options.head = head;
+  response_options.date = exchange.http_date();
+  int status = 0;
+  const CacheLookup found =
+      cache_->Lookup(code, exchange.now_ns(), [&](const ResolveResult& result) {
+        status = Append(out, PlanForOutcome(result), response_options);
+      });
+  if (found == CacheLookup::kFresh) {
+    metrics_->CountResponse(exchange.loop_index(), status);
+    if (options_.access_log) LogAccess(AccessPrefix(exchange.request()), status, code);
+    return;
+  }
+  // A stale entry is served only if the service cannot be reached: ask it.
+  out.resize(mark);
+
+  // The request's views die when Handle returns: keep copies.
+  std::string access_prefix;
+  if (options_.access_log) access_prefix = AccessPrefix(exchange.request());
+  const int loop = exchange.loop_index();
+  auto waiter = [this, deferred = exchange.Defer(), head, keep_alive, loop,
+                 access_prefix = std::move(access_prefix),
+                 code = std::string(code)](const ResolveResult& result) mutable {
+    // Runs on a gRPC thread (or, when coalesced behind a fetch that completes
+    // there, the same): format the date here, the loop's is out of reach.
+    char date[kHttpDateLength];
+    ResponseOptions options;
+    options.keep_alive = keep_alive;
+    options.head = head;
+    options.date = FormatHttpDate(std::time(nullptr), date);
+    thread_local std::string bytes;
+    bytes.clear();
+    const int status = Append(bytes, PlanForOutcome(result), options);
+    metrics_->CountResponse(loop, status);
+    deferred.Complete(bytes);
+    if (options_.access_log) LogAccess(access_prefix, status, code);
+  };
+  std::optional<FetchTicket> ticket =
+      cache_->JoinFetch(code, exchange.now_ns(), std::move(waiter));
+  if (!ticket.has_value()) return;  // coalesced into a fetch in flight
+  resolver_->Resolve(code, [this, ticket = std::move(*ticket)](ResolveReply reply) {
+    metrics_->ObserveResolve(reply.latency, reply.outcome);
+    ResolveResult result;
+    result.outcome = reply.outcome;
+    result.redirect_status = reply.redirect_status;
+    result.location = reply.location;
+    if (reply.outcome == ResolveOutcome::kActive &&
+        (!IsSafeLocation(reply.location) || PlanForOutcome(result).status == 502)) {
+      // The service validates URLs, so this is a bug or a tampered row: never
+      // cache it; answer as if the service were unreachable (a stale entry or
+      // 503) rather than send anyone somewhere odd.
+      metrics_->CountUnsafeLocation();
+      LogError("Resolve returned a link the edge refuses to redirect to (unsafe Location or "
+               "redirect status %d)",
+               reply.redirect_status);
+      result.outcome = ResolveOutcome::kUnavailable;
+      result.location = {};
+    } else if (reply.outcome == ResolveOutcome::kUnavailable) {
+      LogWarning("Resolve failed: %s", reply.error.ToString());
+    }
+    const int64_t now = MonotonicNowNs();
+    int64_t expire_at = 0;
+    if (reply.expire_time.has_value() && result.outcome == ResolveOutcome::kActive) {
+      const absl::Duration remaining = *reply.expire_time - absl::Now();
+      if (remaining <= absl::ZeroDuration()) {
+        // Past its expiry by this machine's clock (skew, or the answer was
+        // slow): never redirect an expired link.
+        result.outcome = ResolveOutcome::kExpired;
+        result.location = {};
+      } else {
+        // The link's wall-clock expiry on the monotonic clock.
+        expire_at = now + absl::ToInt64Nanoseconds(remaining);
+      }
+    }
+    cache_->CompleteFetch(ticket, result, now, expire_at);
+  });
+}
+
+void RedirectHandler::DropAll() { cache_->Clear(); }
+
+void RedirectHandler::Invalidate(absl::string_view code) { cache_->Invalidate(code); }
+
+void RedirectHandler::StreamState(bool subscribed) { metrics_->SetStreamSubscribed(subscribed); }
+
+std::string RedirectHandler::MetricsText() const {
+  EdgeMetrics::Gauges gauges;
+  gauges.cache = cache_->Stats();
+  if (const http::HttpServer* server = server_.load()) gauges.server = server->Stats();
+  gauges.service_ready = client_->Ready();
+  const ResolveBatcher::Stats batches = resolver_->GetStats();
+  gauges.resolve_rpcs = batches.calls;
+  gauges.resolve_codes = batches.codes;
+  return metrics_->Render(gauges);
+}
+
+std::string RedirectHandler::AccessPrefix(const http::Request& request) const {
+  IpAddress peer;
+  peer.is_v6 = request.peer.is_v6;
+  peer.bytes = request.peer.bytes;
+  const IpAddress client = ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies);
+  char ip[kMaxIpTextLength];
+  return absl::StrCat(
+      "client=", FormatIpAddress(client, ip), " method=",
+      request.method == "GET" || request.method == "HEAD" ? request.method : "other");
+}
+
+void RedirectHandler::LogAccess(absl::string_view prefix, int status,
+                                absl::string_view code) const {
+  // Only what classification accepted is logged (codes are [A-Za-z0-9_-]);
+  // the raw target may hold anything, including terminal escapes.
+  LogInfo("access %s status=%d code=%s", prefix, status,
+          code.empty() ? absl::string_view("-") : code);
+}
+
+}  // namespace shortener::edge

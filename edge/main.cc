@@ -1,0 +1,78 @@
+// redirect-edge: parses flags and runs the edge (edge/app/edge_server.h).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "edge/app/edge_server.h"
+#include "lib/common/termination_signals.h"
+
+namespace {
+const shortener::edge::EdgeConfig kDefaults;
+}  // namespace
+
+ABSL_FLAG(std::string, listen, kDefaults.listen, "HTTP listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, service, kDefaults.service, "the shorten-service's gRPC address HOST:PORT");
+ABSL_FLAG(int, threads, kDefaults.threads, "event-loop threads; 0: one per core");
+ABSL_FLAG(std::string, codec_secret_file, "", "the shorten-service's code secret file, for the local prefilter (required)");
+ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "the shorten-service's --min_code_length (must match)");
+ABSL_FLAG(int64_t, cache_entries, static_cast<int64_t>(kDefaults.cache.max_entries), "most links cached");
+ABSL_FLAG(int64_t, cache_bytes, static_cast<int64_t>(kDefaults.cache.max_bytes), "most bytes the cache may hold (estimated)");
+ABSL_FLAG(absl::Duration, cache_ttl, kDefaults.cache.positive_ttl, "how long a resolved link (active, revoked or expired) is served from the cache");
+ABSL_FLAG(absl::Duration, negative_cache_ttl, kDefaults.cache.negative_ttl, "how long an unknown code is answered 404 from the cache");
+ABSL_FLAG(absl::Duration, stale_grace, kDefaults.cache.stale_grace, "how long past its TTL an entry is still served while the service is unreachable");
+ABSL_FLAG(std::vector<std::string>, trusted_proxies, {}, "CIDRs of proxies whose X-Forwarded-For is believed (e.g. 10.0.0.0/8,::1)");
+ABSL_FLAG(absl::Duration, resolve_timeout, kDefaults.resolve_timeout, "deadline of a Resolve call to the service");
+ABSL_FLAG(int, resolve_batch, kDefaults.resolve_batch, "most codes sent in one BatchResolve when misses queue up");
+ABSL_FLAG(int, resolve_in_flight, kDefaults.resolve_in_flight, "most Resolve/BatchResolve calls out at once; further misses queue and go together");
+ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight requests may take to finish");
+ABSL_FLAG(int64_t, max_request_line, static_cast<int64_t>(kDefaults.max_request_line), "longest request line accepted; longer gets 414");
+ABSL_FLAG(absl::Duration, idle_timeout, kDefaults.idle_timeout, "keep-alive connections idle this long are closed");
+ABSL_FLAG(bool, access_log, kDefaults.access_log, "log one line per request (client IP, method, status, code) to stderr");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("the HTTP redirect edge (see docs/edge.md)");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "edge/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  absl::ParseCommandLine(argc, argv);
+
+  shortener::edge::EdgeConfig c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.service = absl::GetFlag(FLAGS_service);
+  c.threads = absl::GetFlag(FLAGS_threads);
+  c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
+  c.min_code_length = absl::GetFlag(FLAGS_min_code_length);
+  c.cache.max_entries = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_entries)));
+  c.cache.max_bytes = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_bytes)));
+  c.cache.positive_ttl = absl::GetFlag(FLAGS_cache_ttl);
+  c.cache.negative_ttl = absl::GetFlag(FLAGS_negative_cache_ttl);
+  c.cache.stale_grace = absl::GetFlag(FLAGS_stale_grace);
+  c.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
+  c.resolve_timeout = absl::GetFlag(FLAGS_resolve_timeout);
+  c.resolve_batch = absl::GetFlag(FLAGS_resolve_batch);
+  c.resolve_in_flight = absl::GetFlag(FLAGS_resolve_in_flight);
+  c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  c.max_request_line = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_request_line)));
+  c.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
+  c.access_log = absl::GetFlag(FLAGS_access_log);
+
+  // As in shorten-service: gRPC's absl::Mutex deadlock detection costs CPU.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  shortener::BlockTerminationSignals();
+  const absl::Status status = shortener::edge::RunEdge(c);
+  if (!status.ok()) {
+    std::fprintf(stderr, "redirect-edge: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,167 @@
+#include "edge/upstream/service_client.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/client_context.h"
+#include "lib/grpcutil/status.h"
+
+namespace shortener::edge {
+namespace {
+
+namespace pb = ::shortener::v1;
+
+int RedirectStatus(pb::RedirectType type) {
+  switch (type) {
+    case pb::REDIRECT_TYPE_MOVED_PERMANENTLY:
+      return 301;
+    case pb::REDIRECT_TYPE_TEMPORARY:
+      return 307;
+    case pb::REDIRECT_TYPE_PERMANENT:
+      return 308;
+    default:
+      return 302;
+  }
+}
+
+// One call's state, alive until its callback has run.
+struct ResolveCall {
+  grpc::ClientContext context;
+  pb::ResolveRequest request;
+  pb::ResolveResponse response;
+  absl::AnyInvocable<void(ResolveReply)> done;
+  std::chrono::steady_clock::time_point start;
+};
+
+struct ResolveBatchCall {
+  grpc::ClientContext context;
+  pb::BatchResolveRequest request;
+  pb::BatchResolveResponse response;
+  absl::AnyInvocable<void(std::vector<ResolveReply>)> done;
+  std::chrono::steady_clock::time_point start;
+};
+
+}  // namespace
+
+grpc::ChannelArguments EdgeChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Reconnect quickly after a service restart (defaults back off to 120 s).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2'000);
+  return args;
+}
+
+ResolveReply ReplyFromResolve(const grpc::Status& status, const pb::ResolveResponse& response) {
+  ResolveReply reply;
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      break;
+    case grpc::StatusCode::NOT_FOUND:
+      reply.outcome = ResolveOutcome::kNotFound;
+      return reply;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      reply.outcome = ResolveOutcome::kInvalid;
+      return reply;
+    default:
+      reply.outcome = ResolveOutcome::kUnavailable;
+      reply.error = grpcutil::FromGrpcStatus(status);
+      return reply;
+  }
+  if (response.has_expire_time()) {
+    reply.expire_time = grpcutil::FromProtoTimestamp(response.expire_time());
+  }
+  switch (response.state()) {
+    case pb::LINK_STATE_ACTIVE:
+      reply.outcome = ResolveOutcome::kActive;
+      reply.redirect_status = RedirectStatus(response.redirect_type());
+      reply.location = response.long_url();
+      break;
+    case pb::LINK_STATE_REVOKED:
+      reply.outcome = ResolveOutcome::kRevoked;
+      break;
+    case pb::LINK_STATE_EXPIRED:
+      reply.outcome = ResolveOutcome::kExpired;
+      break;
+    default:
+      // A state this edge does not know: not a reason to redirect anywhere.
+      reply.outcome = ResolveOutcome::kUnavailable;
+      reply.error = absl::InternalError(
+          absl::StrCat("Resolve answered an unknown link state ", response.state()));
+      break;
+  }
+  return reply;
+}
+
+ServiceClient::ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClientOptions options)
+    : channel_(std::move(channel)),
+      stub_(pb::ShortenService::NewStub(channel_)),
+      options_(options) {}
+
+void ServiceClient::Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done) {
+  auto* call = new ResolveCall;
+  call->request.set_code(std::string(code));
+  call->done = std::move(done);
+  call->start = std::chrono::steady_clock::now();
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             absl::ToChronoNanoseconds(options_.resolve_timeout));
+  stub_->async()->Resolve(&call->context, &call->request, &call->response,
+                          [call](grpc::Status status) {
+                            ResolveReply reply = ReplyFromResolve(status, call->response);
+                            reply.latency = absl::FromChrono(std::chrono::steady_clock::now() -
+                                                             call->start);
+                            auto done = std::move(call->done);
+                            delete call;
+                            done(std::move(reply));
+                          });
+}
+
+ResolveReply ReplyFromBatchItem(const pb::BatchResolveResult& item) {
+  if (item.has_error()) {
+    return ReplyFromResolve(grpc::Status(static_cast<grpc::StatusCode>(item.error().code()),
+                                         item.error().message()),
+                            pb::ResolveResponse());
+  }
+  return ReplyFromResolve(grpc::Status::OK, item.response());
+}
+
+void ServiceClient::ResolveBatch(std::vector<std::string> codes,
+                                 absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
+  auto* call = new ResolveBatchCall;
+  for (std::string& code : codes) call->request.add_codes(std::move(code));
+  call->done = std::move(done);
+  call->start = std::chrono::steady_clock::now();
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             absl::ToChronoNanoseconds(options_.resolve_timeout));
+  stub_->async()->BatchResolve(
+      &call->context, &call->request, &call->response, [call](grpc::Status status) {
+        const int n = call->request.codes_size();
+        const absl::Duration latency =
+            absl::FromChrono(std::chrono::steady_clock::now() - call->start);
+        std::vector<ResolveReply> replies(n);
+        if (status.ok() && call->response.results_size() != n) {
+          status = grpc::Status(grpc::StatusCode::INTERNAL,
+                                absl::StrCat("BatchResolve answered ", call->response.results_size(),
+                                             " results for ", n, " codes"));
+        }
+        for (int i = 0; i < n; ++i) {
+          replies[i] = status.ok() ? ReplyFromBatchItem(call->response.results(i))
+                                   : ReplyFromResolve(status, pb::ResolveResponse());
+          replies[i].latency = latency;
+        }
+        auto done = std::move(call->done);
+        delete call;
+        done(std::move(replies));
+      });
+}
+
+bool ServiceClient::Ready() const {
+  return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
+}
+
+}  // namespace shortener::edge

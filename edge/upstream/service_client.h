@@ -1,0 +1,85 @@
+// The edge's view of the shorten-service: non-blocking Resolve calls
+// (gRPC callback API; the event loop never waits on a miss) and readiness.
+//
+// Resolve outcomes map to what the edge answers (http_status.h):
+//   OK + ACTIVE -> kActive (302/301/307/308 from redirect_type)
+//   OK + REVOKED / EXPIRED -> kRevoked / kExpired (410)
+//   NOT_FOUND -> kNotFound (404); INVALID_ARGUMENT -> kInvalid (400)
+//   anything else (UNAVAILABLE, DEADLINE_EXCEEDED, an unknown state, ...)
+//   -> kUnavailable (503, or a stale cache entry): never cached.
+// Calls fail fast while the channel cannot connect (no wait_for_ready): a
+// dead service costs a request one failed attempt, not the whole deadline.
+//
+// Thread safety: all methods are thread-safe.
+#ifndef SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_
+#define SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "edge/http_status.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "shortener/v1/shortener.grpc.pb.h"
+
+namespace shortener::edge {
+
+struct ResolveReply {
+  ResolveOutcome outcome = ResolveOutcome::kUnavailable;
+  int redirect_status = 302;  // for kActive
+  std::string location;       // for kActive
+  std::optional<absl::Time> expire_time;
+  // Why the outcome is kUnavailable (for logs); OK otherwise.
+  absl::Status error;
+  absl::Duration latency;
+};
+
+struct ServiceClientOptions {
+  absl::Duration resolve_timeout = absl::Seconds(2);
+};
+
+// gRPC channel arguments the edge uses towards the service: keepalive pings
+// so a vanished peer (not just a closed socket) is noticed in seconds, and
+// quick reconnects after the service restarts.
+grpc::ChannelArguments EdgeChannelArguments();
+
+class ServiceClient {
+ public:
+  ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClientOptions options);
+
+  // Starts one Resolve; `done` runs exactly once on a gRPC thread.
+  void Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done);
+
+  // Starts one BatchResolve for `codes` (1..1000); `done` runs exactly once
+  // on a gRPC thread with one reply per code, in order. A failed call gives
+  // every code kUnavailable with the call's error.
+  void ResolveBatch(std::vector<std::string> codes,
+                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
+
+  // True while the channel is connected (asks it to connect when idle).
+  bool Ready() const;
+
+  shortener::v1::ShortenService::Stub& stub() { return *stub_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<shortener::v1::ShortenService::Stub> stub_;
+  ServiceClientOptions options_;
+};
+
+// Maps one BatchResolve item (its response or its error) to a reply.
+ResolveReply ReplyFromBatchItem(const shortener::v1::BatchResolveResult& item);
+
+// Maps one Resolve answer (status + response) to a reply. Exposed for tests.
+ResolveReply ReplyFromResolve(const grpc::Status& status,
+                              const shortener::v1::ResolveResponse& response);
+
+}  // namespace shortener::edge
+
+#endif  // SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_

@@ -1,0 +1,33 @@
+#include "lib/common/termination_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+namespace shortener {
+namespace {
+
+sigset_t TerminationSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  const sigset_t set = TerminationSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int WaitForTermination() {
+  const sigset_t set = TerminationSet();
+  while (true) {
+    int signo = 0;
+    if (sigwait(&set, &signo) == 0 && signo != SIGHUP) return signo;
+  }
+}
+
+}  // namespace shortener

@@ -1,0 +1,513 @@
+// Link cache, one thread: lifetimes, bounds and eviction, byte accounting,
+// coalescing, stale fallback, invalidation, the allocation-free hit path.
+#include "edge/cache/link_cache.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/edge/alloc_counter.h"
+#include "tests/edge/cache/link_cache_test_util.h"
+
+namespace shortener::edge {
+namespace {
+
+using testing::Active;
+using testing::Delivery;
+using testing::Fill;
+using testing::kSecondNs;
+using testing::Look;
+using testing::Record;
+using testing::Seen;
+using testing::WithOutcome;
+
+constexpr absl::string_view kUrl = "https://example.com/landing?campaign=spring";
+
+// One shard, so the bounds are exact; the default TTLs (60 s, 2 s, 10 min).
+LinkCacheOptions OneShard() {
+  LinkCacheOptions o;
+  o.shards = 1;
+  return o;
+}
+
+TEST_CASE("cache: an entry is fresh within its TTL then stale within grace then a miss",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  REQUIRE(Fill(cache, "Ab3", Active(kUrl, 301), 0));
+  const int64_t ttl = 60 * kSecondNs;
+  const int64_t grace = 600 * kSecondNs;
+
+  Seen fresh = Look(cache, "Ab3", ttl - 1);
+  CHECK(fresh.lookup == CacheLookup::kFresh);
+  CHECK(fresh.outcome == ResolveOutcome::kActive);
+  CHECK(fresh.redirect_status == 301);
+  CHECK(fresh.location == kUrl);
+
+  Seen stale = Look(cache, "Ab3", ttl);
+  CHECK(stale.lookup == CacheLookup::kStale);
+  CHECK(stale.location == kUrl);
+  CHECK(Look(cache, "Ab3", ttl + grace - 1).lookup == CacheLookup::kStale);
+
+  Seen gone = Look(cache, "Ab3", ttl + grace);
+  CHECK(gone.lookup == CacheLookup::kMiss);
+  CHECK_FALSE(gone.visited);
+  CHECK(Look(cache, "nothing", 0).lookup == CacheLookup::kMiss);
+
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.hits == 1);
+  CHECK(stats.stale_hits == 2);
+  CHECK(stats.misses == 2);
+  CHECK(stats.expirations == 1);
+  CHECK(stats.entries == 0);
+  CHECK(stats.bytes == 0);
+}
+
+TEST_CASE("cache: negative answers get the short TTL and revoked or expired the long one",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  REQUIRE(Fill(cache, "nf", WithOutcome(ResolveOutcome::kNotFound), 0));
+  REQUIRE(Fill(cache, "inv", WithOutcome(ResolveOutcome::kInvalid), 0));
+  REQUIRE(Fill(cache, "rev", WithOutcome(ResolveOutcome::kRevoked), 0));
+  REQUIRE(Fill(cache, "exp", WithOutcome(ResolveOutcome::kExpired), 0));
+  REQUIRE(Fill(cache, "act", Active(kUrl), 0));
+
+  for (const char* key : {"nf", "inv", "rev", "exp", "act"}) {
+    CHECK(Look(cache, key, 2 * kSecondNs - 1).lookup == CacheLookup::kFresh);
+  }
+  CHECK(Look(cache, "nf", 2 * kSecondNs).lookup == CacheLookup::kStale);
+  CHECK(Look(cache, "inv", 2 * kSecondNs).lookup == CacheLookup::kStale);
+  for (const char* key : {"rev", "exp", "act"}) {
+    CHECK(Look(cache, key, 60 * kSecondNs - 1).lookup == CacheLookup::kFresh);
+    CHECK(Look(cache, key, 60 * kSecondNs).lookup == CacheLookup::kStale);
+  }
+  Seen revoked = Look(cache, "rev", 0);
+  CHECK(revoked.outcome == ResolveOutcome::kRevoked);
+  CHECK(revoked.location.empty());
+}
+
+TEST_CASE("cache: a link's expiry caps its entry and leaves no stale period", "[edge][cache]") {
+  LinkCache cache(OneShard());
+  SECTION("expiry before the TTL ends it fresh to miss") {
+    REQUIRE(Fill(cache, "soon", Active(kUrl), 0, 5 * kSecondNs));
+    CHECK(Look(cache, "soon", 5 * kSecondNs - 1).lookup == CacheLookup::kFresh);
+    CHECK(Look(cache, "soon", 5 * kSecondNs).lookup == CacheLookup::kMiss);
+  }
+  SECTION("expiry within the grace cuts the stale period short") {
+    REQUIRE(Fill(cache, "later", Active(kUrl), 0, 65 * kSecondNs));
+    CHECK(Look(cache, "later", 60 * kSecondNs).lookup == CacheLookup::kStale);
+    CHECK(Look(cache, "later", 65 * kSecondNs).lookup == CacheLookup::kMiss);
+  }
+  SECTION("a link already expired is delivered but not stored") {
+    Delivery d;
+    std::optional<FetchTicket> ticket = cache.JoinFetch("past", 10 * kSecondNs, Record(d));
+    REQUIRE(ticket);
+    cache.CompleteFetch(*ticket, Active(kUrl), 10 * kSecondNs, 10 * kSecondNs);
+    CHECK(d.calls == 1);
+    CHECK(d.outcome == ResolveOutcome::kActive);
+    CHECK(Look(cache, "past", 10 * kSecondNs).lookup == CacheLookup::kMiss);
+    CHECK(cache.Stats().discarded == 1);
+  }
+  SECTION("the expiry applies only to active links") {
+    REQUIRE(Fill(cache, "rev", WithOutcome(ResolveOutcome::kRevoked), 0, 5 * kSecondNs));
+    CHECK(Look(cache, "rev", 30 * kSecondNs).lookup == CacheLookup::kFresh);
+  }
+}
+
+TEST_CASE("cache: the entry bound is enforced by evicting and evictions are counted",
+          "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.max_entries = 10;
+  LinkCache cache(o);
+  for (int i = 0; i < 25; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(kUrl), 0));
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.entries == 10);
+  CHECK(stats.stores == 25);
+  CHECK(stats.evictions == 15);
+  CHECK(stats.bytes == 10 * LinkCache::EstimatedEntryBytes("k10", kUrl));
+  CHECK(cache.CheckInvariantsForTesting().ok());
+  // Nothing was hit, so the oldest went first.
+  CHECK(Look(cache, "k0", 0).lookup == CacheLookup::kMiss);
+  CHECK(Look(cache, "k24", 0).lookup == CacheLookup::kFresh);
+}
+
+TEST_CASE("cache: the byte bound is enforced and bytes return to zero after Clear",
+          "[edge][cache]") {
+  const std::string url = "https://example.com/" + std::string(200, 'x');
+  const size_t per_entry = LinkCache::EstimatedEntryBytes("k00", url);
+  LinkCacheOptions o = OneShard();
+  o.max_bytes = 10 * per_entry + per_entry / 2;
+  LinkCache cache(o);
+  for (int i = 10; i < 40; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(url), 0));
+  LinkCacheStats stats = cache.Stats();
+  CHECK(stats.entries == 10);
+  CHECK(stats.bytes == 10 * per_entry);
+  CHECK(stats.evictions == 20);
+  CHECK(cache.CheckInvariantsForTesting().ok());
+
+  // Small negative entries fit many to one large positive one.
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(Fill(cache, absl::StrCat("n", i), WithOutcome(ResolveOutcome::kNotFound), 0));
+  }
+  stats = cache.Stats();
+  CHECK(stats.bytes <= o.max_bytes);
+  CHECK(stats.entries == 12);  // 3 negatives pushed out 1 positive
+  CHECK(cache.CheckInvariantsForTesting().ok());
+
+  cache.Clear();
+  stats = cache.Stats();
+  CHECK(stats.entries == 0);
+  CHECK(stats.bytes == 0);
+  CHECK(Look(cache, "k39", 0).lookup == CacheLookup::kMiss);
+  REQUIRE(Fill(cache, "k39", Active(url), 0));
+  CHECK(cache.Stats().bytes == per_entry);
+}
+
+TEST_CASE("cache: bytes follow store replace invalidate and expiry exactly", "[edge][cache]") {
+  LinkCache cache(OneShard());
+  const std::string short_url = "https://a.example/";
+  const std::string long_url = "https://a.example/a/much/longer/path";
+  REQUIRE(Fill(cache, "a", Active(short_url), 0));
+  CHECK(cache.Stats().bytes == LinkCache::EstimatedEntryBytes("a", short_url));
+
+  REQUIRE(Fill(cache, "a", Active(long_url), 0));
+  CHECK(cache.Stats().bytes == LinkCache::EstimatedEntryBytes("a", long_url));
+  CHECK(cache.Stats().entries == 1);
+  CHECK(Look(cache, "a", 0).location == long_url);
+
+  REQUIRE(Fill(cache, "a", WithOutcome(ResolveOutcome::kRevoked), 0));
+  CHECK(cache.Stats().bytes == LinkCache::EstimatedEntryBytes("a", ""));
+
+  REQUIRE(Fill(cache, "b", WithOutcome(ResolveOutcome::kNotFound), 0));
+  cache.Invalidate("a");
+  CHECK(cache.Stats().bytes == LinkCache::EstimatedEntryBytes("b", ""));
+  CHECK(cache.Stats().invalidations == 1);
+  CHECK(Look(cache, "a", 0).lookup == CacheLookup::kMiss);
+
+  CHECK(Look(cache, "b", 3600 * kSecondNs).lookup == CacheLookup::kMiss);
+  CHECK(cache.Stats().bytes == 0);
+  CHECK(cache.Stats().entries == 0);
+  CHECK(cache.CheckInvariantsForTesting().ok());
+}
+
+TEST_CASE("cache: a recently hit key survives eviction pressure that evicts cold keys",
+          "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.max_entries = 4;
+  LinkCache cache(o);
+  for (const char* key : {"hot", "cold1", "cold2", "cold3"}) {
+    REQUIRE(Fill(cache, key, Active(kUrl), 0));
+  }
+  // "hot" was stored first: FIFO would evict it first.
+  for (int i = 0; i < 20; ++i) {
+    CHECK(Look(cache, "hot", 0).lookup == CacheLookup::kFresh);
+    REQUIRE(Fill(cache, absl::StrCat("new", i), Active(kUrl), 0));
+  }
+  CHECK(Look(cache, "hot", 0).lookup == CacheLookup::kFresh);
+  for (const char* key : {"cold1", "cold2", "cold3"}) {
+    CHECK(Look(cache, key, 0).lookup == CacheLookup::kMiss);
+  }
+  CHECK(Look(cache, "new19", 0).lookup == CacheLookup::kFresh);
+  CHECK(cache.Stats().evictions == 20);
+}
+
+TEST_CASE("cache: eviction takes an entry past its grace even if it was hit", "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.max_entries = 3;
+  LinkCache cache(o);
+  REQUIRE(Fill(cache, "live1", Active(kUrl), 0));
+  REQUIRE(Fill(cache, "dead", WithOutcome(ResolveOutcome::kNotFound), 0));
+  REQUIRE(Fill(cache, "live2", Active(kUrl), 0));
+  REQUIRE(Look(cache, "dead", 1).lookup == CacheLookup::kFresh);  // reference bit set
+  // Past the negative entry's 2 s + 10 min, within the positive ones' 60 s + 10 min.
+  const int64_t later = 602 * kSecondNs;
+  REQUIRE(Look(cache, "live1", later).lookup == CacheLookup::kStale);
+  REQUIRE(Look(cache, "live2", later).lookup == CacheLookup::kStale);
+  REQUIRE(Fill(cache, "new", Active(kUrl), later));
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.expirations == 1);
+  CHECK(stats.evictions == 0);
+  CHECK(Look(cache, "live1", later).lookup == CacheLookup::kStale);
+  CHECK(Look(cache, "live2", later).lookup == CacheLookup::kStale);
+}
+
+TEST_CASE("cache: concurrent misses for one key share one fetch and every waiter gets it once",
+          "[edge][cache]") {
+  LinkCache cache({});
+  constexpr int kWaiters = 8;
+  std::vector<Delivery> deliveries(kWaiters);
+  std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, Record(deliveries[0]));
+  REQUIRE(ticket);
+  CHECK(ticket->key() == "Ab3");
+  for (int i = 1; i < kWaiters; ++i) {
+    CHECK_FALSE(cache.JoinFetch("Ab3", i, Record(deliveries[i])));
+  }
+  // Another key is not coalesced with it.
+  Delivery other;
+  std::optional<FetchTicket> other_ticket = cache.JoinFetch("Xy9", 0, Record(other));
+  REQUIRE(other_ticket);
+  for (const Delivery& d : deliveries) CHECK(d.calls == 0);
+
+  {
+    // The location only has to live for the call.
+    std::string location(kUrl);
+    cache.CompleteFetch(*ticket, Active(location), 10);
+  }
+  for (const Delivery& d : deliveries) {
+    CHECK(d.calls == 1);
+    CHECK(d.outcome == ResolveOutcome::kActive);
+    CHECK(d.location == kUrl);
+  }
+  CHECK(other.calls == 0);
+  CHECK(Look(cache, "Ab3", 10).location == kUrl);
+
+  // Completing again is ignored; the next miss starts a new fetch.
+  cache.CompleteFetch(*ticket, WithOutcome(ResolveOutcome::kNotFound), 10);
+  for (const Delivery& d : deliveries) CHECK(d.calls == 1);
+  CHECK(Look(cache, "Ab3", 10).outcome == ResolveOutcome::kActive);
+  CHECK(cache.JoinFetch("Ab3", 10, [](const ResolveResult&) {}));
+
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.fetches == 3);
+  CHECK(stats.coalesced == kWaiters - 1);
+  CHECK(stats.stores == 1);
+}
+
+TEST_CASE("cache: an unavailable service is answered from a stale entry within grace",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  REQUIRE(Fill(cache, "Ab3", Active(kUrl, 307), 0));
+  const int64_t now = 300 * kSecondNs;  // past the TTL, within grace
+  REQUIRE(Look(cache, "Ab3", now).lookup == CacheLookup::kStale);
+
+  Delivery first, second;
+  std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", now, Record(first));
+  REQUIRE(ticket);
+  REQUIRE_FALSE(cache.JoinFetch("Ab3", now, Record(second)));
+  cache.CompleteFetch(*ticket, WithOutcome(ResolveOutcome::kUnavailable), now);
+  for (const Delivery* d : {&first, &second}) {
+    CHECK(d->calls == 1);
+    CHECK(d->outcome == ResolveOutcome::kActive);
+    CHECK(d->location == kUrl);
+  }
+  // Nothing stored: still the old, stale entry.
+  CHECK(Look(cache, "Ab3", now).lookup == CacheLookup::kStale);
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.stale_fallbacks == 1);
+  CHECK(stats.stale_hits == 3);  // two lookups and the fallback
+  CHECK(stats.stores == 1);
+}
+
+TEST_CASE("cache: a stale fallback's location stays valid while a waiter changes the cache",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  const std::string old_url = "https://old.example/path";
+  const std::string new_url = "https://new.example/path";
+  REQUIRE(Fill(cache, "Ab3", Active(old_url), 0));
+  const int64_t now = 300 * kSecondNs;
+  std::string seen;
+  std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", now, [&](const ResolveResult& r) {
+    // Frees the entry the fallback came from, and reuses its memory.
+    cache.Invalidate("Ab3");
+    Fill(cache, "Ab3", Active(new_url), now);
+    seen = std::string(r.location);
+  });
+  REQUIRE(ticket);
+  cache.CompleteFetch(*ticket, WithOutcome(ResolveOutcome::kUnavailable), now);
+  CHECK(seen == old_url);
+}
+
+TEST_CASE("cache: an unavailable service without an entry within grace gives kUnavailable",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  Delivery d;
+  SECTION("no entry") {
+    std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, Record(d));
+    REQUIRE(ticket);
+    cache.CompleteFetch(*ticket, WithOutcome(ResolveOutcome::kUnavailable), 0);
+  }
+  SECTION("entry past its grace") {
+    REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
+    const int64_t past = 660 * kSecondNs;
+    std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", past, Record(d));
+    REQUIRE(ticket);
+    cache.CompleteFetch(*ticket, WithOutcome(ResolveOutcome::kUnavailable), past);
+    CHECK(cache.Stats().entries == 0);
+  }
+  CHECK(d.calls == 1);
+  CHECK(d.outcome == ResolveOutcome::kUnavailable);
+  CHECK(cache.Stats().stale_fallbacks == 0);
+}
+
+TEST_CASE("cache: a result fetched across an Invalidate is delivered but not stored",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
+  Delivery d;
+  std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, Record(d));
+  REQUIRE(ticket);
+  cache.Invalidate("Ab3");
+  CHECK(Look(cache, "Ab3", 0).lookup == CacheLookup::kMiss);  // erased at once
+  cache.CompleteFetch(*ticket, Active(kUrl), 0);
+  CHECK(d.calls == 1);
+  CHECK(d.outcome == ResolveOutcome::kActive);
+  CHECK(Look(cache, "Ab3", 0).lookup == CacheLookup::kMiss);
+  CHECK(cache.Stats().discarded == 1);
+}
+
+TEST_CASE("cache: a JoinFetch after an Invalidate starts a new fetch whose result is stored",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  Delivery before, after;
+  std::optional<FetchTicket> old_ticket = cache.JoinFetch("Ab3", 0, Record(before));
+  REQUIRE(old_ticket);
+  cache.Invalidate("Ab3");
+  // The old fetch may carry a pre-revocation answer: no joining it.
+  std::optional<FetchTicket> new_ticket = cache.JoinFetch("Ab3", 0, Record(after));
+  REQUIRE(new_ticket);
+
+  cache.CompleteFetch(*new_ticket, WithOutcome(ResolveOutcome::kRevoked), 0);
+  CHECK(after.calls == 1);
+  CHECK(after.outcome == ResolveOutcome::kRevoked);
+  CHECK(before.calls == 0);
+  // The old fetch ends later with its stale answer: delivered, not stored.
+  cache.CompleteFetch(*old_ticket, Active(kUrl), 0);
+  CHECK(before.calls == 1);
+  CHECK(before.outcome == ResolveOutcome::kActive);
+  CHECK(Look(cache, "Ab3", 0).outcome == ResolveOutcome::kRevoked);
+  CHECK(cache.CheckInvariantsForTesting().ok());
+}
+
+TEST_CASE("cache: a result fetched across a Clear is delivered but not stored", "[edge][cache]") {
+  LinkCacheOptions o;
+  o.shards = 8;
+  LinkCache cache(o);
+  Delivery a, b;
+  std::optional<FetchTicket> ta = cache.JoinFetch("Ab3", 0, Record(a));
+  std::optional<FetchTicket> tb = cache.JoinFetch("Xy9", 0, Record(b));
+  REQUIRE(ta);
+  REQUIRE(tb);
+  cache.Clear();
+  cache.CompleteFetch(*ta, Active(kUrl), 0);
+  cache.CompleteFetch(*tb, WithOutcome(ResolveOutcome::kNotFound), 0);
+  CHECK(a.calls == 1);
+  CHECK(b.calls == 1);
+  CHECK(b.outcome == ResolveOutcome::kNotFound);
+  CHECK(cache.Stats().entries == 0);
+  CHECK(cache.Stats().discarded == 2);
+  // Fetches started after the Clear are stored.
+  REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
+  CHECK(Look(cache, "Ab3", 0).lookup == CacheLookup::kFresh);
+}
+
+TEST_CASE("cache: a fetch in flight longer than the join window takes no more waiters",
+          "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.fetch_join_window = absl::Seconds(10);
+  LinkCache cache(o);
+  Delivery lost, later;
+  std::optional<FetchTicket> stuck = cache.JoinFetch("Ab3", 0, Record(lost));
+  REQUIRE(stuck);
+  CHECK_FALSE(cache.JoinFetch("Ab3", 10 * kSecondNs - 1, [](const ResolveResult&) {}));
+  std::optional<FetchTicket> fresh = cache.JoinFetch("Ab3", 10 * kSecondNs, Record(later));
+  REQUIRE(fresh);
+  cache.CompleteFetch(*fresh, Active(kUrl), 10 * kSecondNs);
+  CHECK(later.calls == 1);
+  CHECK(lost.calls == 0);
+  // The old one still calls its own waiters, but its answer is not stored.
+  cache.CompleteFetch(*stuck, WithOutcome(ResolveOutcome::kNotFound), 11 * kSecondNs);
+  CHECK(lost.calls == 1);
+  CHECK(Look(cache, "Ab3", 11 * kSecondNs).outcome == ResolveOutcome::kActive);
+}
+
+TEST_CASE("cache: a waiter may call back into the cache", "[edge][cache]") {
+  LinkCache cache(OneShard());
+  CacheLookup seen_by_waiter = CacheLookup::kMiss;
+  std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, [&](const ResolveResult&) {
+    seen_by_waiter = cache.Lookup("Ab3", 0, [](const ResolveResult&) {});
+  });
+  REQUIRE(ticket);
+  cache.CompleteFetch(*ticket, Active(kUrl), 0);  // would deadlock under the lock
+  CHECK(seen_by_waiter == CacheLookup::kFresh);
+}
+
+TEST_CASE("cache: a 502-worthy answer is delivered but not stored and drops the old entry",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());
+  for (const ResolveResult& bad :
+       {Active("https://a.example/\r\nSet-Cookie: x"), Active(""), Active(kUrl, 303)}) {
+    REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
+    Delivery d;
+    std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, Record(d));
+    REQUIRE(ticket);
+    cache.CompleteFetch(*ticket, bad, 0);
+    CHECK(d.calls == 1);
+    CHECK(d.location == std::string(bad.location));
+    CHECK(Look(cache, "Ab3", 0).lookup == CacheLookup::kMiss);
+  }
+  CHECK(cache.Stats().discarded == 3);
+  CHECK(cache.Stats().stores == 3);
+}
+
+TEST_CASE("cache: a hit does not allocate", "[edge][cache]") {
+  LinkCache cache({});
+  REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
+  REQUIRE(Fill(cache, "neg", WithOutcome(ResolveOutcome::kNotFound), 0));
+  size_t length = 0;
+  auto visit = [&length](const ResolveResult& r) { length += r.location.size(); };
+  const size_t before = testing::ThreadAllocations();
+  const CacheLookup fresh = cache.Lookup("Ab3", 1, visit);
+  const CacheLookup stale = cache.Lookup("Ab3", 61 * kSecondNs, visit);
+  const CacheLookup negative = cache.Lookup("neg", 1, visit);
+  const CacheLookup miss = cache.Lookup("none", 1, visit);
+  const CacheLookup expired = cache.Lookup("neg", 3600 * kSecondNs, visit);
+  const size_t allocations = testing::ThreadAllocations() - before;
+  CHECK(allocations == 0);
+  CHECK(fresh == CacheLookup::kFresh);
+  CHECK(stale == CacheLookup::kStale);
+  CHECK(negative == CacheLookup::kFresh);
+  CHECK(miss == CacheLookup::kMiss);
+  CHECK(expired == CacheLookup::kMiss);
+  CHECK(length == 2 * kUrl.size());
+}
+
+TEST_CASE("cache: shards share the bounds exactly", "[edge][cache]") {
+  SECTION("more shards than entries") {
+    LinkCacheOptions o;
+    o.max_entries = 5;
+    o.shards = 64;
+    LinkCache cache(o);
+    CHECK(cache.shard_count() == 4);
+    for (int i = 0; i < 200; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(kUrl), 0));
+    CHECK(cache.Stats().entries == 5);
+    CHECK(cache.CheckInvariantsForTesting().ok());
+  }
+  SECTION("many shards") {
+    LinkCacheOptions o;
+    o.max_entries = 1000;
+    o.shards = 48;  // rounded up to 64
+    LinkCache cache(o);
+    CHECK(cache.shard_count() == 64);
+    for (int i = 0; i < 5000; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(kUrl), 0));
+    const LinkCacheStats stats = cache.Stats();
+    CHECK(stats.entries <= 1000);
+    CHECK(stats.entries >= 900);  // each shard full to its share, give or take
+    CHECK(stats.evictions == 5000 - stats.entries);
+    CHECK(cache.CheckInvariantsForTesting().ok());
+  }
+  SECTION("no entries: nothing is stored, coalescing still works") {
+    LinkCacheOptions o;
+    o.max_entries = 0;
+    LinkCache cache(o);
+    Delivery d;
+    std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, Record(d));
+    REQUIRE(ticket);
+    CHECK_FALSE(cache.JoinFetch("Ab3", 0, Record(d)));
+    cache.CompleteFetch(*ticket, Active(kUrl), 0);
+    CHECK(d.calls == 2);
+    CHECK(cache.Stats().entries == 0);
+  }
+}
+
+}  // namespace
+}  // namespace shortener::edge

@@ -1,0 +1,107 @@
+#include "edge/client_ip.h"
+
+#include <string>
+
+#include "catch2/catch.hpp"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::edge {
+namespace {
+
+IpAddress Ip(const std::string& text) {
+  IpAddress ip;
+  INFO(text);
+  REQUIRE(ParseIpAddress(text, &ip));
+  return ip;
+}
+
+TrustedProxies Trusted(const std::vector<std::string>& cidrs) {
+  auto trusted = TrustedProxies::Parse(cidrs);
+  REQUIRE(trusted.ok());
+  return *trusted;
+}
+
+TEST_CASE("ip addresses parse and format canonically", "[client_ip]") {
+  CHECK(IpAddressToString(Ip("192.0.2.7")) == "192.0.2.7");
+  CHECK(IpAddressToString(Ip(" 192.0.2.7:443 ")) == "192.0.2.7");
+  CHECK(IpAddressToString(Ip("2001:DB8:0:0::1")) == "2001:db8::1");
+  CHECK(IpAddressToString(Ip("[2001:db8::1]:8080")) == "2001:db8::1");
+  CHECK(IpAddressToString(Ip("[2001:db8::1]")) == "2001:db8::1");
+  // IPv4-mapped IPv6 (a dual-stack socket's view of an IPv4 peer) is IPv4.
+  const IpAddress mapped = Ip("::ffff:198.51.100.9");
+  CHECK_FALSE(mapped.is_v6);
+  CHECK(IpAddressToString(mapped) == "198.51.100.9");
+
+  IpAddress ip;
+  for (const char* bad : {"", "unknown", "example.com", "1.2.3", "1.2.3.4.5", "256.1.1.1",
+                          "1.2.3.4:", "1.2.3.4:99999", "[1.2.3.4]", "[::1", "::1]:80",
+                          "_hidden", "1.2.3.4/8", "fe80::1%eth0"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseIpAddress(bad, &ip));
+  }
+}
+
+TEST_CASE("trusted proxy ranges match by prefix", "[client_ip]") {
+  const TrustedProxies trusted = Trusted({"10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"});
+  CHECK(trusted.Contains(Ip("10.200.3.4")));
+  CHECK_FALSE(trusted.Contains(Ip("11.0.0.1")));
+  CHECK(trusted.Contains(Ip("192.0.2.7")));
+  CHECK_FALSE(trusted.Contains(Ip("192.0.2.8")));
+  CHECK(trusted.Contains(Ip("2001:db8:ffff::1")));
+  CHECK_FALSE(trusted.Contains(Ip("2001:db9::1")));
+  CHECK(trusted.Contains(Ip("::1")));
+  // An IPv4 range never matches an IPv6 address and vice versa.
+  CHECK_FALSE(Trusted({"0.0.0.0/0"}).Contains(Ip("::2")));
+  CHECK(Trusted({"0.0.0.0/0"}).Contains(Ip("203.0.113.1")));
+  CHECK(Trusted({"172.16.0.0/12"}).Contains(Ip("172.31.255.255")));
+  CHECK_FALSE(Trusted({"172.16.0.0/12"}).Contains(Ip("172.32.0.0")));
+}
+
+TEST_CASE("bad trusted proxy entries are refused with the entry named", "[client_ip]") {
+  using ::shortener::testing::HasCodeAndMessage;
+  CHECK_THAT(TrustedProxies::Parse({"10.0.0.0/33"}).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "\"10.0.0.0/33\""));
+  CHECK_THAT(TrustedProxies::Parse({"proxy.local"}).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not an IP address"));
+  CHECK_THAT(TrustedProxies::Parse({"10.0.0.1/8"}).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "bits set beyond the /8"));
+  CHECK_THAT(TrustedProxies::Parse({"10.0.0.0/"}).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "prefix length"));
+  CHECK_THAT(TrustedProxies::Parse({"[::1]"}).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not an IP address"));
+}
+
+TEST_CASE("client ip comes from the socket unless the peer is a trusted proxy", "[client_ip]") {
+  const TrustedProxies trusted = Trusted({"10.0.0.0/8"});
+  const IpAddress proxy = Ip("10.1.1.1");
+  const IpAddress stranger = Ip("203.0.113.50");
+
+  SECTION("no header") { CHECK(ClientIp(stranger, "", trusted) == stranger); }
+  SECTION("spoofed header from an untrusted peer is ignored") {
+    CHECK(ClientIp(stranger, "198.51.100.1", trusted) == stranger);
+    CHECK(ClientIp(stranger, "10.0.0.5", trusted) == stranger);
+  }
+  SECTION("trusted proxy: the rightmost untrusted entry") {
+    CHECK(ClientIp(proxy, "198.51.100.1", trusted) == Ip("198.51.100.1"));
+    // A client-supplied entry on the left does not override what the proxy
+    // saw (198.51.100.1 connected to the proxy).
+    CHECK(ClientIp(proxy, "1.1.1.1, 198.51.100.1", trusted) == Ip("198.51.100.1"));
+    // Chains of trusted proxies are skipped.
+    CHECK(ClientIp(proxy, "198.51.100.1, 10.2.2.2,10.3.3.3", trusted) == Ip("198.51.100.1"));
+    CHECK(ClientIp(proxy, "[2001:db8::7]:1234", trusted) == Ip("2001:db8::7"));
+  }
+  SECTION("every entry trusted: the leftmost") {
+    CHECK(ClientIp(proxy, "10.9.9.9, 10.8.8.8", trusted) == Ip("10.9.9.9"));
+  }
+  SECTION("garbage stops the walk at the last trusted hop") {
+    CHECK(ClientIp(proxy, "198.51.100.1, unknown", trusted) == proxy);
+    CHECK(ClientIp(proxy, "198.51.100.1, garbage, 10.2.2.2", trusted) == Ip("10.2.2.2"));
+    CHECK(ClientIp(proxy, " , ", trusted) == proxy);
+  }
+  SECTION("no trusted proxies configured") {
+    CHECK(ClientIp(proxy, "198.51.100.1", TrustedProxies()) == proxy);
+  }
+}
+
+}  // namespace
+}  // namespace shortener::edge

@@ -1,0 +1,524 @@
+// The HTTP server over real sockets on 127.0.0.1, with TestHandler.
+// Every test runs the server's loop thread(s) next to the test thread:
+// labelled "concurrent" for the TSan pass. Catch2 assertions only here, on
+// the test thread.
+#include "edge/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/edge/http/test_handler.h"
+#include "tests/support/http_client.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::edge::http {
+namespace {
+
+using ::shortener::testing::HasCode;
+using ::shortener::testing::HasCodeAndMessage;
+using ::shortener::testing::HttpConnection;
+using ::shortener::testing::HttpResponse;
+using ::shortener::testing::IsOk;
+using testing::Get;
+using testing::TestHandler;
+
+// A started server with its handler (declared first: it outlives the server).
+struct Server {
+  explicit Server(HttpServerOptions options = {}) {
+    auto started = HttpServer::Start(std::move(options), &handler);
+    REQUIRE_THAT(started, IsOk());
+    server = std::move(*started);
+  }
+  HttpConnection Connect() {
+    auto connection = HttpConnection::Connect(server->port());
+    REQUIRE_THAT(connection, IsOk());
+    return std::move(*connection);
+  }
+  TestHandler handler;
+  std::unique_ptr<HttpServer> server;
+};
+
+HttpResponse ReadOk(HttpConnection& connection) {
+  auto response = connection.Read();
+  REQUIRE_THAT(response, IsOk());
+  return std::move(*response);
+}
+
+// Sends `bytes`, then expects one response with `status` and the close.
+void ExpectRefusedWith(Server& s, const std::string& bytes, int status) {
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(bytes), IsOk());
+  HttpResponse response = ReadOk(connection);
+  CHECK(response.status == status);
+  CHECK(response.Header("connection") == "close");
+  CHECK(response.Header("cache-control") == "no-store");
+  CHECK(absl::StartsWith(response.Header("content-type"), "text/plain"));
+  CHECK(response.Has("date"));
+  CHECK(connection.WaitClosed());
+}
+
+HttpServerOptions ShortTimeouts() {
+  HttpServerOptions options;
+  options.idle_timeout = absl::Milliseconds(400);
+  options.header_timeout = absl::Milliseconds(300);
+  return options;
+}
+
+TEST_CASE("a keep-alive connection is served many requests", "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  for (int i = 0; i < 1000; ++i) {
+    REQUIRE_THAT(connection.Send(Get(absl::StrCat("/x?i=", i))), IsOk());
+    HttpResponse response = ReadOk(connection);
+    REQUIRE(response.status == 200);
+    REQUIRE(response.body == absl::StrCat("GET ", i));
+    REQUIRE(response.Header("connection") == "keep-alive");
+  }
+  CHECK(s.server->Stats().requests == 1000);
+  CHECK(s.server->Stats().connections_accepted == 1);
+}
+
+TEST_CASE("pipelined requests are answered in order with deferred ones among them",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  std::string burst;
+  for (int i = 0; i < 50; ++i) {
+    // Deferred ones complete after 0-10 ms from other threads.
+    burst += i % 7 == 3 ? Get(absl::StrCat("/defer?i=", i, "&ms=", i % 3 * 5))
+                        : Get(absl::StrCat("/x?i=", i));
+  }
+  REQUIRE_THAT(connection.Send(burst), IsOk());
+  for (int i = 0; i < 50; ++i) {
+    HttpResponse response = ReadOk(connection);
+    REQUIRE(response.body == absl::StrCat("GET ", i));
+  }
+  REQUIRE_THAT(connection.Send(Get("/x?i=99")), IsOk());
+  CHECK(ReadOk(connection).body == "GET 99");
+  CHECK(s.handler.deferred() == 7);
+  CHECK_FALSE(s.handler.second_defer_was_pending());
+}
+
+TEST_CASE("hundreds of pipelined requests of varied sizes cross the read buffer in order",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  std::mt19937 random(7);
+  std::string burst;
+  constexpr int kRequests = 400;
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string padding(random() % 300, 'p');
+    burst += Get(absl::StrCat("/x?i=", i, "&pad=", padding),
+                 absl::StrCat("User-Agent: ", std::string(random() % 200, 'u'), "\r\n"));
+  }
+  std::thread sender([&] { (void)connection.Send(burst); });  // no assertion off the main thread
+  for (int i = 0; i < kRequests; ++i) {
+    auto response = connection.Read();
+    if (!response.ok() || response->body != absl::StrCat("GET ", i)) {
+      sender.join();
+      FAIL("response " << i << " wrong: " << response.status() << " "
+                       << (response.ok() ? response->body : ""));
+    }
+  }
+  sender.join();
+}
+
+TEST_CASE("HTTP/1.0 closes after the response unless it asks for keep-alive",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send("GET /x?i=1 HTTP/1.0\r\n\r\n"), IsOk());
+  HttpResponse response = ReadOk(connection);
+  CHECK(response.Header("connection") == "close");
+  CHECK(connection.WaitClosed());
+
+  HttpConnection kept = s.Connect();
+  for (int i = 0; i < 2; ++i) {
+    REQUIRE_THAT(kept.Send("GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"), IsOk());
+    CHECK(ReadOk(kept).Header("connection") == "keep-alive");
+  }
+  const std::vector<testing::SeenRequest> seen = s.handler.Seen();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].version == 10);
+  CHECK_FALSE(seen[0].keep_alive);
+  CHECK(seen[1].keep_alive);
+}
+
+TEST_CASE("Connection: close is honoured and later pipelined requests are not answered",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/x?i=1", "Connection: close\r\n") + Get("/x?i=2")), IsOk());
+  HttpResponse response = ReadOk(connection);
+  CHECK(response.body == "GET 1");
+  CHECK(response.Header("connection") == "close");
+  CHECK(connection.WaitClosed());
+  CHECK(s.handler.handled() == 1);
+}
+
+TEST_CASE("the request's fields reach the handler", "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/x?i=5",
+                                   "X-Forwarded-For: 203.0.113.9\r\n"
+                                   "User-Agent: test-agent\r\n"
+                                   "Referer: https://ref.example/\r\n"
+                                   "x-forwarded-for: 198.51.100.7\r\n"
+                                   "Purpose: prefetch\r\n"
+                                   "Sec-Purpose: prefetch\r\n")),
+               IsOk());
+  ReadOk(connection);
+  const std::vector<testing::SeenRequest> seen = s.handler.Seen();
+  REQUIRE(seen.size() == 1);
+  const testing::SeenRequest& r = seen[0];
+  CHECK(r.method == "GET");
+  CHECK(r.target == "/x?i=5");
+  CHECK(r.x_forwarded_for == "203.0.113.9, 198.51.100.7");
+  CHECK(r.user_agent == "test-agent");
+  CHECK(r.referer == "https://ref.example/");
+  CHECK(r.purpose == "prefetch");
+  CHECK(r.sec_purpose == "prefetch");
+  CHECK(r.version == 11);
+  CHECK(r.keep_alive);
+  CHECK(r.loop == 0);
+  CHECK_FALSE(r.peer.is_v6);
+  CHECK(r.peer.bytes[0] == 127);
+  CHECK(r.peer.bytes[3] == 1);
+  CHECK(r.peer.port != 0);
+  REQUIRE(r.http_date.size() == 29);
+  CHECK(absl::EndsWith(r.http_date, " GMT"));
+}
+
+TEST_CASE("an over-long request line gets 414 and the connection closes", "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_request_line = 1024;
+  Server s(options);
+  ExpectRefusedWith(s, Get("/" + std::string(1100, 'a')), 414);
+  // Known before the line ends: no need to wait for the rest.
+  ExpectRefusedWith(s, "GET /" + std::string(1100, 'a'), 414);
+  CHECK(s.server->Stats().protocol_errors == 2);
+  CHECK(s.handler.handled() == 0);
+}
+
+TEST_CASE("a header block over the limit gets 431", "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_header_bytes = 4096;
+  Server s(options);
+  std::string fields;
+  for (int i = 0; i < 100; ++i)
+    fields += absl::StrCat("X-Field-", i, ": ", std::string(50, 'v'), "\r\n");
+  ExpectRefusedWith(s, Get("/x", fields), 431);
+}
+
+TEST_CASE("a head over the limit whose request line has not ended gets 414",
+          "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_header_bytes = 4096;  // below max_request_line
+  Server s(options);
+  ExpectRefusedWith(s, "GET /" + std::string(5000, 'a'), 414);
+}
+
+TEST_CASE("a body over the limit gets 413 and the connection closes", "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  Server s(options);
+  ExpectRefusedWith(
+      s, "POST /x HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + std::string(5000, 'b'), 413);
+  ExpectRefusedWith(s,
+                    "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "400\r\n" +
+                        std::string(1024, 'b') + "\r\n10\r\n" + std::string(16, 'b') + "\r\n",
+                    413);
+}
+
+TEST_CASE("a small body is discarded and the next pipelined request is served",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send("POST /x?i=1 HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789" +
+                               Get("/x?i=2") +
+                               "POST /x?i=3 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               "3\r\nabc\r\n0\r\n\r\n" +
+                               Get("/x?i=4")),
+               IsOk());
+  CHECK(ReadOk(connection).body == "POST 1");
+  CHECK(ReadOk(connection).body == "GET 2");
+  CHECK(ReadOk(connection).body == "POST 3");
+  CHECK(ReadOk(connection).body == "GET 4");
+}
+
+TEST_CASE("a body larger than the read buffer streams through and keeps the request's fields",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  const std::string body(40000, 'b');
+  REQUIRE_THAT(
+      connection.Send("POST /x?i=1 HTTP/1.1\r\nUser-Agent: big-poster\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100)),
+      IsOk());
+  absl::SleepFor(absl::Milliseconds(20));  // the head arrives on its own
+  REQUIRE_THAT(connection.Send(body.substr(100) + Get("/x?i=2")), IsOk());
+  CHECK(ReadOk(connection).body == "POST 1");
+  CHECK(ReadOk(connection).body == "GET 2");
+  const std::vector<testing::SeenRequest> seen = s.handler.Seen();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].target == "/x?i=1");
+  CHECK(seen[0].user_agent == "big-poster");
+}
+
+TEST_CASE("garbage gets 400 and an unsupported version 505", "[edge_http][server]") {
+  Server s;
+  ExpectRefusedWith(s, "HELLO THERE\r\n\r\n", 400);
+  ExpectRefusedWith(s, "GET /x HTTP/1.1\r\nNo colon here\r\n\r\n", 400);
+  ExpectRefusedWith(s, "GET /x HTTP/2.0\r\n\r\n", 505);
+  // The answer to a bad request never carries its bytes.
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send("GET /<script> HTTP/1.1\r\nEvil: <script>\r\nx\r\n\r\n"), IsOk());
+  HttpResponse response = ReadOk(connection);
+  CHECK(response.status == 400);
+  CHECK_FALSE(absl::StrContains(response.raw_head + response.body, "script"));
+  CHECK(s.server->Stats().protocol_errors == 4);
+}
+
+TEST_CASE("a request trickling in byte by byte is served", "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  const std::string request = Get("/x?i=8", "User-Agent: slow\r\n");
+  for (char c : request) {
+    REQUIRE_THAT(connection.Send(std::string(1, c)), IsOk());
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  CHECK(ReadOk(connection).body == "GET 8");
+  CHECK(s.handler.Seen().at(0).user_agent == "slow");
+}
+
+TEST_CASE("a half-closed client gets the answers to its complete requests", "[edge_http][server]") {
+  Server s;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(s.server->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const std::string requests = Get("/x?i=1") + Get("/defer?i=2&ms=5") + Get("/x?i=3");
+  REQUIRE(send(fd, requests.data(), requests.size(), 0) == static_cast<ssize_t>(requests.size()));
+  REQUIRE(shutdown(fd, SHUT_WR) == 0);
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string received;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0)
+    received.append(chunk, static_cast<size_t>(n));
+  close(fd);
+  CHECK(n == 0);  // EOF, not a timeout or a reset
+  CHECK(absl::StrContains(received, "GET 1"));
+  CHECK(absl::StrContains(received, "GET 2"));
+  CHECK(absl::StrContains(received, "GET 3"));
+}
+
+TEST_CASE("a dropped deferred response and a silent handler are answered 500",
+          "[edge_http][server]") {
+  Server s;
+  for (const char* path : {"/drop", "/silent"}) {
+    INFO(path);
+    HttpConnection connection = s.Connect();
+    REQUIRE_THAT(connection.Send(Get(path) + Get("/x")), IsOk());
+    HttpResponse response = ReadOk(connection);
+    CHECK(response.status == 500);
+    CHECK(response.Header("connection") == "close");
+    CHECK(connection.WaitClosed());
+  }
+  CHECK(s.server->Stats().handler_errors == 2);
+}
+
+TEST_CASE("a response larger than the socket buffer is written and the connection goes on",
+          "[edge_http][server]") {
+  Server s;
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/big?i=1") + Get("/x?i=2")), IsOk());
+  HttpResponse big = ReadOk(connection);
+  CHECK(big.body.size() == (4u << 20));
+  CHECK(absl::StartsWith(big.body, "GET 1"));
+  CHECK(ReadOk(connection).body == "GET 2");
+  REQUIRE_THAT(connection.Send(Get("/x?i=3")), IsOk());
+  CHECK(ReadOk(connection).body == "GET 3");
+}
+
+TEST_CASE("a client that stops in the middle of a head is closed after header_timeout",
+          "[edge_http][server][timeout]") {
+  Server s(ShortTimeouts());
+  HttpConnection connection = s.Connect();
+  const absl::Time start = absl::Now();
+  REQUIRE_THAT(connection.Send("GET /x HTTP/1.1\r\nHost: a\r\n"), IsOk());
+  CHECK(connection.WaitClosed(absl::Seconds(3)));
+  CHECK(absl::Now() - start >= absl::Milliseconds(250));
+  CHECK(s.server->Stats().request_timeouts == 1);
+  CHECK(s.handler.handled() == 0);
+}
+
+TEST_CASE("a client trickling a head slower than header_timeout is closed",
+          "[edge_http][server][timeout]") {
+  Server s(ShortTimeouts());
+  HttpConnection connection = s.Connect();
+  const absl::Time start = absl::Now();
+  bool closed = false;
+  // One byte every 50 ms: each byte is activity, but the head never
+  // completes within 300 ms.
+  for (int i = 0; i < 40 && !closed; ++i) {
+    closed =
+        !connection.Send(i == 0 ? "G" : "a").ok() || connection.WaitClosed(absl::Milliseconds(50));
+  }
+  CHECK(closed);
+  CHECK(absl::Now() - start < absl::Seconds(1));
+  CHECK(s.server->Stats().request_timeouts == 1);
+}
+
+TEST_CASE("an idle keep-alive connection is closed after idle_timeout",
+          "[edge_http][server][timeout]") {
+  Server s(ShortTimeouts());
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/x")), IsOk());
+  ReadOk(connection);
+  const absl::Time start = absl::Now();
+  CHECK(connection.WaitClosed(absl::Seconds(3)));
+  CHECK(absl::Now() - start >= absl::Milliseconds(350));
+  CHECK(s.server->Stats().idle_timeouts == 1);
+}
+
+TEST_CASE("connections over max_connections are closed at once and counted",
+          "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_connections = 2;
+  Server s(options);
+  HttpConnection first = s.Connect();
+  HttpConnection second = s.Connect();
+  for (HttpConnection* c : {&first, &second}) {
+    REQUIRE_THAT(c->Send(Get("/x")), IsOk());
+    ReadOk(*c);
+  }
+  HttpConnection third = s.Connect();
+  CHECK(third.WaitClosed());
+  CHECK(s.server->Stats().connections_refused == 1);
+  CHECK(s.server->Stats().open_connections == 2);
+}
+
+TEST_CASE("Shutdown finishes a deferred request then closes and refuses new connections",
+          "[edge_http][server][shutdown]") {
+  Server s;
+  const int port = s.server->port();
+  HttpConnection busy = s.Connect();
+  HttpConnection idle = s.Connect();
+  REQUIRE_THAT(idle.Send(Get("/x")), IsOk());
+  ReadOk(idle);
+  REQUIRE_THAT(busy.Send(Get("/defer?i=4&ms=300")), IsOk());
+  for (int i = 0; i < 200 && s.handler.handled() < 2; ++i) absl::SleepFor(absl::Milliseconds(5));
+  REQUIRE(s.handler.handled() == 2);
+
+  std::atomic<bool> returned{false};
+  const absl::Time start = absl::Now();
+  std::thread stopper([&] {
+    s.server->Shutdown(absl::Seconds(10));
+    returned = true;
+  });
+  CHECK(idle.WaitClosed(absl::Seconds(2)));  // idle: closed at once
+  HttpResponse response = ReadOk(busy);
+  CHECK(response.body == "GET 4");
+  CHECK(busy.WaitClosed(absl::Seconds(2)));
+  stopper.join();
+  CHECK(returned);
+  CHECK(absl::Now() - start < absl::Seconds(2));  // when the last connection closed
+  CHECK_THAT(HttpConnection::Connect(port, absl::ZeroDuration()),
+             HasCode(absl::StatusCode::kUnavailable));
+  s.server->Shutdown(absl::Seconds(1));  // idempotent
+  CHECK(s.server->Stats().open_connections == 0);
+}
+
+TEST_CASE(
+    "Shutdown past its grace closes a late deferred request and the late Complete is harmless",
+    "[edge_http][server][shutdown]") {
+  Server s;
+  HttpConnection busy = s.Connect();
+  REQUIRE_THAT(busy.Send(Get("/defer?i=1&ms=500")), IsOk());
+  for (int i = 0; i < 200 && s.handler.handled() < 1; ++i) absl::SleepFor(absl::Milliseconds(5));
+  const absl::Time start = absl::Now();
+  s.server->Shutdown(absl::Milliseconds(100));
+  CHECK(absl::Now() - start < absl::Milliseconds(400));
+  CHECK(busy.WaitClosed(absl::Seconds(2)));
+  s.server.reset();
+  // The handler's thread completes at 500 ms into a closed gate (the
+  // handler's destructor joins it).
+}
+
+TEST_CASE("two loops both serve connections", "[edge_http][server][threads]") {
+  HttpServerOptions options;
+  options.threads = 2;
+  Server s(options);
+  std::set<std::string> loops;
+  // SO_REUSEPORT hashes each connection to a listener: 64 connections all
+  // landing on one of two loops has a chance of 2^-63.
+  for (int i = 0; i < 64 && loops.size() < 2; ++i) {
+    HttpConnection connection = s.Connect();
+    REQUIRE_THAT(connection.Send(Get("/x")), IsOk());
+    loops.insert(ReadOk(connection).Header("x-loop"));
+  }
+  CHECK(loops == std::set<std::string>{"0", "1"});
+}
+
+TEST_CASE("a port in use is a clear error", "[edge_http][server]") {
+  Server first;
+  const std::string port = std::to_string(first.server->port());
+  for (int threads : {1, 2}) {
+    INFO("threads " << threads);
+    HttpServerOptions options;
+    options.port = first.server->port();
+    options.threads = threads;
+    TestHandler handler;
+    CHECK_THAT(HttpServer::Start(options, &handler),
+               HasCodeAndMessage(absl::StatusCode::kUnavailable, "127.0.0.1:" + port));
+  }
+  // And a port held by two SO_REUSEPORT loops refuses a third server too.
+  HttpServerOptions two;
+  two.threads = 2;
+  Server shared(two);
+  HttpServerOptions again = two;
+  again.port = shared.server->port();
+  TestHandler handler;
+  CHECK_THAT(HttpServer::Start(again, &handler), HasCode(absl::StatusCode::kUnavailable));
+}
+
+TEST_CASE("bad options and hosts are INVALID_ARGUMENT", "[edge_http][server]") {
+  TestHandler handler;
+  HttpServerOptions options;
+  options.host = "localhost";
+  CHECK_THAT(HttpServer::Start(options, &handler),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "\"localhost\""));
+  options = HttpServerOptions();
+  options.host = "192.0.2.1";  // TEST-NET: not an address of this machine
+  CHECK_THAT(HttpServer::Start(options, &handler),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "192.0.2.1:0"));
+  options = HttpServerOptions();
+  options.threads = 0;
+  CHECK_THAT(HttpServer::Start(options, &handler), HasCode(absl::StatusCode::kInvalidArgument));
+  options = HttpServerOptions();
+  options.port = 70000;
+  CHECK_THAT(HttpServer::Start(options, &handler), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(HttpServer::Start(HttpServerOptions(), nullptr),
+             HasCode(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace shortener::edge::http

@@ -1,0 +1,250 @@
+// ReadBatcher over InMemoryLinkStore, counting and slowing down GetByIds so
+// that batches form the way they do in front of a real database.
+#include "lib/store/read_batcher.h"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "lib/store/in_memory_link_store.h"
+#include "tests/store/link_store_contract.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::store::testing {
+namespace {
+
+using ::shortener::testing::HasCode;
+using ::shortener::testing::HasCodeAndMessage;
+using ::shortener::testing::IsOk;
+
+// An InMemoryLinkStore whose GetByIds takes `delay` (like a query), counts
+// its calls and ids, and can be made to throw.
+class CountingStore : public InMemoryLinkStore {
+ public:
+  explicit CountingStore(absl::Duration delay = absl::ZeroDuration()) : delay_(delay) {}
+
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
+      absl::Span<const int64_t> ids) override {
+    calls_.fetch_add(1);
+    ids_.fetch_add(static_cast<int64_t>(ids.size()));
+    if (throw_.load()) throw std::runtime_error("boom");
+    absl::SleepFor(delay_);
+    return InMemoryLinkStore::GetByIds(ids);
+  }
+  absl::StatusOr<Link> GetById(int64_t) override {
+    single_calls_.fetch_add(1);
+    return absl::InternalError("the batcher must not call GetById");
+  }
+
+  int64_t calls() const { return calls_.load(); }
+  int64_t ids() const { return ids_.load(); }
+  int64_t single_calls() const { return single_calls_.load(); }
+  void SetThrow(bool t) { throw_.store(t); }
+
+ private:
+  absl::Duration delay_;
+  std::atomic<int64_t> calls_{0};
+  std::atomic<int64_t> ids_{0};
+  std::atomic<int64_t> single_calls_{0};
+  std::atomic<bool> throw_{false};
+};
+
+// Creates `n` links and returns their ids.
+std::vector<int64_t> AddLinks(LinkStore& store, int n) {
+  std::vector<NewLink> links;
+  for (int i = 0; i < n; ++i) {
+    links.push_back(MakeNewLink(UniqueName("owner"), absl::StrCat("https://example.com/r/", i)));
+  }
+  std::vector<int64_t> ids;
+  for (const NewLink& l : links) ids.push_back(l.id);
+  for (const auto& r : Create(store, std::move(links))) REQUIRE_THAT(r, IsOk());
+  return ids;
+}
+
+// Answers collected from callbacks on reader threads, checked on the test
+// thread (Catch2 assertions are not thread-safe).
+struct Answers {
+  void Set(int64_t asked, absl::StatusOr<Link> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results.emplace(asked, std::move(r));
+    done.notify_all();
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return done.wait_for(lock, std::chrono::seconds(20), [&] { return results.size() >= n; });
+  }
+  std::mutex mu;
+  std::condition_variable done;
+  std::multimap<int64_t, absl::StatusOr<Link>> results;
+};
+
+TEST_CASE("an idle batcher answers a single look-up at once, with one query", "[store]") {
+  CountingStore store;
+  std::vector<int64_t> ids = AddLinks(store, 1);
+  ReadBatcher batcher(&store, ReadBatchOptions{});
+  absl::Time start = absl::Now();
+  absl::StatusOr<Link> link = batcher.GetByIdAndWait(ids[0]);
+  // No batching window: a quiet service adds no latency (generous bound for
+  // a loaded machine; the batcher itself never sleeps).
+  CHECK(absl::Now() - start < absl::Milliseconds(500));
+  REQUIRE_THAT(link, IsOk());
+  CHECK(link->id == ids[0]);
+  CHECK(store.calls() == 1);
+  CHECK(store.single_calls() == 0);
+  CHECK(batcher.GetStats().batches == 1);
+  CHECK(batcher.GetStats().lookups == 1);
+}
+
+TEST_CASE("unknown ids are NOT_FOUND like GetById, present ones are answered", "[store]") {
+  CountingStore store;
+  std::vector<int64_t> ids = AddLinks(store, 2);
+  ReadBatcher batcher(&store, ReadBatchOptions{});
+  int64_t unknown = NextId();
+  CHECK_THAT(
+      batcher.GetByIdAndWait(unknown),
+      HasCodeAndMessage(absl::StatusCode::kNotFound, absl::StrCat("no link with id ", unknown)));
+  CHECK(batcher.GetByIdAndWait(ids[1])->id == ids[1]);
+}
+
+TEST_CASE("200 concurrent look-ups take far fewer queries and each gets its own answer",
+          "[store][concurrent]") {
+  CountingStore store(absl::Milliseconds(5));
+  std::vector<int64_t> ids = AddLinks(store, 150);
+  ReadBatcher batcher(&store, ReadBatchOptions{});
+  Answers answers;
+  std::vector<int64_t> asked;
+  for (int i = 0; i < 200; ++i) {
+    // 150 present (some asked twice), and some unknown ids.
+    int64_t id = i < 150 ? ids[i] : (i < 180 ? ids[i - 150] : NextId());
+    asked.push_back(id);
+  }
+  // 8 threads ask at once, as concurrent Resolve calls do.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < asked.size(); i += 8) {
+        int64_t id = asked[i];
+        batcher.GetById(id,
+                        [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(answers.WaitFor(asked.size()));
+  std::lock_guard<std::mutex> lock(answers.mu);
+  CHECK(answers.results.size() == 200);
+  int ok = 0, not_found = 0, wrong = 0;
+  for (const auto& [id, r] : answers.results) {
+    if (r.ok()) {
+      ok += 1;
+      if (r->id != id) wrong += 1;
+    } else if (absl::IsNotFound(r.status())) {
+      not_found += 1;
+    }
+  }
+  CHECK(ok == 180);
+  CHECK(not_found == 20);
+  CHECK(wrong == 0);
+  // Two readers: the first look-ups go alone, the rest queue behind them.
+  CHECK(store.calls() <= 20);
+  CHECK(batcher.GetStats().lookups == 200);
+  CHECK(batcher.GetStats().batches == store.calls());
+  // An id asked twice in one batch is looked up once.
+  CHECK(store.ids() <= 200);
+}
+
+TEST_CASE("look-ups that arrive while every reader is busy share the next query",
+          "[store][concurrent]") {
+  CountingStore store(absl::Milliseconds(50));
+  std::vector<int64_t> ids = AddLinks(store, 100);
+  ReadBatchOptions options;
+  options.reader_threads = 1;
+  ReadBatcher batcher(&store, options);
+  Answers answers;
+  auto ask = [&](int64_t id) {
+    batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+  };
+  ask(ids[0]);
+  // Give the reader time to take the first one alone; then 99 queue up.
+  absl::SleepFor(absl::Milliseconds(20));
+  for (int i = 1; i < 100; ++i) ask(ids[i]);
+  REQUIRE(answers.WaitFor(100));
+  CHECK(store.calls() == 2);
+}
+
+TEST_CASE("max_batch bounds the ids of one query", "[store][concurrent]") {
+  CountingStore store(absl::Milliseconds(20));
+  std::vector<int64_t> ids = AddLinks(store, 100);
+  ReadBatchOptions options;
+  options.reader_threads = 1;
+  options.max_batch = 30;
+  ReadBatcher batcher(&store, options);
+  Answers answers;
+  for (int64_t id : ids) {
+    batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+  }
+  REQUIRE(answers.WaitFor(100));
+  // At least ceil(100 / 30) queries, none over 30 ids.
+  CHECK(store.calls() >= 4);
+  CHECK(store.ids() == 100);
+}
+
+TEST_CASE("a store outage fails every look-up of the batch with its status",
+          "[store][concurrent]") {
+  CountingStore store(absl::Milliseconds(2));
+  std::vector<int64_t> ids = AddLinks(store, 50);
+  store.SetAvailable(false);
+  ReadBatcher batcher(&store, ReadBatchOptions{});
+  Answers answers;
+  for (int64_t id : ids) {
+    batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+  }
+  REQUIRE(answers.WaitFor(50));
+  std::lock_guard<std::mutex> lock(answers.mu);
+  int unavailable = 0;
+  for (const auto& [id, r] : answers.results)
+    unavailable += absl::IsUnavailable(r.status()) ? 1 : 0;
+  CHECK(unavailable == 50);
+}
+
+TEST_CASE("an exception escaping GetByIds fails its read batch INTERNAL, not the process",
+          "[store]") {
+  CountingStore store;
+  std::vector<int64_t> ids = AddLinks(store, 1);
+  ReadBatcher batcher(&store, ReadBatchOptions{});
+  store.SetThrow(true);
+  CHECK_THAT(batcher.GetByIdAndWait(ids[0]),
+             HasCodeAndMessage(absl::StatusCode::kInternal, "unexpected exception: boom"));
+  store.SetThrow(false);
+  CHECK_THAT(batcher.GetByIdAndWait(ids[0]), IsOk());
+}
+
+TEST_CASE("the destructor answers everything queued", "[store][concurrent]") {
+  CountingStore store(absl::Milliseconds(10));
+  std::vector<int64_t> ids = AddLinks(store, 40);
+  Answers answers;
+  {
+    ReadBatchOptions options;
+    options.reader_threads = 1;
+    ReadBatcher batcher(&store, options);
+    for (int64_t id : ids) {
+      batcher.GetById(id,
+                      [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+    }
+  }
+  std::lock_guard<std::mutex> lock(answers.mu);
+  CHECK(answers.results.size() == 40);
+}
+
+}  // namespace
+}  // namespace shortener::store::testing

@@ -1,0 +1,89 @@
+#include "tests/support/edge_process.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/support/http_client.h"
+#include "tests/support/orphan_reaper.h"
+
+namespace shortener::testing {
+
+absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptions options) {
+  ReapOrphans("shortener-edge-");
+  char templ[] = "/tmp/shortener-edge-XXXXXX";
+  if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
+  const std::string dir = templ;
+  RecordOwner(dir);
+  const int port = options.port != 0 ? options.port : PickUnusedPort();
+  std::vector<std::string> argv = options.launcher;
+  argv.insert(argv.end(), {
+      BinaryPath("redirect-edge"),
+      absl::StrCat("--listen=127.0.0.1:", port),
+      absl::StrCat("--service=", options.service_target),
+      absl::StrCat("--codec_secret_file=", options.secret_file),
+  });
+  argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
+  absl::StatusOr<Subprocess> process = Subprocess::Spawn(argv, dir + "/edge.log");
+  if (!process.ok()) return process.status();
+  RecordChild(dir, process->pid());
+  std::unique_ptr<EdgeProcess> edge(new EdgeProcess(*std::move(process), port, dir));
+  const absl::Time deadline = absl::Now() + options.ready_timeout;
+  while (absl::Now() < deadline) {
+    if (!edge->process_.running()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("redirect-edge exited during start; log:\n", edge->Log()));
+    }
+    absl::StatusOr<HttpResponse> health = HttpGet(port, "/healthz");
+    if (health.ok() && health->status == 200 &&
+        (!options.wait_subscribed || edge->Metric("edge_invalidation_stream_up") == 1)) {
+      return edge;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("redirect-edge not ready in time; log:\n", edge->Log()));
+}
+
+EdgeProcess::~EdgeProcess() {
+  process_ = Subprocess();
+  const std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
+  const int rc = std::system(cmd.c_str());
+  (void)rc;
+}
+
+std::string EdgeProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double EdgeProcess::Metric(const std::string& sample) const {
+  absl::StatusOr<HttpResponse> metrics = HttpGet(port_, "/metrics");
+  if (!metrics.ok() || metrics->status != 200) return -1;
+  for (absl::string_view line : absl::StrSplit(metrics->body, '\n')) {
+    if (line.size() > sample.size() && line.substr(0, sample.size()) == sample &&
+        line[sample.size()] == ' ') {
+      double value = 0;
+      if (absl::SimpleAtod(line.substr(sample.size() + 1), &value)) return value;
+    }
+  }
+  return -1;
+}
+
+bool WaitForMetric(const EdgeProcess& edge, const std::string& sample, double value,
+                   absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (edge.Metric(sample) == value) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace shortener::testing
