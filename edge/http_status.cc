@@ -24,6 +24,7 @@ ResponsePlan Unavailable(absl::string_view body) {
   return Plain(503, "Service Unavailable", body, "Cache-Control: no-store\r\nRetry-After: 1\r\n");
 }
 ResponsePlan BadGateway() { return Plain(502, "Bad Gateway", "bad gateway\n"); }
+ResponsePlan UriTooLong() { return Plain(414, "URI Too Long", "uri too long\n"); }
 ResponsePlan InternalError() { return Plain(500, "Internal Server Error", "internal error\n"); }
 
 ResponsePlan Redirect(const ResolveResult& result) {
@@ -81,6 +82,23 @@ ResponsePlan PlanForOutcome(const ResolveResult& result) {
   return InternalError();
 }
 
+ResponsePlan PlanForProtocolError(int status) {
+  switch (status) {
+    case 400:
+      return BadRequest();
+    case 413:
+      return Plain(413, "Content Too Large", "content too large\n");
+    case 414:
+      return UriTooLong();
+    case 431:
+      return Plain(431, "Request Header Fields Too Large", "request header fields too large\n");
+    case 505:
+      return Plain(505, "HTTP Version Not Supported", "http version not supported\n");
+    default:
+      return InternalError();
+  }
+}
+
 ResponsePlan PlanForTarget(TargetKind kind) {
   switch (kind) {
     case TargetKind::kPrefiltered:
@@ -92,7 +110,7 @@ ResponsePlan PlanForTarget(TargetKind kind) {
       return Plain(405, "Method Not Allowed", "method not allowed\n",
                    "Cache-Control: no-store\r\nAllow: GET, HEAD\r\n");
     case TargetKind::kUriTooLong:
-      return Plain(414, "URI Too Long", "uri too long\n");
+      return UriTooLong();
     case TargetKind::kHealthz:
       return Plain(200, "OK", "ok\n");
     case TargetKind::kFavicon:

@@ -78,6 +78,12 @@ ResponsePlan PlanForOutcome(const ResolveResult& result);
 // are not decided here: they give the 500 plan (a caller bug).
 ResponsePlan PlanForTarget(TargetKind kind);
 
+// What the HTTP layer answers itself, before any handler: 400 (malformed),
+// 413 (body too large), 414 (request line too long), 431 (header block too
+// large), 505 (HTTP version), and 500 for anything else (a handler that did
+// not answer). Always no-store; the caller adds Connection: close.
+ResponsePlan PlanForProtocolError(int status);
+
 // /readyz: 200 "ready" or 503 "not ready" (with Retry-After).
 ResponsePlan PlanForReadiness(bool ready);
 

@@ -53,8 +53,13 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   out.reserve(8192);
 
   Header(out, "edge_http_responses_total", "counter", "Responses sent, by status code.");
+  // The handler's responses plus those the HTTP layer wrote itself.
+  std::array<uint64_t, kStatuses.size() + 1> by_status{};
+  for (size_t i = 0; i < http::kServerResponseStatuses.size(); ++i) {
+    by_status[StatusSlot(http::kServerResponseStatuses[i])] += gauges.server.server_responses[i];
+  }
   for (size_t slot = 0; slot <= kStatuses.size(); ++slot) {
-    uint64_t sum = 0;
+    uint64_t sum = by_status[slot];
     for (int l = 0; l < loop_count_; ++l) sum += Load(loops_[l].responses[slot]);
     const std::string code =
         slot < kStatuses.size() ? absl::StrCat(kStatuses[slot]) : std::string("other");

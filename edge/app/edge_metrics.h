@@ -30,8 +30,9 @@ class EdgeMetrics {
  public:
   // The statuses the edge sends, in the order they are rendered; anything
   // else is counted as "other".
-  static constexpr std::array<int, 15> kStatuses = {200, 204, 301, 302, 307, 308, 400, 404,
-                                                    405, 410, 414, 431, 500, 502, 503};
+  static constexpr std::array<int, 17> kStatuses = {200, 204, 301, 302, 307, 308,
+                                                    400, 404, 405, 410, 413, 414,
+                                                    431, 500, 502, 503, 505};
   // Upper bounds of the Resolve latency histogram, in seconds.
   static constexpr std::array<double, 14> kLatencyBuckets = {
       0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,

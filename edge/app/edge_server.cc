@@ -137,9 +137,12 @@ absl::Status RunEdge(const EdgeConfig& config) {
 
   const int signo = WaitForTermination();
   LogInfo("signal %d: draining (up to %s)", signo, absl::FormatDuration(config.shutdown_grace));
-  // In-flight misses still need the client and the cache: stop HTTP first.
+  // Stop HTTP first (in-flight misses are answered), then wait for the
+  // Resolve calls still out: their callbacks use the resolver, the cache,
+  // the handler and the metrics, destroyed when this function returns.
   (*server)->Shutdown(config.shutdown_grace);
   handler.set_server(nullptr);
+  resolver.Drain();
   watcher.Stop();
   LogInfo("redirect-edge stopped");
   return absl::OkStatus();

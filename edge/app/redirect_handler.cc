@@ -171,6 +171,12 @@ void RedirectHandler::Invalidate(absl::string_view code) { cache_->Invalidate(co
 
 void RedirectHandler::StreamState(bool subscribed) { metrics_->SetStreamSubscribed(subscribed); }
 
+void RedirectHandler::StreamStarting() { metrics_->CountStreamStart(); }
+
+void RedirectHandler::MessageReceived(size_t codes, bool drop_all) {
+  metrics_->CountInvalidation(codes, drop_all);
+}
+
 std::string RedirectHandler::MetricsText() const {
   EdgeMetrics::Gauges gauges;
   gauges.cache = cache_->Stats();

@@ -29,41 +29,6 @@ bool WouldBlock(const error_code& ec) {
   return ec == asio::error::would_block || ec == asio::error::try_again;
 }
 
-// The server's own answers: fixed texts, never request bytes.
-ResponsePlan ServerErrorPlan(int status) {
-  ResponsePlan plan;
-  plan.status = status;
-  plan.headers = "Cache-Control: no-store\r\n";
-  switch (status) {
-    case 400:
-      plan.reason = "Bad Request";
-      plan.body = "bad request\n";
-      break;
-    case 413:
-      plan.reason = "Content Too Large";
-      plan.body = "content too large\n";
-      break;
-    case 414:
-      plan.reason = "URI Too Long";
-      plan.body = "uri too long\n";
-      break;
-    case 431:
-      plan.reason = "Request Header Fields Too Large";
-      plan.body = "request header fields too large\n";
-      break;
-    case 505:
-      plan.reason = "HTTP Version Not Supported";
-      plan.body = "http version not supported\n";
-      break;
-    default:
-      plan.status = 500;
-      plan.reason = "Internal Server Error";
-      plan.body = "internal error\n";
-      break;
-  }
-  return plan;
-}
-
 }  // namespace
 
 Connection::Connection(EventLoop* loop, asio::ip::tcp::socket socket, const PeerAddress& peer)
@@ -206,7 +171,8 @@ void Connection::AppendServerError(int status) {
   ResponseOptions options;
   options.keep_alive = false;
   options.date = loop_->http_date();
-  const ResponsePlan plan = ServerErrorPlan(status);
+  const ResponsePlan plan = PlanForProtocolError(status);
+  Bump(loop_->counters().server_responses[ServerResponseSlot(plan.status)]);
   const size_t size = ResponseSize(plan, options);
   const size_t at = out_.size();
   out_.resize(at + size);

@@ -6,8 +6,10 @@
 // non-blocking write (async_write only for what the socket buffer did not
 // take), then starts the next async_read_some. One read, one write, at most
 // one operation of each kind pending. Processing pauses while a response is
-// deferred and while an asynchronous write is pending (back-pressure on
-// clients that do not read).
+// deferred; reading pauses while an asynchronous write is pending
+// (back-pressure on clients that do not read). A deferred response that
+// completes during such a write lets the requests already in the read
+// buffer be processed; their bytes queue behind the write, in order.
 //
 // Read buffer: a flat array, 4 KiB at first, grown once to
 // max_header_bytes + 4 KiB if a request head or a pipelined batch needs it.

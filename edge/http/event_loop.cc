@@ -176,6 +176,9 @@ void EventLoop::AddTo(HttpServerStats* stats) const {
   stats->request_timeouts += counters_.request_timeouts.load(kRelaxed);
   stats->write_timeouts += counters_.write_timeouts.load(kRelaxed);
   stats->open_connections += counters_.open.load(kRelaxed);
+  for (size_t i = 0; i < kServerResponseStatuses.size(); ++i) {
+    stats->server_responses[i] += counters_.server_responses[i].load(kRelaxed);
+  }
 }
 
 void EventLoop::UpdateClock() {

@@ -12,6 +12,7 @@
 #ifndef SHORTENER_EDGE_HTTP_EVENT_LOOP_H_
 #define SHORTENER_EDGE_HTTP_EVENT_LOOP_H_
 
+#include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -58,6 +59,8 @@ struct alignas(64) LoopCounters {
   std::atomic<uint64_t> request_timeouts{0};
   std::atomic<uint64_t> write_timeouts{0};
   std::atomic<uint64_t> open{0};
+  // Responses the server wrote itself, by kServerResponseStatuses slot.
+  std::array<std::atomic<uint64_t>, kServerResponseStatuses.size()> server_responses{};
 };
 
 inline void Bump(std::atomic<uint64_t>& counter, int64_t by = 1) {

@@ -208,6 +208,18 @@ class Handler {
   virtual void Handle(Exchange& exchange) = 0;
 };
 
+// The statuses the server answers with itself (PlanForProtocolError in
+// edge/http_status.h); anything else it is asked for becomes a 500.
+inline constexpr std::array<int, 6> kServerResponseStatuses = {400, 413, 414, 431, 500, 505};
+
+// Index of `status` in kServerResponseStatuses (500's for unknown ones).
+constexpr size_t ServerResponseSlot(int status) {
+  for (size_t i = 0; i < kServerResponseStatuses.size(); ++i) {
+    if (kServerResponseStatuses[i] == status) return i;
+  }
+  return 4;
+}
+
 // Counters since Start, summed over the loops when read.
 struct HttpServerStats {
   uint64_t connections_accepted = 0;
@@ -224,6 +236,9 @@ struct HttpServerStats {
   uint64_t request_timeouts = 0;  // request head/body not complete in time
   uint64_t write_timeouts = 0;    // client not reading its responses
   size_t open_connections = 0;
+  // Responses the server wrote itself (never seen by the handler), by
+  // kServerResponseStatuses slot.
+  std::array<uint64_t, kServerResponseStatuses.size()> server_responses{};
 };
 
 class HttpServer {
@@ -246,8 +261,9 @@ class HttpServer {
 
   // Graceful stop: closes the acceptors (new connections are refused),
   // closes idle keep-alive connections at once, lets requests in progress
-  // finish (deferred ones included; requests already received are answered
-  // with keep_alive false) and closes each connection once its responses are
+  // finish (deferred ones included: one deferred before the drain keeps the
+  // Connection header its handler wrote; requests handled after it get
+  // keep_alive false) and closes each connection once its responses are
   // written. Returns when every connection is closed, or when `grace` has
   // passed: then the rest are closed without their responses and
   // DeferredResponses still held become no-ops. The loops are stopped and

@@ -19,6 +19,7 @@ class InvalidationWatcher::Reader : public grpc::ClientReadReactor<pb::Invalidat
   }
 
   void Begin() {
+    watcher_->sink_->StreamStarting();
     watcher_->stub_->async()->WatchInvalidations(&context_, &request_, this);
     StartRead(&message_);
     StartCall();
@@ -29,6 +30,7 @@ class InvalidationWatcher::Reader : public grpc::ClientReadReactor<pb::Invalidat
   void OnReadDone(bool ok) override {
     if (!ok) return;  // OnDone follows
     InvalidationSink* sink = watcher_->sink_;
+    sink->MessageReceived(message_.codes_size(), message_.drop_all());
     if (message_.drop_all()) sink->DropAll();
     for (const std::string& code : message_.codes()) sink->Invalidate(code);
     if (!acknowledged_) {

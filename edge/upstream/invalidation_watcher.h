@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,6 +34,13 @@ class InvalidationSink {
   virtual void Invalidate(absl::string_view code) = 0;
   // Stream acknowledged (true) or ended (false).
   virtual void StreamState(bool subscribed) = 0;
+  // For metrics: a subscription is being attempted; a message arrived
+  // (called before its DropAll/Invalidate calls).
+  virtual void StreamStarting() {}
+  virtual void MessageReceived(size_t codes, bool drop_all) {
+    (void)codes;
+    (void)drop_all;
+  }
 };
 
 struct InvalidationWatcherOptions {

@@ -9,10 +9,26 @@ namespace shortener::edge {
 ResolveBatcher::ResolveBatcher(ServiceClient* client, ResolveBatcherOptions options)
     : client_(client), options_{std::max(1, options.max_batch), std::max(1, options.max_in_flight)} {}
 
+namespace {
+
+ResolveReply ShuttingDown() {
+  ResolveReply reply;
+  reply.outcome = ResolveOutcome::kUnavailable;
+  reply.error = absl::UnavailableError("redirect-edge is shutting down");
+  return reply;
+}
+
+}  // namespace
+
 void ResolveBatcher::Resolve(absl::string_view code, Done done) {
   std::vector<Pending> batch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (draining_) {
+      lock.unlock();
+      done(ShuttingDown());
+      return;
+    }
     queue_.push_back(Pending{std::string(code), std::move(done)});
     if (in_flight_ >= options_.max_in_flight) return;  // a returning call takes it
     ++in_flight_;
@@ -25,7 +41,9 @@ std::vector<ResolveBatcher::Pending> ResolveBatcher::NextBatch() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Pending> batch;
   if (queue_.empty()) {
-    --in_flight_;
+    // The last touch of the batcher by this call: Drain may return (and the
+    // batcher be destroyed) as soon as the lock is released.
+    if (--in_flight_ == 0) idle_.notify_all();
     return batch;
   }
   if (queue_.size() <= static_cast<size_t>(options_.max_batch)) {
@@ -74,6 +92,18 @@ void ResolveBatcher::Send(std::vector<Pending> batch) {
     std::vector<Pending> next = NextBatch();
     if (!next.empty()) Send(std::move(next));
   });
+}
+
+void ResolveBatcher::Drain() {
+  std::vector<Pending> queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+    queued.swap(queue_);
+  }
+  for (Pending& p : queued) p.done(ShuttingDown());
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [this] { return in_flight_ == 0; });
 }
 
 ResolveBatcher::Stats ResolveBatcher::GetStats() const {

@@ -13,6 +13,7 @@
 #ifndef SHORTENER_EDGE_UPSTREAM_RESOLVE_BATCHER_H_
 #define SHORTENER_EDGE_UPSTREAM_RESOLVE_BATCHER_H_
 
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -37,8 +38,15 @@ class ResolveBatcher {
   // `client` must outlive the batcher. Options below 1 count as 1.
   ResolveBatcher(ServiceClient* client, ResolveBatcherOptions options);
 
-  // Resolves `code`; `done` runs exactly once.
+  // Resolves `code`; `done` runs exactly once (kUnavailable "shutting
+  // down" after Drain).
   void Resolve(absl::string_view code, Done done);
+
+  // For shutdown: answers what is queued with kUnavailable, refuses new
+  // codes, and waits until every call out has returned and its callbacks
+  // have run (bounded by the client's resolve_timeout). After it returns no
+  // callback touches the batcher, its client or anything a `done` uses.
+  void Drain();
 
   struct Stats {
     uint64_t calls = 0;  // RPCs sent (Resolve + BatchResolve)
@@ -61,9 +69,11 @@ class ResolveBatcher {
   const ResolveBatcherOptions options_;
 
   mutable std::mutex mu_;
-  std::vector<Pending> queue_;  // guarded by mu_
-  int in_flight_ = 0;           // guarded by mu_
-  Stats stats_;                 // guarded by mu_
+  std::condition_variable idle_;  // in_flight_ reached 0
+  std::vector<Pending> queue_;    // guarded by mu_
+  int in_flight_ = 0;             // guarded by mu_
+  bool draining_ = false;         // guarded by mu_
+  Stats stats_;                   // guarded by mu_
 };
 
 }  // namespace shortener::edge

@@ -1,10 +1,13 @@
 #include "edge/upstream/service_client.h"
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
+#include "lib/common/log.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::edge {
@@ -130,8 +133,35 @@ ResolveReply ReplyFromBatchItem(const pb::BatchResolveResult& item) {
   return ReplyFromResolve(grpc::Status::OK, item.response());
 }
 
+void ServiceClient::ResolveEach(std::vector<std::string> codes,
+                                absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
+  struct Gather {
+    std::mutex mu;
+    std::vector<ResolveReply> replies;
+    size_t remaining;
+    absl::AnyInvocable<void(std::vector<ResolveReply>)> done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->replies.resize(codes.size());
+  gather->remaining = codes.size();
+  gather->done = std::move(done);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    Resolve(codes[i], [gather, i](ResolveReply reply) {
+      std::unique_lock<std::mutex> lock(gather->mu);
+      gather->replies[i] = std::move(reply);
+      if (--gather->remaining > 0) return;
+      lock.unlock();
+      gather->done(std::move(gather->replies));
+    });
+  }
+}
+
 void ServiceClient::ResolveBatch(std::vector<std::string> codes,
                                  absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
+  if (batch_unimplemented_.load(std::memory_order_relaxed)) {
+    ResolveEach(std::move(codes), std::move(done));
+    return;
+  }
   auto* call = new ResolveBatchCall;
   for (std::string& code : codes) call->request.add_codes(std::move(code));
   call->done = std::move(done);
@@ -139,19 +169,38 @@ void ServiceClient::ResolveBatch(std::vector<std::string> codes,
   call->context.set_deadline(std::chrono::system_clock::now() +
                              absl::ToChronoNanoseconds(options_.resolve_timeout));
   stub_->async()->BatchResolve(
-      &call->context, &call->request, &call->response, [call](grpc::Status status) {
+      &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+        if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+          // A service older than this edge (a rolling deploy): one Resolve
+          // per code from now on.
+          if (!batch_unimplemented_.exchange(true)) {
+            LogWarning("the service does not implement BatchResolve: resolving one code per call");
+          }
+          std::vector<std::string> codes(call->request.codes().begin(),
+                                         call->request.codes().end());
+          auto done = std::move(call->done);
+          delete call;
+          ResolveEach(std::move(codes), std::move(done));
+          return;
+        }
         const int n = call->request.codes_size();
         const absl::Duration latency =
             absl::FromChrono(std::chrono::steady_clock::now() - call->start);
-        std::vector<ResolveReply> replies(n);
         if (status.ok() && call->response.results_size() != n) {
           status = grpc::Status(grpc::StatusCode::INTERNAL,
                                 absl::StrCat("BatchResolve answered ", call->response.results_size(),
                                              " results for ", n, " codes"));
         }
+        std::vector<ResolveReply> replies(n);
         for (int i = 0; i < n; ++i) {
-          replies[i] = status.ok() ? ReplyFromBatchItem(call->response.results(i))
-                                   : ReplyFromResolve(status, pb::ResolveResponse());
+          if (status.ok()) {
+            replies[i] = ReplyFromBatchItem(call->response.results(i));
+          } else {
+            // The call failed as a whole: says nothing about any one code
+            // (a call-level INVALID_ARGUMENT must not become a cached 400).
+            replies[i].outcome = ResolveOutcome::kUnavailable;
+            replies[i].error = grpcutil::FromGrpcStatus(status);
+          }
           replies[i].latency = latency;
         }
         auto done = std::move(call->done);

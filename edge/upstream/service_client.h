@@ -14,6 +14,7 @@
 #ifndef SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_
 #define SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,7 +59,8 @@ class ServiceClient {
 
   // Starts one BatchResolve for `codes` (1..1000); `done` runs exactly once
   // on a gRPC thread with one reply per code, in order. A failed call gives
-  // every code kUnavailable with the call's error.
+  // every code kUnavailable with the call's error. Against a service without
+  // BatchResolve (UNIMPLEMENTED), falls back to one Resolve per code.
   void ResolveBatch(std::vector<std::string> codes,
                     absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
 
@@ -68,9 +70,14 @@ class ServiceClient {
   shortener::v1::ShortenService::Stub& stub() { return *stub_; }
 
  private:
+  // One Resolve per code, answered together.
+  void ResolveEach(std::vector<std::string> codes,
+                   absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<shortener::v1::ShortenService::Stub> stub_;
   ServiceClientOptions options_;
+  std::atomic<bool> batch_unimplemented_{false};
 };
 
 // Maps one BatchResolve item (its response or its error) to a reply.

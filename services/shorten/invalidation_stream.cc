@@ -41,13 +41,14 @@ void InvalidationStream::Pump() {
   grpc::Status status;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (finished_ || subscription_ == nullptr) return;
+    if (finished_ || cancelling_ || subscription_ == nullptr) return;
     const bool closed = subscription_->closed();
     if (writing_) {
       // A write in flight when the hub closes may never complete (a client
       // that stopped reading): cancel it rather than hold up the shutdown.
       if (closed && !broken_ && !cancel_sent_) {
         cancel_sent_ = true;
+        cancelling_ = true;
         action = Action::kCancel;
       }
     } else if (broken_) {
@@ -77,6 +78,11 @@ void InvalidationStream::Pump() {
       break;
     case Action::kCancel:
       ctx_->TryCancel();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cancelling_ = false;
+      }
+      Pump();  // whatever was held back meanwhile (a Finish)
       break;
     case Action::kNone:
       break;

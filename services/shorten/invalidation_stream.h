@@ -64,6 +64,9 @@ class InvalidationStream final : public grpc::ServerWriteReactor<v1::Invalidatio
   bool writing_ = false;                      // a StartWrite awaits its OnWriteDone
   bool broken_ = false;                       // cancelled, or a write failed
   bool cancel_sent_ = false;                  // TryCancel called
+  // TryCancel is running outside the lock: no Finish until it returns, or
+  // OnDone could free the context under it.
+  bool cancelling_ = false;
   bool finished_ = false;                     // Finish called
 };
 

@@ -140,3 +140,31 @@ TEST_CASE("every plan's fixed headers are well-formed CRLF lines", "[edge]") {
 
 }  // namespace
 }  // namespace shortener::edge
+
+namespace shortener::edge {
+namespace {
+
+TEST_CASE("protocol errors of the http layer map to fixed no-store plans", "[edge]") {
+  const std::pair<int, const char*> cases[] = {{400, "Bad Request"},
+                                               {413, "Content Too Large"},
+                                               {414, "URI Too Long"},
+                                               {431, "Request Header Fields Too Large"},
+                                               {505, "HTTP Version Not Supported"},
+                                               {500, "Internal Server Error"}};
+  for (const auto& [status, reason] : cases) {
+    INFO(status);
+    const ResponsePlan plan = PlanForProtocolError(status);
+    CHECK(plan.status == status);
+    CHECK(plan.reason == reason);
+    CHECK(plan.headers == "Cache-Control: no-store\r\n");
+    CHECK(plan.location.empty());
+    CHECK_FALSE(plan.body.empty());
+  }
+  // Anything else the server might be asked for is a 500, never a made-up
+  // status line.
+  CHECK(PlanForProtocolError(418).status == 500);
+  CHECK(PlanForProtocolError(200).status == 500);
+}
+
+}  // namespace
+}  // namespace shortener::edge
