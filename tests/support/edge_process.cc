@@ -1,5 +1,6 @@
 #include "tests/support/edge_process.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -19,38 +20,51 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
   if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
   const std::string dir = templ;
   RecordOwner(dir);
-  const int port = options.port != 0 ? options.port : PickUnusedPort();
-  std::vector<std::string> argv = options.launcher;
-  argv.insert(argv.end(), {
-      BinaryPath("redirect-edge"),
-      absl::StrCat("--listen=127.0.0.1:", port),
-      absl::StrCat("--service=", options.service_target),
-      absl::StrCat("--codec_secret_file=", options.secret_file),
-  });
-  argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
-  absl::StatusOr<Subprocess> process = Subprocess::Spawn(argv, dir + "/edge.log");
-  if (!process.ok()) return process.status();
-  RecordChild(dir, process->pid());
-  std::unique_ptr<EdgeProcess> edge(new EdgeProcess(*std::move(process), port, dir));
-  const absl::Time deadline = absl::Now() + options.ready_timeout;
-  while (absl::Now() < deadline) {
-    if (!edge->process_.running()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("redirect-edge exited during start; log:\n", edge->Log()));
+  // A port picked free can be taken by another process before the edge
+  // binds it (tests run in parallel): then pick another, a few times.
+  for (int attempt = 1;; ++attempt) {
+    const int port = options.port != 0 ? options.port : PickUnusedPort();
+    std::vector<std::string> argv = options.launcher;
+    argv.insert(argv.end(), {
+        BinaryPath("redirect-edge"),
+        absl::StrCat("--listen=127.0.0.1:", port),
+        absl::StrCat("--service=", options.service_target),
+        absl::StrCat("--codec_secret_file=", options.secret_file),
+    });
+    argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
+    std::remove((dir + "/edge.log").c_str());  // each attempt's log on its own
+    absl::StatusOr<Subprocess> process = Subprocess::Spawn(argv, dir + "/edge.log");
+    if (!process.ok()) return process.status();
+    RecordChild(dir, process->pid());
+    std::unique_ptr<EdgeProcess> edge(new EdgeProcess(*std::move(process), port, dir));
+    const absl::Time deadline = absl::Now() + options.ready_timeout;
+    bool port_taken = false;
+    while (absl::Now() < deadline) {
+      if (!edge->process_.running()) {
+        const std::string log = edge->Log();
+        port_taken = log.find("--listen: ") != std::string::npos;
+        if (port_taken && options.port == 0 && attempt < 3) break;
+        return absl::FailedPreconditionError(
+            absl::StrCat("redirect-edge exited during start; log:\n", log));
+      }
+      absl::StatusOr<HttpResponse> health = HttpGet(port, "/healthz");
+      if (health.ok() && health->status == 200 &&
+          (!options.wait_subscribed || edge->Metric("edge_invalidation_stream_up") == 1)) {
+        return edge;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
     }
-    absl::StatusOr<HttpResponse> health = HttpGet(port, "/healthz");
-    if (health.ok() && health->status == 200 &&
-        (!options.wait_subscribed || edge->Metric("edge_invalidation_stream_up") == 1)) {
-      return edge;
+    if (!port_taken) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("redirect-edge not ready in time; log:\n", edge->Log()));
     }
-    absl::SleepFor(absl::Milliseconds(50));
+    edge->dir_.clear();  // keep the temp dir for the next attempt
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("redirect-edge not ready in time; log:\n", edge->Log()));
 }
 
 EdgeProcess::~EdgeProcess() {
   process_ = Subprocess();
+  if (dir_.empty()) return;
   const std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
   const int rc = std::system(cmd.c_str());
   (void)rc;

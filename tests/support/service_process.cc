@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <fstream>
@@ -43,26 +44,41 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
   std::string dir = templ;
   RecordOwner(dir);
   if (options.secret_file.empty()) options.secret_file = dir + "/codec.secret";
-  int port = options.port != 0 ? options.port : PickUnusedPort();
-  absl::StatusOr<Subprocess> process = Launch(options, port, dir + "/service.log");
-  if (!process.ok()) return process.status();
-  RecordChild(dir, process->pid());
-  std::unique_ptr<ServiceProcess> service(
-      new ServiceProcess(std::move(options), *std::move(process), port, dir));
-  absl::Time deadline = absl::Now() + service->options_.ready_timeout;
-  while (absl::Now() < deadline) {
-    if (!service->process_.running()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("shorten-service exited during start; log:\n", service->Log()));
+  // A port picked free can be taken by another process before the service
+  // binds it (tests run in parallel): then pick another, a few times.
+  for (int attempt = 1;; ++attempt) {
+    int port = options.port != 0 ? options.port : PickUnusedPort();
+    const std::string log_path = dir + "/service.log";
+    std::remove(log_path.c_str());  // each attempt's log on its own
+    absl::StatusOr<Subprocess> process = Launch(options, port, log_path);
+    if (!process.ok()) return process.status();
+    RecordChild(dir, process->pid());
+    std::unique_ptr<ServiceProcess> service(
+        new ServiceProcess(options, *std::move(process), port, dir));
+    absl::Time deadline = absl::Now() + service->options_.ready_timeout;
+    bool port_taken = false;
+    while (absl::Now() < deadline) {
+      if (!service->process_.running()) {
+        const std::string log = service->Log();
+        port_taken = log.find("--listen: cannot listen on") != std::string::npos;
+        if (port_taken && options.port == 0 && attempt < 3) break;
+        return absl::FailedPreconditionError(
+            absl::StrCat("shorten-service exited during start; log:\n", log));
+      }
+      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) return service;
     }
-    if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) return service;
+    if (!port_taken) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("shorten-service not ready in time; log:\n", service->Log()));
+    }
+    // Keep the temp dir (and its secret) for the next attempt.
+    service->dir_.clear();
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("shorten-service not ready in time; log:\n", service->Log()));
 }
 
 ServiceProcess::~ServiceProcess() {
   process_ = Subprocess();  // kills and reaps a running child
+  if (dir_.empty()) return;
   std::string cmd = absl::StrCat("rm -rf '", dir_, "'");
   int rc = std::system(cmd.c_str());
   (void)rc;
