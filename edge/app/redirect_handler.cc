@@ -1,5 +1,6 @@
 #include "edge/app/redirect_handler.h"
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <string>
@@ -23,6 +24,23 @@ int Append(std::string& out, const ResponsePlan& plan, const ResponseOptions& op
 }
 
 constexpr absl::string_view kNoStore = "Cache-Control: no-store\r\n";
+
+// While the service is down every miss fails: log the first failure of each
+// second and how many were not logged, not one line per request.
+void LogResolveFailure(const absl::Status& error) {
+  static std::atomic<int64_t> last_logged_ns{0};
+  static std::atomic<int64_t> suppressed{0};
+  const int64_t now = MonotonicNowNs();
+  int64_t last = last_logged_ns.load(std::memory_order_relaxed);
+  if (now - last < 1'000'000'000 ||
+      !last_logged_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    suppressed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t others = suppressed.exchange(0, std::memory_order_relaxed);
+  LogWarning("Resolve failed: %s (%d more failures not logged since the last line)",
+             error.ToString(), others);
+}
 
 }  // namespace
 
@@ -110,8 +128,9 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
   auto waiter = [this, deferred = exchange.Defer(), head, keep_alive, loop,
                  access_prefix = std::move(access_prefix),
                  code = std::string(code)](const ResolveResult& result) mutable {
-    // Runs on a gRPC thread (or, when coalesced behind a fetch that completes
-    // there, the same): format the date here, the loop's is out of reach.
+    // Runs on the thread that completes the fetch (a gRPC thread; the main
+    // thread when shutdown drains): format the date here, the loop's is out
+    // of reach.
     char date[kHttpDateLength];
     ResponseOptions options;
     options.keep_alive = keep_alive;
@@ -145,7 +164,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
       result.outcome = ResolveOutcome::kUnavailable;
       result.location = {};
     } else if (reply.outcome == ResolveOutcome::kUnavailable) {
-      LogWarning("Resolve failed: %s", reply.error.ToString());
+      LogResolveFailure(reply.error);
     }
     const int64_t now = MonotonicNowNs();
     int64_t expire_at = 0;
