@@ -1,0 +1,253 @@
+// PgApiKeyStore on a private PostgreSQL: round trips, duplicate hashes,
+// idempotent revocation, the table's CHECK constraints, outages, and that no
+// plaintext key ever reaches the api_keys table.
+#include "lib/auth/pg/pg_api_key_store.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/auth/api_key.h"
+#include "tests/support/pg_cluster.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::auth {
+namespace {
+
+using ::shortener::testing::HasCode;
+using ::shortener::testing::HasCodeAndMessage;
+using ::shortener::testing::IsOk;
+using ::shortener::testing::PgCluster;
+using ::shortener::testing::SharedPgCluster;
+
+std::unique_ptr<PgApiKeyStore> NewStore(const std::string& conninfo) {
+  PgApiKeyStoreOptions options;
+  options.conninfo = conninfo;
+  auto store = PgApiKeyStore::Create(options);
+  REQUIRE_THAT(store, IsOk());
+  return std::move(store).value();
+}
+
+// A key for a fresh random API key (distinct across tests on the shared
+// cluster).
+NewApiKey MakeKey(const std::string& name) {
+  NewApiKey key;
+  key.key_hash = HashApiKey(GenerateApiKey());
+  key.name = name;
+  key.scopes = ScopeSet{Scope::kShorten, Scope::kStats};
+  return key;
+}
+
+// What the database keeps: microseconds.
+absl::Time Micros(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
+
+const absl::Time kT1 = absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123456789);
+const absl::Time kT2 = kT1 + absl::Hours(1);
+
+TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("round trip");
+  key.scopes = ScopeSet{Scope::kShorten, Scope::kRevoke};
+  auto domains = DomainAllowlist::Parse("example.com,*.Example.ORG");
+  REQUIRE_THAT(domains, IsOk());
+  key.allowed_domains = *domains;
+  key.rate_per_second = 12.625;
+  key.burst = 40;
+  absl::Time before = absl::Now() - absl::Seconds(5);
+
+  auto created = store->Create(key);
+  REQUIRE_THAT(created, IsOk());
+  CHECK(created->id > 0);
+  CHECK(created->key_hash == key.key_hash);
+  CHECK(created->name == "round trip");
+  CHECK(created->scopes == key.scopes);
+  CHECK(created->allowed_domains.ToString() == "*.example.org,example.com");
+  CHECK(created->allowed_domains.Allows("a.example.org"));
+  CHECK_FALSE(created->allowed_domains.Allows("example.org"));
+  CHECK(created->rate_per_second == 12.625);
+  CHECK(created->burst == 40);
+  CHECK(created->create_time > before);
+  CHECK_FALSE(created->revoke_time.has_value());
+
+  auto found = store->FindByHash(key.key_hash);
+  REQUIRE_THAT(found, IsOk());
+  CHECK(found->id == created->id);
+  CHECK(found->scopes == key.scopes);
+  CHECK(found->allowed_domains.ToString() == created->allowed_domains.ToString());
+  CHECK(found->rate_per_second == 12.625);
+  CHECK(found->burst == 40);
+  CHECK(found->create_time == created->create_time);
+
+  auto listed = store->List();
+  REQUIRE_THAT(listed, IsOk());
+  int matches = 0;
+  for (const ApiKeyRecord& r : *listed) {
+    if (r.id == created->id) {
+      ++matches;
+      CHECK(r.key_hash == key.key_hash);
+    }
+  }
+  CHECK(matches == 1);
+
+  auto revoked = store->Revoke(created->id, kT1);
+  REQUIRE_THAT(revoked, IsOk());
+  REQUIRE(revoked->revoke_time.has_value());
+  CHECK(*revoked->revoke_time == Micros(kT1));
+  // A revoked key is data: still found, with its revoke time.
+  found = store->FindByHash(key.key_hash);
+  REQUIRE_THAT(found, IsOk());
+  REQUIRE(found->revoke_time.has_value());
+  CHECK(*found->revoke_time == Micros(kT1));
+}
+
+TEST_CASE("a key without domains or rate limit round-trips as empty and unset", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("plain");
+  key.scopes = ScopeSet{};
+  auto created = store->Create(key);
+  REQUIRE_THAT(created, IsOk());
+  auto found = store->FindByHash(key.key_hash);
+  REQUIRE_THAT(found, IsOk());
+  CHECK(found->scopes.empty());
+  CHECK(found->allowed_domains.empty());
+  CHECK_FALSE(found->rate_per_second.has_value());
+  CHECK_FALSE(found->burst.has_value());
+}
+
+TEST_CASE("unknown hashes and ids are NOT_FOUND", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  CHECK_THAT(store->FindByHash(HashApiKey(GenerateApiKey())), HasCode(absl::StatusCode::kNotFound));
+  CHECK_THAT(store->FindByHash("not a hash"), HasCode(absl::StatusCode::kNotFound));
+  CHECK_THAT(store->Revoke(int64_t{1} << 60, kT1),
+             HasCodeAndMessage(absl::StatusCode::kNotFound, "no api key with id"));
+}
+
+TEST_CASE("a second key with the same hash is ALREADY_EXISTS, revoked or not", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("first");
+  auto first = store->Create(key);
+  REQUIRE_THAT(first, IsOk());
+  key.name = "second";
+  CHECK_THAT(store->Create(key), HasCode(absl::StatusCode::kAlreadyExists));
+  REQUIRE_THAT(store->Revoke(first->id, kT1), IsOk());
+  CHECK_THAT(store->Create(key), HasCode(absl::StatusCode::kAlreadyExists));
+  auto found = store->FindByHash(key.key_hash);
+  REQUIRE_THAT(found, IsOk());
+  CHECK(found->name == "first");
+}
+
+TEST_CASE("revoking twice keeps the first revoke time", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  auto created = store->Create(MakeKey("twice"));
+  REQUIRE_THAT(created, IsOk());
+  auto first = store->Revoke(created->id, kT1);
+  REQUIRE_THAT(first, IsOk());
+  auto second = store->Revoke(created->id, kT2);
+  REQUIRE_THAT(second, IsOk());
+  REQUIRE(second->revoke_time.has_value());
+  CHECK(*second->revoke_time == Micros(kT1));
+  CHECK(second->id == created->id);
+}
+
+TEST_CASE("the api_keys table never holds a plaintext key or a piece of one", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  const std::string plaintext = GenerateApiKey();
+  NewApiKey key = MakeKey("secret scan");
+  key.key_hash = HashApiKey(plaintext);
+  REQUIRE_THAT(store->Create(key), IsOk());
+
+  // Every column of every row, as PostgreSQL prints it.
+  pqxx::connection conn(SharedPgCluster().ConnInfo());
+  pqxx::nontransaction tx(conn);
+  std::vector<std::string> rows;
+  for (const pqxx::row& row : tx.exec("SELECT k::text FROM api_keys k")) {
+    rows.push_back(row[0].as<std::string>());
+  }
+  REQUIRE(!rows.empty());
+  bool hash_seen = false;
+  for (const std::string& row : rows) {
+    if (absl::StrContains(row, key.key_hash)) hash_seen = true;  // the read sees our row
+  }
+  CHECK(hash_seen);
+
+  const std::string random_part = plaintext.substr(kApiKeyPrefix.size());
+  REQUIRE(random_part.size() == kApiKeyRandomChars);
+  for (const std::string& row : rows) {
+    INFO("row: " << row);
+    CHECK_FALSE(absl::StrContains(row, plaintext));
+    for (size_t i = 0; i + 16 <= random_part.size(); ++i) {
+      CHECK_FALSE(absl::StrContains(row, random_part.substr(i, 16)));
+    }
+  }
+}
+
+TEST_CASE("the store refuses malformed keys before the database does", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("bad");
+  for (std::string hash : {std::string("abc"), std::string(64, 'A'), std::string(64, 'g'),
+                           std::string(63, 'a'), std::string(65, 'a')}) {
+    key.key_hash = hash;
+    CHECK_THAT(store->Create(key),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "key_hash"));
+  }
+  key = MakeKey("");
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "name"));
+  key = MakeKey("rate");
+  key.rate_per_second = 0;
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "rate"));
+  key.rate_per_second = 1;
+  key.burst = 0;
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "burst"));
+}
+
+// Inserts a row directly, bypassing the store's own checks.
+void InsertRaw(const std::string& hash, const std::string& name, const char* rate) {
+  pqxx::connection conn(SharedPgCluster().ConnInfo());
+  pqxx::nontransaction tx(conn);
+  tx.exec_params(
+      "INSERT INTO api_keys (key_hash, name, scopes, rate_per_second) "
+      "VALUES ($1, $2, 'shorten', $3::double precision)",
+      hash, name, rate);
+}
+
+TEST_CASE("the api_keys CHECK constraints refuse what the store would", "[auth][pg]") {
+  std::string good = HashApiKey(GenerateApiKey());
+  CHECK_THROWS_AS(InsertRaw(std::string(64, 'A'), "n", nullptr), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw(good.substr(1), "n", nullptr), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw(good + "0", "n", nullptr), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw("shk_" + good.substr(4), "n", nullptr), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw(good, "", nullptr), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw(good, "n", "0"), pqxx::check_violation);
+  CHECK_THROWS_AS(InsertRaw(good, "n", "-1.5"), pqxx::check_violation);
+  // The same row with valid values goes in.
+  CHECK_NOTHROW(InsertRaw(good, "n", "2.5"));
+}
+
+TEST_CASE("a stopped database gives UNAVAILABLE and the same store works once it is back",
+          "[auth][pg]") {
+  auto cluster = PgCluster::Start();
+  REQUIRE_THAT(cluster, IsOk());
+  auto store = NewStore(absl::StrCat((*cluster)->ConnInfo(), " password=s3cret-pw"));
+  NewApiKey key = MakeKey("outage");
+  auto created = store->Create(key);
+  REQUIRE_THAT(created, IsOk());
+
+  REQUIRE_THAT((*cluster)->Stop(), IsOk());
+  auto failed = store->Create(MakeKey("down"));
+  CHECK_THAT(failed, HasCodeAndMessage(absl::StatusCode::kUnavailable, "database"));
+  CHECK_FALSE(absl::StrContains(failed.status().message(), "s3cret-pw"));
+  CHECK_THAT(store->FindByHash(key.key_hash), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store->List(), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store->Revoke(created->id, kT1), HasCode(absl::StatusCode::kUnavailable));
+
+  REQUIRE_THAT((*cluster)->Resume(), IsOk());
+  CHECK_THAT(store->FindByHash(key.key_hash), IsOk());
+  CHECK_THAT(store->Revoke(created->id, kT1), IsOk());
+}
+
+}  // namespace
+}  // namespace shortener::auth
