@@ -3,6 +3,7 @@
 #include "lib/store/group_committer.h"
 
 #include <atomic>
+#include <functional>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -109,6 +110,30 @@ class Countdown {
   int left_;
 };
 
+// The callers of one test: `done` counts successes (`ok`; no Catch
+// assertions off the main thread) and completions (`all`).
+struct Callers {
+  explicit Callers(int n) : all(n) {}
+  std::function<void(absl::StatusOr<CreateOutcome>)> Callback(bool require_created = false) {
+    return [this, require_created](absl::StatusOr<CreateOutcome> r) {
+      if (r.ok() && (!require_created || r->created)) ++ok;
+      all.Done();
+    };
+  }
+  Countdown all;
+  std::atomic<int> ok{0};
+};
+
+// Options with a busy-committer rule: a second committer joins once
+// `backlog` links are queued or the busy one has been committing `after`.
+GroupCommitOptions ParallelOptions(int threads, int backlog, absl::Duration after) {
+  GroupCommitOptions options;
+  options.committer_threads = threads;
+  options.parallel_backlog = backlog;
+  options.parallel_after = after;
+  return options;
+}
+
 TEST_CASE("links that arrive while both committers are busy share one transaction",
           "[store][concurrent]") {
   GatedStore store;
@@ -119,12 +144,8 @@ TEST_CASE("links that arrive while both committers are busy share one transactio
   for (int i = 0; i < kLinks; ++i) {
     links.push_back(MakeNewLink(owner, "https://example.com/" + std::to_string(i)));
   }
-  std::atomic<int> ok{0};
-  Countdown all(kLinks);
-  auto done = [&](absl::StatusOr<CreateOutcome> r) {
-    if (r.ok() && r->created) ++ok;
-    all.Done();
-  };
+  Callers callers(kLinks);
+  auto done = callers.Callback(/*require_created=*/true);
   // One link occupies each committer (their CreateLinks wait at the gate; the
   // second starts after parallel_after); everything after that queues up.
   committer.Create(links[0], done);
@@ -133,8 +154,8 @@ TEST_CASE("links that arrive while both committers are busy share one transactio
   REQUIRE(store.WaitForCalls(2));
   for (int i = 2; i < kLinks; ++i) committer.Create(links[i], done);
   store.Open();
-  REQUIRE(all.Wait());
-  CHECK(ok == kLinks);
+  REQUIRE(callers.all.Wait());
+  CHECK(callers.ok == kLinks);
   CHECK(store.sizes() == std::vector<size_t>{1, 1, kLinks - 2});
   CHECK(committer.GetStats().batches == 3);
   CHECK(committer.GetStats().links == kLinks);
@@ -153,18 +174,10 @@ std::vector<NewLink> NumberedLinks(int n) {
 TEST_CASE("a second committer starts only once parallel_backlog links are queued",
           "[store][concurrent]") {
   GatedStore store;
-  GroupCommitOptions options;
-  options.committer_threads = 2;
-  options.parallel_backlog = 8;
-  options.parallel_after = absl::InfiniteDuration();
-  GroupCommitter committer(&store, options);
+  GroupCommitter committer(&store, ParallelOptions(2, 8, absl::InfiniteDuration()));
   std::vector<NewLink> links = NumberedLinks(9);
-  Countdown all(9);
-  std::atomic<int> ok{0};  // no Catch assertions off the main thread
-  auto done = [&](absl::StatusOr<CreateOutcome> r) {
-    if (r.ok()) ++ok;
-    all.Done();
-  };
+  Callers callers(9);
+  auto done = callers.Callback();
   committer.Create(links[0], done);
   REQUIRE(store.WaitForCalls(1));
   // 7 queued behind a busy committer: the idle one keeps waiting, so the 8th
@@ -173,50 +186,34 @@ TEST_CASE("a second committer starts only once parallel_backlog links are queued
   REQUIRE(store.WaitForCalls(2));
   CHECK(store.sizes() == std::vector<size_t>{1, 8});
   store.Open();
-  REQUIRE(all.Wait());
-  CHECK(ok == 9);
+  REQUIRE(callers.all.Wait());
+  CHECK(callers.ok == 9);
   CHECK(committer.GetStats().batches == 2);
 }
 
 TEST_CASE("below parallel_backlog the busy committer takes the queue when it is done",
           "[store][concurrent]") {
   GatedStore store;
-  GroupCommitOptions options;
-  options.committer_threads = 3;
-  options.parallel_backlog = 1000;
-  options.parallel_after = absl::InfiniteDuration();
-  GroupCommitter committer(&store, options);
+  GroupCommitter committer(&store, ParallelOptions(3, 1000, absl::InfiniteDuration()));
   std::vector<NewLink> links = NumberedLinks(20);
-  Countdown all(20);
-  std::atomic<int> ok{0};  // no Catch assertions off the main thread
-  auto done = [&](absl::StatusOr<CreateOutcome> r) {
-    if (r.ok()) ++ok;
-    all.Done();
-  };
+  Callers callers(20);
+  auto done = callers.Callback();
   committer.Create(links[0], done);
   REQUIRE(store.WaitForCalls(1));
   for (int i = 1; i < 20; ++i) committer.Create(links[i], done);
   store.Open();
-  REQUIRE(all.Wait());
-  CHECK(ok == 20);
+  REQUIRE(callers.all.Wait());
+  CHECK(callers.ok == 20);
   CHECK(store.sizes() == std::vector<size_t>{1, 19});
 }
 
 TEST_CASE("a second committer starts once the busy one has been committing parallel_after",
           "[store][concurrent]") {
   GatedStore store;
-  GroupCommitOptions options;
-  options.committer_threads = 2;
-  options.parallel_backlog = 1000;
-  options.parallel_after = absl::Milliseconds(50);
-  GroupCommitter committer(&store, options);
+  GroupCommitter committer(&store, ParallelOptions(2, 1000, absl::Milliseconds(50)));
   std::vector<NewLink> links = NumberedLinks(2);
-  Countdown all(2);
-  std::atomic<int> ok{0};  // no Catch assertions off the main thread
-  auto done = [&](absl::StatusOr<CreateOutcome> r) {
-    if (r.ok()) ++ok;
-    all.Done();
-  };
+  Callers callers(2);
+  auto done = callers.Callback();
   absl::Time start = absl::Now();
   committer.Create(links[0], done);
   REQUIRE(store.WaitForCalls(1));
@@ -224,8 +221,8 @@ TEST_CASE("a second committer starts once the busy one has been committing paral
   REQUIRE(store.WaitForCalls(2));  // while the first is still at the gate
   CHECK(absl::Now() - start >= absl::Milliseconds(50));
   store.Open();
-  REQUIRE(all.Wait());
-  CHECK(ok == 2);
+  REQUIRE(callers.all.Wait());
+  CHECK(callers.ok == 2);
   CHECK(store.sizes() == std::vector<size_t>{1, 1});
 }
 
