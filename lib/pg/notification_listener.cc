@@ -156,12 +156,17 @@ absl::Status NotificationListener::ListenOnce() {
     bool first;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      listening_ = true;
       stats_.connections += 1;
       first = stats_.connections == 1;
     }
-    changed_.notify_all();
+    // The callback runs before WaitUntilListening returns, so whoever waited
+    // sees what the callback did (the hub's drop_all, a test's record).
     if (callbacks_.on_listening) callbacks_.on_listening(first);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      listening_ = true;
+    }
+    changed_.notify_all();
     while (!stopping()) {
       if (!conn.is_open()) {
         return absl::UnavailableError("listen for notifications: database connection lost");

@@ -88,8 +88,8 @@ class NotificationListener {
   // runs once it returns. Idempotent.
   void Stop();
 
-  // Waits until the listener is listening (true) or `deadline` passes
-  // (false).
+  // Waits until the listener is listening, and on_listening has returned,
+  // (true) or `deadline` passes (false).
   bool WaitUntilListening(absl::Time deadline);
 
   struct Stats {
