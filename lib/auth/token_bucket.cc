@@ -20,12 +20,15 @@ RateLimiter::RateLimiter(RateLimiterOptions options)
     : options_(options), sweep_at_(std::max<size_t>(options.max_keys, 1)) {}
 
 RateLimiter::Decision RateLimiter::TryAcquire(absl::string_view key_id, double rate_per_second,
-                                              int burst, absl::Time now) {
+                                              int burst, absl::Time now, int cost) {
   const absl::Duration interval = Interval(rate_per_second, burst);
   if (interval == absl::InfiniteDuration()) return {false, absl::InfiniteDuration()};
+  // More than a full bucket can never be granted at once.
+  if (cost > burst) return {false, absl::InfiniteDuration()};
+  cost = std::max(cost, 1);
   // A request may be granted while the bucket's debt (tat - now) is at most
-  // this: burst - 1 tokens already used and not yet refilled.
-  const absl::Duration tolerance = interval * (burst - 1);
+  // this: burst - cost tokens already used and not yet refilled.
+  const absl::Duration tolerance = interval * (burst - cost);
 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tat_.find(key_id);
@@ -37,7 +40,7 @@ RateLimiter::Decision RateLimiter::TryAcquire(absl::string_view key_id, double r
   const absl::Time tat = std::max(it->second, now);
   const absl::Duration debt = tat - now;
   if (debt > tolerance) return {false, debt - tolerance};
-  it->second = tat + interval;
+  it->second = tat + interval * cost;
   return {true, absl::ZeroDuration()};
 }
 

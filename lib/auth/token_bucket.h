@@ -55,7 +55,13 @@ class RateLimiter {
   // (rate <= 0, NaN, or burst < 1) refuses with retry_after = absl::InfiniteDuration(): a
   // misconfigured limit fails closed. `now` going backwards is treated as
   // no time passing.
-  Decision TryAcquire(absl::string_view key_id, double rate_per_second, int burst, absl::Time now);
+  //
+  // `cost` tokens are taken at once (a batch of items counts as that many
+  // requests), all or none; a cost above `burst` can never be granted and
+  // is refused with retry_after = absl::InfiniteDuration(). cost < 1 counts
+  // as 1.
+  Decision TryAcquire(absl::string_view key_id, double rate_per_second, int burst, absl::Time now,
+                      int cost = 1);
 
   // Number of buckets held (for tests and metrics).
   size_t size() const;

@@ -60,6 +60,27 @@ TEST_CASE("a fresh key gets exactly burst requests at once, then waits 1/rate",
   }
 }
 
+TEST_CASE("a request of several tokens takes all or none", "[auth][ratelimit]") {
+  RateLimiter limiter;
+  // rate 10/s, burst 10: 7 then 3 fit, then nothing.
+  CHECK(limiter.TryAcquire("k", 10, 10, kT0, 7).allowed);
+  RateLimiter::Decision d = limiter.TryAcquire("k", 10, 10, kT0, 4);
+  CHECK_FALSE(d.allowed);
+  CHECK(d.retry_after == absl::Milliseconds(100));  // one token short
+  CHECK(limiter.TryAcquire("k", 10, 10, kT0, 3).allowed);
+  d = limiter.TryAcquire("k", 10, 10, kT0, 2);
+  CHECK_FALSE(d.allowed);
+  CHECK(d.retry_after == absl::Milliseconds(200));
+  // 200 ms later exactly two tokens are back.
+  CHECK(limiter.TryAcquire("k", 10, 10, kT0 + absl::Milliseconds(200), 2).allowed);
+  CHECK_FALSE(limiter.TryAcquire("k", 10, 10, kT0 + absl::Milliseconds(200)).allowed);
+  // More than a full bucket can never be granted, even to a fresh key.
+  d = limiter.TryAcquire("fresh", 10, 10, kT0, 11);
+  CHECK_FALSE(d.allowed);
+  CHECK(d.retry_after == absl::InfiniteDuration());
+  CHECK(limiter.TryAcquire("fresh", 10, 10, kT0, 10).allowed);
+}
+
 TEST_CASE("tokens refill at the rate and cap at burst", "[auth][ratelimit]") {
   RateLimiter limiter;
   RateLimiter::Decision refusal;

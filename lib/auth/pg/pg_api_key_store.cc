@@ -37,6 +37,7 @@ absl::Status Validate(const NewApiKey& key) {
     return absl::InvalidArgumentError("key_hash: must be 64 lowercase hex characters");
   }
   if (key.name.empty()) return absl::InvalidArgumentError("name: must not be empty");
+  if (key.tenant.empty()) return absl::InvalidArgumentError("tenant: must not be empty");
   if (key.rate_per_second.has_value() && !(*key.rate_per_second > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("rate_per_second: must be positive, got ", *key.rate_per_second));
@@ -70,12 +71,16 @@ absl::StatusOr<ApiKeyRecord> ParseRow(const pqxx::row& row) {
   if (!row[6].is_null()) r.burst = row[6].as<int>();
   r.create_time = absl::FromUnixMicros(row[7].as<int64_t>());
   if (!row[8].is_null()) r.revoke_time = absl::FromUnixMicros(row[8].as<int64_t>());
+  r.tenant = row[9].as<std::string>();
   return r;
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PgApiKeyStore>> PgApiKeyStore::Create(PgApiKeyStoreOptions options) {
+  if (options.invalidation_channel.empty()) {
+    return absl::InvalidArgumentError("invalidation_channel: must not be empty");
+  }
   if (options.acquire_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("acquire_timeout: must be positive");
   }
@@ -114,7 +119,8 @@ absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Create(const NewApiKey& key) {
   if (!valid.ok()) return valid;
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
       Query("create api key", pg_queries::kCreate.name, key.key_hash, key.name,
-            key.scopes.ToString(), key.allowed_domains.ToString(), key.rate_per_second, key.burst);
+            key.scopes.ToString(), key.allowed_domains.ToString(), key.rate_per_second, key.burst,
+            key.tenant);
   if (absl::IsAlreadyExists(rows.status())) {
     // The only unique key besides the generated id.
     return absl::AlreadyExistsError("create api key: a key with this hash exists already");
@@ -141,7 +147,8 @@ absl::StatusOr<std::vector<ApiKeyRecord>> PgApiKeyStore::List() {
 
 absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Revoke(int64_t id, absl::Time when) {
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
-      Query("revoke api key", pg_queries::kRevoke.name, id, PgTimestamp(when));
+      Query("revoke api key", pg_queries::kRevoke.name, id, PgTimestamp(when),
+            options_.invalidation_channel);
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return absl::NotFoundError(absl::StrCat("no api key with id ", id));
   return std::move(rows->front());

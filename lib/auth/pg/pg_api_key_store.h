@@ -29,6 +29,7 @@ namespace shortener::auth {
 struct NewApiKey {
   std::string key_hash;                   // HashApiKey(key): 64 lowercase hex
   std::string name;                       // non-empty, for people
+  std::string tenant;                     // non-empty: owner of the key's links
   ScopeSet scopes;                        // stored canonically (ToString)
   DomainAllowlist allowed_domains;        // empty: every domain
   std::optional<double> rate_per_second;  // token refill rate; > 0 when set
@@ -39,6 +40,7 @@ struct NewApiKey {
 struct ApiKeyRecord {
   int64_t id = 0;
   std::string name;
+  std::string tenant;
   std::string key_hash;
   ScopeSet scopes;
   DomainAllowlist allowed_domains;
@@ -57,16 +59,23 @@ struct PgApiKeyStoreOptions {
   // How long a call waits for a free connection before UNAVAILABLE.
   // Default 5 s.
   absl::Duration acquire_timeout = absl::Seconds(5);
+  // Revoke NOTIFYs "key:<key_hash>" here (the links' invalidation channel:
+  // one listener per replica serves both). Non-empty.
+  std::string invalidation_channel = "shortener_invalidations";
 };
+
+// Prefix of a key revocation's NOTIFY payload; no link code contains ':'.
+inline constexpr absl::string_view kKeyInvalidationPrefix = "key:";
 
 class PgApiKeyStore {
  public:
   // Validates the options (INVALID_ARGUMENT: pool_size < 1,
-  // acquire_timeout <= 0, malformed conninfo); does not connect.
+  // acquire_timeout <= 0, empty invalidation_channel, malformed
+  // conninfo); does not connect.
   static absl::StatusOr<std::unique_ptr<PgApiKeyStore>> Create(PgApiKeyStoreOptions options);
 
   // Stores a new key and returns it as stored (id and create_time assigned).
-  // INVALID_ARGUMENT when key_hash is not 64 lowercase hex, name is empty,
+  // INVALID_ARGUMENT when key_hash is not 64 lowercase hex, name or tenant is empty,
   // or rate_per_second / burst is set and not positive (checked before the
   // database, which checks the same); ALREADY_EXISTS when a key with this
   // hash exists (revoked or not); UNAVAILABLE when the database is
@@ -82,7 +91,9 @@ class PgApiKeyStore {
   absl::StatusOr<std::vector<ApiKeyRecord>> List();
 
   // Revokes key `id` at `when` and returns it. Idempotent: a key revoked
-  // already keeps its first revoke_time. NOT_FOUND for an unknown id;
+  // already keeps its first revoke_time. Publishes kKeyInvalidationPrefix +
+  // key_hash on options.invalidation_channel in the same statement (on
+  // commit only; again on repeats). NOT_FOUND for an unknown id;
   // UNAVAILABLE; INTERNAL.
   absl::StatusOr<ApiKeyRecord> Revoke(int64_t id, absl::Time when);
 

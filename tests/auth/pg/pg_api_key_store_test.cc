@@ -38,6 +38,7 @@ NewApiKey MakeKey(const std::string& name) {
   NewApiKey key;
   key.key_hash = HashApiKey(GenerateApiKey());
   key.name = name;
+  key.tenant = "tenant of " + name;
   key.scopes = ScopeSet{Scope::kShorten, Scope::kStats};
   return key;
 }
@@ -64,6 +65,7 @@ TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][pg]
   CHECK(created->id > 0);
   CHECK(created->key_hash == key.key_hash);
   CHECK(created->name == "round trip");
+  CHECK(created->tenant == "tenant of round trip");
   CHECK(created->scopes == key.scopes);
   CHECK(created->allowed_domains.ToString() == "*.example.org,example.com");
   CHECK(created->allowed_domains.Allows("a.example.org"));
@@ -76,6 +78,7 @@ TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][pg]
   auto found = store->FindByHash(key.key_hash);
   REQUIRE_THAT(found, IsOk());
   CHECK(found->id == created->id);
+  CHECK(found->tenant == "tenant of round trip");
   CHECK(found->scopes == key.scopes);
   CHECK(found->allowed_domains.ToString() == created->allowed_domains.ToString());
   CHECK(found->rate_per_second == 12.625);
@@ -140,6 +143,36 @@ TEST_CASE("a second key with the same hash is ALREADY_EXISTS, revoked or not", "
   CHECK(found->name == "first");
 }
 
+TEST_CASE("revoking a key notifies key:<hash> on the invalidation channel on commit",
+          "[auth][pg]") {
+  PgApiKeyStoreOptions options;
+  options.conninfo = SharedPgCluster().ConnInfo();
+  options.invalidation_channel = "test_key_revocations";
+  auto store = PgApiKeyStore::Create(options);
+  REQUIRE_THAT(store, IsOk());
+  NewApiKey key = MakeKey("notified");
+  auto created = (*store)->Create(key);
+  REQUIRE_THAT(created, IsOk());
+
+  pqxx::connection listener(SharedPgCluster().ConnInfo());
+  std::vector<std::string> payloads;
+  // Constructing the receiver LISTENs (libpqxx 6.4).
+  struct Collector final : pqxx::notification_receiver {
+    Collector(pqxx::connection& c, std::vector<std::string>* out)
+        : pqxx::notification_receiver(c, "test_key_revocations"), out_(out) {}
+    void operator()(const std::string& payload, int) override { out_->push_back(payload); }
+    std::vector<std::string>* out_;
+  } collector(listener, &payloads);
+  REQUIRE_THAT((*store)->Revoke(created->id, kT1), IsOk());
+  for (int i = 0; i < 50 && payloads.empty(); ++i) listener.await_notification(0, 100000);
+  REQUIRE(payloads.size() == 1);
+  CHECK(payloads[0] == "key:" + key.key_hash);
+  // Again on a repeat: a replica that missed the first one catches up.
+  REQUIRE_THAT((*store)->Revoke(created->id, kT2), IsOk());
+  for (int i = 0; i < 50 && payloads.size() < 2; ++i) listener.await_notification(0, 100000);
+  CHECK(payloads.size() == 2);
+}
+
 TEST_CASE("revoking twice keeps the first revoke time", "[auth][pg]") {
   auto store = NewStore(SharedPgCluster().ConnInfo());
   auto created = store->Create(MakeKey("twice"));
@@ -196,6 +229,9 @@ TEST_CASE("the store refuses malformed keys before the database does", "[auth][p
   }
   key = MakeKey("");
   CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "name"));
+  key = MakeKey("no tenant");
+  key.tenant = "";
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "tenant"));
   key = MakeKey("rate");
   key.rate_per_second = 0;
   CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "rate"));
@@ -209,8 +245,8 @@ void InsertRaw(const std::string& hash, const std::string& name, const char* rat
   pqxx::connection conn(SharedPgCluster().ConnInfo());
   pqxx::nontransaction tx(conn);
   tx.exec_params(
-      "INSERT INTO api_keys (key_hash, name, scopes, rate_per_second) "
-      "VALUES ($1, $2, 'shorten', $3::double precision)",
+      "INSERT INTO api_keys (key_hash, name, tenant, scopes, rate_per_second) "
+      "VALUES ($1, $2, 't', 'shorten', $3::double precision)",
       hash, name, rate);
 }
 
