@@ -20,6 +20,7 @@ const shortener::edge::EdgeConfig kDefaults;
 ABSL_FLAG(std::string, listen, kDefaults.listen, "HTTP listen address HOST:PORT (port 0: any free port)");
 ABSL_FLAG(std::string, service, kDefaults.service, "the shorten-service's gRPC address HOST:PORT");
 ABSL_FLAG(int, threads, kDefaults.threads, "event-loop threads; 0: one per core");
+ABSL_FLAG(std::string, api_key_file, "", "file holding the edge's API key (scopes resolve,record_clicks), sent with every call to the service (required)");
 ABSL_FLAG(std::string, codec_secret_file, "", "the shorten-service's code secret file, for the local prefilter (required)");
 ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "the shorten-service's --min_code_length (must match)");
 ABSL_FLAG(int64_t, cache_entries, static_cast<int64_t>(kDefaults.cache.max_entries), "most links cached");
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   c.service = absl::GetFlag(FLAGS_service);
   c.threads = absl::GetFlag(FLAGS_threads);
   c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
+  c.api_key_file = absl::GetFlag(FLAGS_api_key_file);
   c.min_code_length = absl::GetFlag(FLAGS_min_code_length);
   c.cache.max_entries = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_entries)));
   c.cache.max_bytes = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_cache_bytes)));

@@ -17,6 +17,7 @@
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "lib/common/termination_signals.h"
 
 namespace shortener::edge {
@@ -49,6 +50,11 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   if (c.codec_secret_file.empty()) {
     return absl::InvalidArgumentError(
         "--codec_secret_file is required (the shorten-service's secret file)");
+  }
+  if (c.api_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--api_key_file is required (a key with scopes resolve,record_clicks: "
+        "`shortenctl keys create --name edge --scopes resolve,record_clicks`)");
   }
   if (c.threads < 0 || c.threads > 256) {
     return absl::InvalidArgumentError("--threads must be 0 (one per core) .. 256");
@@ -86,6 +92,8 @@ absl::Status RunEdge(const EdgeConfig& config) {
   codec_options.secret = *std::move(secret);
   codec_options.min_body_length = config.min_code_length;
   SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, codec::ShortCodec::Create(codec_options));
+  SHORTENER_ASSIGN_OR_RETURN(std::string api_key,
+                             grpcutil::ReadApiKeyFile("api_key_file", config.api_key_file));
 
   std::string host;
   int port = 0;
@@ -98,8 +106,9 @@ absl::Status RunEdge(const EdgeConfig& config) {
   EdgeMetrics metrics(threads);
   ServiceClientOptions client_options;
   client_options.resolve_timeout = config.resolve_timeout;
-  ServiceClient client(grpc::CreateCustomChannel(config.service, grpc::InsecureChannelCredentials(),
-                                                 EdgeChannelArguments()),
+  ServiceClient client(grpcutil::CreateChannelWithApiKey(config.service,
+                                                        grpc::InsecureChannelCredentials(),
+                                                        EdgeChannelArguments(), api_key),
                        client_options);
 
   RedirectHandlerOptions handler_options;

@@ -20,6 +20,7 @@ struct EdgeConfig {
   std::string service = "127.0.0.1:50051";   // the shorten-service, gRPC target
   int threads = 0;                           // event loops; 0: one per core
   std::string codec_secret_file;             // the service's secret (required)
+  std::string api_key_file;                  // the edge's API key: resolve, record_clicks (required)
   int min_code_length = 6;                   // must equal the service's
   LinkCacheOptions cache;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed

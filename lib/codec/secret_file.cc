@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/private_file.h"
 
 namespace shortener::codec {
 namespace {
@@ -29,17 +30,6 @@ absl::Status ErrnoError(int error, absl::string_view what, const std::string& pa
 bool IsHex(absl::string_view s) {
   for (char c : s) {
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
-// Writes all of `data` to `fd`, retrying on EINTR and short writes.
-bool WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
 }
@@ -105,29 +95,10 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
 }
 
 absl::Status WriteNewSecretFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == EEXIST) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("codec secret: ", path, " already exists; refusing to replace it"));
-    }
-    return ErrnoError(error, "cannot create", path);
-  }
   std::string line = GenerateSecretHex() + "\n";
-  // fchmod: the umask may have removed bits, never added; make 0600 explicit.
-  bool ok = ::fchmod(fd, 0600) == 0 && WriteAll(fd, line) && ::fsync(fd) == 0;
-  int error = errno;
+  absl::Status written = CreatePrivateFile(path, line, "codec secret");
   OPENSSL_cleanse(line.data(), line.size());
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    error = errno;
-  }
-  if (!ok) {
-    ::unlink(path.c_str());  // never leave a half-written secret behind
-    return ErrnoError(error != 0 ? error : EIO, "cannot write", path);
-  }
-  return absl::OkStatus();
+  return written;
 }
 
 }  // namespace shortener::codec

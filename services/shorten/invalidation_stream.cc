@@ -8,24 +8,38 @@
 
 namespace shortener::service {
 
-grpc::ServerWriteReactor<v1::Invalidation>* InvalidationStream::Start(
-    grpc::CallbackServerContext* ctx, InvalidationHub* hub, std::string subscriber) {
+std::shared_ptr<InvalidationStream> InvalidationStream::Create(grpc::CallbackServerContext* ctx,
+                                                              InvalidationHub* hub,
+                                                              std::string subscriber) {
   auto stream = std::make_shared<InvalidationStream>(ctx, hub, std::move(subscriber));
-  std::weak_ptr<InvalidationStream> weak = stream;
-  std::shared_ptr<InvalidationHub::Subscription> subscription = hub->Subscribe([weak] {
+  std::lock_guard<std::mutex> lock(stream->mu_);
+  stream->self_ = stream;
+  return stream;
+}
+
+void InvalidationStream::Subscribe() {
+  std::weak_ptr<InvalidationStream> weak = weak_from_this();
+  std::shared_ptr<InvalidationHub::Subscription> subscription = hub_->Subscribe([weak] {
     if (std::shared_ptr<InvalidationStream> s = weak.lock()) s->Pump();
   });
   {
     // A wake-up that comes before this finds no subscription and does
     // nothing; the Pump below catches up.
-    std::lock_guard<std::mutex> lock(stream->mu_);
-    stream->self_ = stream;
-    stream->subscription_ = std::move(subscription);
+    std::lock_guard<std::mutex> lock(mu_);
+    subscription_ = std::move(subscription);
   }
-  LogInfo("invalidation subscriber \"%s\" (%s) subscribed; %d subscribed", stream->subscriber_,
-          ctx->peer(), hub->subscriber_count());
-  stream->Pump();
-  return stream.get();
+  LogInfo("invalidation subscriber \"%s\" (%s) subscribed; %d subscribed", subscriber_,
+          ctx_->peer(), hub_->subscriber_count());
+  Pump();
+}
+
+void InvalidationStream::Reject(const grpc::Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    finished_ = true;
+  }
+  Finish(status);
 }
 
 InvalidationStream::InvalidationStream(grpc::CallbackServerContext* ctx, InvalidationHub* hub,

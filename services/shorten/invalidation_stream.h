@@ -34,11 +34,18 @@ namespace shortener::service {
 class InvalidationStream final : public grpc::ServerWriteReactor<v1::Invalidation>,
                                  public std::enable_shared_from_this<InvalidationStream> {
  public:
-  // Subscribes to `hub` (which must outlive the call) and starts writing (the
-  // first message is drop_all). `subscriber` names the client in logs.
-  static grpc::ServerWriteReactor<v1::Invalidation>* Start(grpc::CallbackServerContext* ctx,
-                                                           InvalidationHub* hub,
-                                                           std::string subscriber);
+  // The stream of one call, not subscribed yet: return it from the handler
+  // at once, then call Subscribe (the caller is authorized) or Reject, once,
+  // from any thread. `hub` must outlive the call; `subscriber` names the
+  // client in logs.
+  static std::shared_ptr<InvalidationStream> Create(grpc::CallbackServerContext* ctx,
+                                                    InvalidationHub* hub, std::string subscriber);
+
+  // Subscribes to the hub and starts writing (the first message is
+  // drop_all).
+  void Subscribe();
+  // Ends the call with `status` without subscribing.
+  void Reject(const grpc::Status& status);
 
   InvalidationStream(grpc::CallbackServerContext* ctx, InvalidationHub* hub,
                      std::string subscriber);

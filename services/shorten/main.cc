@@ -19,6 +19,8 @@ ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address HOST:PORT 
 ABSL_FLAG(std::string, postgres, "", "libpq connection string of the database, e.g. \"host=/run/postgresql dbname=shortener\" (required)");
 ABSL_FLAG(std::string, base_url, kDefaults.base_url, "short URLs are base_url + code; must end with /");
 ABSL_FLAG(std::string, codec_secret_file, "", "file holding the code secret (64 hex chars), shared by every replica and edge (required)");
+ABSL_FLAG(std::string, bootstrap_admin_key_file, "", "admin API key file: an existing file's key (32+ printable characters) becomes an admin key; a missing file is created with a new key, mode 0600");
+ABSL_FLAG(absl::Duration, api_key_cache_ttl, kDefaults.api_key_cache_ttl, "how long API key look-ups are cached (revocations reach every replica within ~1 s regardless)");
 ABSL_FLAG(bool, create_codec_secret, false, "create --codec_secret_file with a new random secret if it does not exist");
 ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "minimum code body length (1..10); a check character is added");
 ABSL_FLAG(int64_t, max_url_length, kDefaults.max_url_length, "longest long_url accepted, in bytes");
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
   c.base_url = absl::GetFlag(FLAGS_base_url);
   c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
   c.create_codec_secret = absl::GetFlag(FLAGS_create_codec_secret);
+  c.bootstrap_admin_key_file = absl::GetFlag(FLAGS_bootstrap_admin_key_file);
+  c.api_key_cache_ttl = absl::GetFlag(FLAGS_api_key_cache_ttl);
   c.min_code_length = absl::GetFlag(FLAGS_min_code_length);
   c.max_url_length = static_cast<size_t>(absl::GetFlag(FLAGS_max_url_length));
   c.short_domains = absl::GetFlag(FLAGS_short_domains);

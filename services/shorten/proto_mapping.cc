@@ -1,6 +1,7 @@
 #include "services/shorten/proto_mapping.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::service {
@@ -98,6 +99,37 @@ void ToProto(const LinkView& view, v1::ResolveResponse* out) {
   // revoked precisely because of where it points.
   if (view.state == LinkState::kActive) out->set_long_url(view.link.long_url);
   if (view.link.expire_time) *out->mutable_expire_time() = ToProtoTimestamp(*view.link.expire_time);
+}
+
+void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out) {
+  out->set_id(record.id);
+  out->set_name(record.name);
+  out->set_tenant(record.tenant);
+  const std::string scopes = record.scopes.ToString();
+  for (absl::string_view scope : absl::StrSplit(scopes, ',', absl::SkipEmpty())) {
+    out->add_scopes(std::string(scope));
+  }
+  const std::string domains = record.allowed_domains.ToString();
+  for (absl::string_view domain : absl::StrSplit(domains, ',', absl::SkipEmpty())) {
+    out->add_allowed_domains(std::string(domain));
+  }
+  out->set_rate_per_second(record.rate_per_second.value_or(0));
+  out->set_burst(record.burst.value_or(0));
+  *out->mutable_create_time() = grpcutil::ToProtoTimestamp(record.create_time);
+  if (record.revoke_time.has_value()) {
+    *out->mutable_revoke_time() = grpcutil::ToProtoTimestamp(*record.revoke_time);
+  }
+}
+
+ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request) {
+  ApiKeySpec spec;
+  spec.name = request.name();
+  spec.tenant = request.tenant();
+  spec.scopes.assign(request.scopes().begin(), request.scopes().end());
+  spec.allowed_domains.assign(request.allowed_domains().begin(), request.allowed_domains().end());
+  spec.rate_per_second = request.rate_per_second();
+  spec.burst = request.burst();
+  return spec;
 }
 
 }  // namespace shortener::service

@@ -24,6 +24,12 @@ const char* RpcName(Rpc rpc) {
       return "GetClickStats";
     case Rpc::kWatchInvalidations:
       return "WatchInvalidations";
+    case Rpc::kCreateApiKey:
+      return "CreateApiKey";
+    case Rpc::kListApiKeys:
+      return "ListApiKeys";
+    case Rpc::kRevokeApiKey:
+      return "RevokeApiKey";
   }
   return "unknown";
 }

@@ -24,8 +24,11 @@ enum class Rpc {
   kRecordClicks,
   kGetClickStats,
   kWatchInvalidations,
+  kCreateApiKey,
+  kListApiKeys,
+  kRevokeApiKey,
 };
-inline constexpr size_t kRpcCount = 9;
+inline constexpr size_t kRpcCount = 12;
 
 // The method's name as in the proto ("Resolve").
 const char* RpcName(Rpc rpc);
@@ -40,7 +43,8 @@ class RpcCounters {
   // One line, every method always present, in proto order (a stable format:
   // docs/operations.md):
   // "served: Shorten=12 BatchShorten=0 Resolve=1 BatchResolve=0 GetLink=0
-  //  Revoke=0 RecordClicks=0 GetClickStats=0 WatchInvalidations=2" (one line).
+  //  Revoke=0 RecordClicks=0 GetClickStats=0 WatchInvalidations=2
+  //  CreateApiKey=1 ListApiKeys=0 RevokeApiKey=0" (one line).
   std::string Summary() const;
 
  private:

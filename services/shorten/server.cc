@@ -12,6 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/auth/key_cache.h"
+#include "lib/auth/pg/pg_api_key_store.h"
+#include "lib/auth/token_bucket.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
@@ -26,7 +29,9 @@
 #include "lib/store/pg/pg_link_store.h"
 #include "lib/store/read_batcher.h"
 #include "lib/url/url_policy.h"
+#include "services/shorten/authorizer.h"
 #include "services/shorten/invalidation_hub.h"
+#include "services/shorten/key_admin.h"
 #include "services/shorten/shorten_service.h"
 #include "services/shorten/shortener.h"
 
@@ -119,6 +124,9 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
     return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
   }
+  if (c.api_key_cache_ttl < absl::ZeroDuration() || c.api_key_cache_ttl > absl::Minutes(10)) {
+    return absl::InvalidArgumentError("--api_key_cache_ttl must be between 0 and 10m");
+  }
   if (c.id_initial_step < 1 || c.id_max_step < c.id_initial_step) {
     return absl::InvalidArgumentError("--id_initial_step must be >= 1 and <= --id_max_step");
   }
@@ -139,14 +147,21 @@ struct ServiceParts {
   std::unique_ptr<store::ReadBatcher> reads;
   std::unique_ptr<ThreadPool> blocking_pool;
   std::unique_ptr<InvalidationHub> hub;
-  std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub
+  std::unique_ptr<auth::PgApiKeyStore> api_key_store;
+  std::unique_ptr<KeyAdmin> key_admin;
+  std::unique_ptr<auth::KeyCache> key_cache;
+  std::unique_ptr<auth::RateLimiter> rate_limiter;
+  std::unique_ptr<ThreadPool> key_lookup_pool;
+  std::unique_ptr<Authorizer> authorizer;
+  std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub and the key cache
   std::unique_ptr<Shortener> shortener;
   std::unique_ptr<ShortenServiceImpl> service;
 
   // Call after the gRPC server has shut down (no RPC in flight).
   void Stop() {
-    listener.reset();       // no more hub calls from the listener thread
-    blocking_pool.reset();  // runs what is queued (it may still hand links to the committer)
+    listener.reset();        // no more hub or key cache calls from the listener thread
+    key_lookup_pool.reset();  // finishes the key look-ups queued
+    blocking_pool.reset();   // runs what is queued (it may still hand links to the committer)
     committer.reset();      // commits what is queued, completes every caller
     reads.reset();          // answers what is queued
     ids.reset();            // stops the background leaser
@@ -159,20 +174,31 @@ struct ServiceParts {
 // Every replica listens for the revocations committed by any replica
 // (PgLinkStore::Revoke NOTIFYs the code) and hands them to its hub: one path
 // for its own revocations too, so nothing reaches an edge before it commits.
+// Revoked API keys come the same way ("key:<hash>", PgApiKeyStore::Revoke)
+// and leave the key cache.
 absl::Status StartListener(const ServerConfig& config, const std::string& channel,
                            ServiceParts& parts) {
   InvalidationHub* hub = parts.hub.get();
+  auth::KeyCache* keys = parts.key_cache.get();
   pg::NotificationListenerOptions options;
   options.conninfo = config.postgres;
   options.channel = channel;
   pg::NotificationCallbacks callbacks;
-  callbacks.on_notification = [hub](const std::string& code) { hub->Publish(code); };
-  callbacks.on_listening = [hub](bool first) {
+  callbacks.on_notification = [hub, keys](const std::string& payload) {
+    if (absl::StartsWith(payload, auth::kKeyInvalidationPrefix)) {
+      keys->Invalidate(absl::string_view(payload).substr(auth::kKeyInvalidationPrefix.size()));
+    } else {
+      hub->Publish(payload);
+    }
+  };
+  callbacks.on_listening = [hub, keys](bool first) {
     // Revocations committed while nobody listened were missed: every
-    // subscriber drops its cache. (Before the first LISTEN nobody can have
-    // subscribed yet, but it costs nothing to be sure.)
+    // subscriber drops its cache, and so do we for keys. (Before the first
+    // LISTEN nobody can have subscribed yet, but it costs nothing to be
+    // sure.)
     if (!first) LogInfo("invalidation listener reconnected: subscribers told to drop all");
     hub->DropAll();
+    keys->Clear();
   };
   callbacks.on_lost = [](const absl::Status& why) {
     LogWarning("invalidation listener: %s; reconnecting", why.ToString());
@@ -225,6 +251,29 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   hub_options.flush_interval = config.invalidation_flush;
   hub_options.max_pending_codes = static_cast<size_t>(config.invalidation_max_pending);
   parts->hub = std::make_unique<InvalidationHub>(hub_options);
+
+  auth::PgApiKeyStoreOptions key_store_options;
+  key_store_options.conninfo = config.postgres;
+  key_store_options.invalidation_channel = store_options.invalidation_channel;
+  SHORTENER_ASSIGN_OR_RETURN(parts->api_key_store, auth::PgApiKeyStore::Create(key_store_options));
+  parts->key_admin = std::make_unique<KeyAdmin>(parts->api_key_store.get());
+  if (!config.bootstrap_admin_key_file.empty()) {
+    SHORTENER_RETURN_IF_ERROR(
+        parts->key_admin->EnsureBootstrapAdminKey(config.bootstrap_admin_key_file));
+  }
+  auth::KeyCacheOptions key_cache_options;
+  key_cache_options.ttl = config.api_key_cache_ttl;
+  KeyAdmin* key_admin = parts->key_admin.get();
+  parts->key_cache = std::make_unique<auth::KeyCache>(
+      [key_admin](const std::string& hash) { return key_admin->LookupPrincipal(hash); },
+      key_cache_options);
+  parts->rate_limiter = std::make_unique<auth::RateLimiter>();
+  // Key look-ups have their own small pool: a flood of unknown keys then
+  // queues here instead of occupying the threads Revoke and alias look-ups
+  // need.
+  parts->key_lookup_pool = std::make_unique<ThreadPool>(2);
+  parts->authorizer = std::make_unique<Authorizer>(
+      parts->key_cache.get(), parts->rate_limiter.get(), parts->key_lookup_pool.get());
   SHORTENER_RETURN_IF_ERROR(StartListener(config, store_options.invalidation_channel, *parts));
   ShortenerOptions options;
   options.base_url = config.base_url;
@@ -232,7 +281,8 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
       parts->codec.get(), parts->url_policy.get(), parts->ids.get(), parts->link_store.get(),
       parts->committer.get(), parts->reads.get(), parts->blocking_pool.get(), options);
   parts->service = std::make_unique<ShortenServiceImpl>(
-      parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get());
+      parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
+      parts->authorizer.get(), parts->key_admin.get());
   return parts;
 }
 

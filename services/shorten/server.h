@@ -19,6 +19,8 @@ struct ServerConfig {
   std::string postgres;                 // libpq connection string (required)
   std::string base_url = "http://localhost:8080/";
   std::string codec_secret_file;        // required
+  std::string bootstrap_admin_key_file; // empty: none (keys must exist already)
+  absl::Duration api_key_cache_ttl = absl::Seconds(10);  // revocations still apply within ~1 s
   bool create_codec_secret = false;     // generate the secret file if missing
   int min_code_length = 6;              // body characters, 1..10
   size_t max_url_length = 2048;

@@ -1,5 +1,6 @@
 #include "services/shorten/shorten_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <utility>
@@ -51,167 +52,238 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) {
   return deadline < cap ? deadline : cap;
 }
 
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
-                                    const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ClientStatus(status));
-  return reactor;
+void SetItemError(const absl::Status& status, v1::ItemError* error) {
+  const grpc::Status item = ClientStatus(status);
+  error->set_code(static_cast<int>(item.error_code()));
+  error->set_message(item.error_message());
 }
 
 }  // namespace
 
+void ShortenServiceImpl::FinishWith(grpc::ServerUnaryReactor* reactor,
+                                    const absl::Status& status) {
+  reactor->Finish(ClientStatus(status));
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContext* ctx,
                                                       const v1::ShortenRequest* request,
                                                       v1::ShortenResponse* response) {
-  counters_.Count(Rpc::kShorten);
-  absl::StatusOr<ShortenInput> input = FromProto(*request);
-  if (!input.ok()) return FinishNow(ctx, input.status());
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  shortener_->Shorten(*input, DeadlineOf(ctx),
-                      [reactor, response](absl::StatusOr<ShortenOutput> out) {
-                        if (out.ok()) ToProto(*out, response);
-                        reactor->Finish(ClientStatus(out.status()));
-                      });
-  return reactor;
+  return Authorized(ctx, Rpc::kShorten, 1, [this, ctx, request, response](
+                                               PrincipalPtr caller,
+                                               grpc::ServerUnaryReactor* reactor) {
+    absl::StatusOr<ShortenInput> input = FromProto(*request);
+    if (!input.ok()) return FinishWith(reactor, input.status());
+    input->caller = std::move(caller);
+    shortener_->Shorten(*input, DeadlineOf(ctx),
+                        [reactor, response](absl::StatusOr<ShortenOutput> out) {
+                          if (out.ok()) ToProto(*out, response);
+                          FinishWith(reactor, out.status());
+                        });
+  });
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
     grpc::CallbackServerContext* ctx, const v1::BatchShortenRequest* request,
     v1::BatchShortenResponse* response) {
-  counters_.Count(Rpc::kBatchShorten);
-  std::vector<ShortenInput> inputs;
-  inputs.reserve(request->requests_size());
-  // An item whose proto cannot be decoded must still get its own error in its
-  // own slot: decode failures are carried as a sentinel input that fails
-  // validation with that message.
-  std::vector<absl::Status> decode_errors(request->requests_size());
-  for (int i = 0; i < request->requests_size(); ++i) {
-    absl::StatusOr<ShortenInput> in = FromProto(request->requests(i));
-    if (in.ok()) {
-      inputs.push_back(*std::move(in));
-    } else {
-      decode_errors[i] = in.status();
-      ShortenInput bad;
-      bad.redirect_status = -1;  // rejected by validation; replaced below
-      inputs.push_back(bad);
+  // Each item counts against the key's rate, or one call would be a way
+  // around it.
+  const int items = std::max(1, request->requests_size());
+  return Authorized(ctx, Rpc::kBatchShorten, items, [this, ctx, request, response](
+                                                        PrincipalPtr caller,
+                                                        grpc::ServerUnaryReactor* reactor) {
+    std::vector<ShortenInput> inputs;
+    inputs.reserve(request->requests_size());
+    // An item whose proto cannot be decoded must still get its own error in
+    // its own slot: decode failures are carried as a sentinel input that
+    // fails validation with that message.
+    std::vector<absl::Status> decode_errors(request->requests_size());
+    for (int i = 0; i < request->requests_size(); ++i) {
+      absl::StatusOr<ShortenInput> in = FromProto(request->requests(i));
+      if (in.ok()) {
+        inputs.push_back(*std::move(in));
+      } else {
+        decode_errors[i] = in.status();
+        ShortenInput bad;
+        bad.redirect_status = -1;  // rejected by validation; replaced below
+        inputs.push_back(bad);
+      }
+      inputs.back().caller = caller;
     }
-  }
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  shortener_->BatchShorten(
-      inputs, DeadlineOf(ctx),
-      [reactor, response, decode_errors = std::move(decode_errors)](
-          absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
-        if (!results.ok()) {
-          reactor->Finish(ClientStatus(results.status()));
-          return;
-        }
-        for (size_t i = 0; i < results->size(); ++i) {
-          v1::BatchShortenResult* r = response->add_results();
-          absl::Status st = !decode_errors[i].ok() ? decode_errors[i] : (*results)[i].status();
-          if (st.ok()) {
-            ToProto(*(*results)[i], r->mutable_response());
-          } else {
-            grpc::Status item = ClientStatus(st);
-            r->mutable_error()->set_code(static_cast<int>(item.error_code()));
-            r->mutable_error()->set_message(item.error_message());
+    shortener_->BatchShorten(
+        inputs, DeadlineOf(ctx),
+        [reactor, response, decode_errors = std::move(decode_errors)](
+            absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
+          if (!results.ok()) return FinishWith(reactor, results.status());
+          for (size_t i = 0; i < results->size(); ++i) {
+            v1::BatchShortenResult* r = response->add_results();
+            absl::Status st = !decode_errors[i].ok() ? decode_errors[i] : (*results)[i].status();
+            if (st.ok()) {
+              ToProto(*(*results)[i], r->mutable_response());
+            } else {
+              SetItemError(st, r->mutable_error());
+            }
           }
-        }
-        reactor->Finish(grpc::Status::OK);
-      });
-  return reactor;
+          reactor->Finish(grpc::Status::OK);
+        });
+  });
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContext* ctx,
                                                       const v1::ResolveRequest* request,
                                                       v1::ResolveResponse* response) {
-  counters_.Count(Rpc::kResolve);
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  shortener_->Resolve(request->code(), [reactor, response](absl::StatusOr<LinkView> view) {
-    if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ClientStatus(view.status()));
-  });
-  return reactor;
+  return Authorized(ctx, Rpc::kResolve, 1,
+                    [this, request, response](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
+                      shortener_->Resolve(request->code(),
+                                          [reactor, response](absl::StatusOr<LinkView> view) {
+                                            if (view.ok()) ToProto(*view, response);
+                                            FinishWith(reactor, view.status());
+                                          });
+                    });
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::BatchResolve(grpc::CallbackServerContext* ctx,
                                                            const v1::BatchResolveRequest* request,
                                                            v1::BatchResolveResponse* response) {
-  counters_.Count(Rpc::kBatchResolve);
-  constexpr int kMaxCodes = 1000;
-  const int n = request->codes_size();
-  if (n < 1 || n > kMaxCodes) {
-    return FinishNow(ctx, absl::InvalidArgumentError(absl::StrCat(
-                              "codes: BatchResolve takes 1 to ", kMaxCodes, " codes, got ", n)));
-  }
-  // Every slot exists before any lookup starts: callbacks on different
-  // threads then each fill their own element and never touch the container.
-  for (int i = 0; i < n; ++i) response->add_results();
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  auto remaining = std::make_shared<std::atomic<int>>(n);
-  for (int i = 0; i < n; ++i) {
-    // Concurrent lookups of generated codes share the read batcher's
-    // queries, so the codes of one call mostly go out in one statement.
-    shortener_->Resolve(request->codes(i), [reactor, response, remaining,
-                                            i](absl::StatusOr<LinkView> view) {
-      v1::BatchResolveResult* result = response->mutable_results(i);
-      if (view.ok()) {
-        ToProto(*view, result->mutable_response());
-      } else {
-        const grpc::Status item = ClientStatus(view.status());
-        result->mutable_error()->set_code(static_cast<int>(item.error_code()));
-        result->mutable_error()->set_message(item.error_message());
-      }
-      if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        reactor->Finish(grpc::Status::OK);
-      }
-    });
-  }
-  return reactor;
+  return Authorized(ctx, Rpc::kBatchResolve, 1, [this, request, response](
+                                                    PrincipalPtr,
+                                                    grpc::ServerUnaryReactor* reactor) {
+    constexpr int kMaxCodes = 1000;
+    const int n = request->codes_size();
+    if (n < 1 || n > kMaxCodes) {
+      return FinishWith(reactor, absl::InvalidArgumentError(absl::StrCat(
+                                     "codes: BatchResolve takes 1 to ", kMaxCodes, " codes, got ", n)));
+    }
+    // Every slot exists before any lookup starts: callbacks on different
+    // threads then each fill their own element and never touch the container.
+    for (int i = 0; i < n; ++i) response->add_results();
+    auto remaining = std::make_shared<std::atomic<int>>(n);
+    for (int i = 0; i < n; ++i) {
+      // Concurrent lookups of generated codes share the read batcher's
+      // queries, so the codes of one call mostly go out in one statement.
+      shortener_->Resolve(request->codes(i), [reactor, response, remaining,
+                                              i](absl::StatusOr<LinkView> view) {
+        v1::BatchResolveResult* result = response->mutable_results(i);
+        if (view.ok()) {
+          ToProto(*view, result->mutable_response());
+        } else {
+          SetItemError(view.status(), result->mutable_error());
+        }
+        if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          reactor->Finish(grpc::Status::OK);
+        }
+      });
+    }
+  });
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContext* ctx,
                                                       const v1::GetLinkRequest* request,
                                                       v1::Link* response) {
-  counters_.Count(Rpc::kGetLink);
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  shortener_->GetLink(request->code(), [reactor, response](absl::StatusOr<LinkView> view) {
-    if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ClientStatus(view.status()));
+  return Authorized(ctx, Rpc::kGetLink, 1, [this, request, response](
+                                               PrincipalPtr caller,
+                                               grpc::ServerUnaryReactor* reactor) {
+    const auth::Principal* who = caller.get();
+    shortener_->GetLink(request->code(), who,
+                        [reactor, response, caller = std::move(caller)](
+                            absl::StatusOr<LinkView> view) {
+                          if (view.ok()) ToProto(*view, response);
+                          FinishWith(reactor, view.status());
+                        });
   });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext* ctx,
                                                      const v1::RevokeRequest* request,
                                                      v1::Link* response) {
-  counters_.Count(Rpc::kRevoke);
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  blocking_pool_->Schedule([this, reactor, request, response] {
-    absl::StatusOr<LinkView> view = shortener_->Revoke(request->code());
-    if (view.ok()) ToProto(*view, response);
-    reactor->Finish(ClientStatus(view.status()));
+  return Authorized(ctx, Rpc::kRevoke, 1, [this, request, response](
+                                              PrincipalPtr caller,
+                                              grpc::ServerUnaryReactor* reactor) {
+    blocking_pool_->Schedule([this, reactor, request, response, caller = std::move(caller)] {
+      absl::StatusOr<LinkView> view = shortener_->Revoke(request->code(), caller.get());
+      if (view.ok()) ToProto(*view, response);
+      FinishWith(reactor, view.status());
+    });
   });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
                                                            const v1::RecordClicksRequest*,
                                                            v1::RecordClicksResponse*) {
-  counters_.Count(Rpc::kRecordClicks);
-  return FinishNow(ctx, absl::UnimplementedError("RecordClicks: click statistics are not implemented yet"));
+  return Authorized(ctx, Rpc::kRecordClicks, 1, [](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
+    FinishWith(reactor,
+               absl::UnimplementedError("RecordClicks: click statistics are not implemented yet"));
+  });
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
                                                             const v1::GetClickStatsRequest*,
                                                             v1::GetClickStatsResponse*) {
-  counters_.Count(Rpc::kGetClickStats);
-  return FinishNow(ctx, absl::UnimplementedError("GetClickStats: click statistics are not implemented yet"));
+  return Authorized(ctx, Rpc::kGetClickStats, 1, [](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
+    FinishWith(reactor,
+               absl::UnimplementedError("GetClickStats: click statistics are not implemented yet"));
+  });
 }
 
 grpc::ServerWriteReactor<v1::Invalidation>* ShortenServiceImpl::WatchInvalidations(
     grpc::CallbackServerContext* ctx, const v1::WatchInvalidationsRequest* request) {
   counters_.Count(Rpc::kWatchInvalidations);
-  return InvalidationStream::Start(ctx, hub_, request->subscriber());
+  std::shared_ptr<InvalidationStream> stream =
+      InvalidationStream::Create(ctx, hub_, request->subscriber());
+  authorizer_->Authorize(ctx, Rpc::kWatchInvalidations, 1,
+                         [stream](absl::StatusOr<PrincipalPtr> principal) {
+                           if (principal.ok()) {
+                             stream->Subscribe();
+                           } else {
+                             stream->Reject(ClientStatus(principal.status()));
+                           }
+                         });
+  return stream.get();
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::CreateApiKey(grpc::CallbackServerContext* ctx,
+                                                           const v1::CreateApiKeyRequest* request,
+                                                           v1::CreateApiKeyResponse* response) {
+  return Authorized(ctx, Rpc::kCreateApiKey, 1, [this, request, response](
+                                                    PrincipalPtr,
+                                                    grpc::ServerUnaryReactor* reactor) {
+    blocking_pool_->Schedule([this, reactor, request, response] {
+      absl::StatusOr<CreatedApiKey> created = key_admin_->Create(FromProto(*request));
+      if (created.ok()) {
+        response->set_key(created->key);
+        ToProto(created->record, response->mutable_api_key());
+      }
+      FinishWith(reactor, created.status());
+    });
+  });
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::ListApiKeys(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListApiKeysRequest*,
+                                                          v1::ListApiKeysResponse* response) {
+  return Authorized(ctx, Rpc::kListApiKeys, 1, [this, response](PrincipalPtr,
+                                                                grpc::ServerUnaryReactor* reactor) {
+    blocking_pool_->Schedule([this, reactor, response] {
+      absl::StatusOr<std::vector<auth::ApiKeyRecord>> keys = key_admin_->List();
+      if (keys.ok()) {
+        for (const auth::ApiKeyRecord& key : *keys) ToProto(key, response->add_api_keys());
+      }
+      FinishWith(reactor, keys.status());
+    });
+  });
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::RevokeApiKey(grpc::CallbackServerContext* ctx,
+                                                           const v1::RevokeApiKeyRequest* request,
+                                                           v1::ApiKey* response) {
+  return Authorized(ctx, Rpc::kRevokeApiKey, 1, [this, request, response](
+                                                    PrincipalPtr,
+                                                    grpc::ServerUnaryReactor* reactor) {
+    blocking_pool_->Schedule([this, reactor, request, response] {
+      absl::StatusOr<auth::ApiKeyRecord> revoked = key_admin_->Revoke(request->id());
+      if (revoked.ok()) ToProto(*revoked, response);
+      FinishWith(reactor, revoked.status());
+    });
+  });
 }
 
 }  // namespace shortener::service

@@ -1,13 +1,20 @@
 // ShortenServiceImpl: the thin gRPC adapter over Shortener. Each handler
-// counts the call (RpcCounters), decodes the proto, calls the domain logic,
-// encodes the answer. Uses the callback API; blocking store calls run on
+// counts the call (RpcCounters), has the Authorizer admit it (key, scope,
+// rate: see authorizer.h; nothing else here checks access), decodes the
+// proto, calls the domain logic with the caller's principal, encodes the
+// answer. Uses the callback API; blocking store calls run on
 // `blocking_pool` (or the Shortener's read batcher), never on a reactor
 // thread. WatchInvalidations streams an InvalidationHub subscription
 // (invalidation_stream.h). Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 
+#include <memory>
+#include <utility>
+
 #include "lib/common/thread_pool.h"
+#include "services/shorten/authorizer.h"
+#include "services/shorten/key_admin.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/rpc_counters.h"
 #include "services/shorten/shortener.h"
@@ -18,8 +25,13 @@ namespace shortener::service {
 class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackService {
  public:
   // All outlive the service.
-  ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub)
-      : shortener_(shortener), blocking_pool_(blocking_pool), hub_(hub) {}
+  ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
+                     Authorizer* authorizer, KeyAdmin* key_admin)
+      : shortener_(shortener),
+        blocking_pool_(blocking_pool),
+        hub_(hub),
+        authorizer_(authorizer),
+        key_admin_(key_admin) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -51,11 +63,45 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   grpc::ServerWriteReactor<v1::Invalidation>* WatchInvalidations(
       grpc::CallbackServerContext* ctx,
       const v1::WatchInvalidationsRequest* request) override;
+  grpc::ServerUnaryReactor* CreateApiKey(grpc::CallbackServerContext* ctx,
+                                         const v1::CreateApiKeyRequest* request,
+                                         v1::CreateApiKeyResponse* response) override;
+  grpc::ServerUnaryReactor* ListApiKeys(grpc::CallbackServerContext* ctx,
+                                        const v1::ListApiKeysRequest* request,
+                                        v1::ListApiKeysResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeApiKey(grpc::CallbackServerContext* ctx,
+                                         const v1::RevokeApiKeyRequest* request,
+                                         v1::ApiKey* response) override;
 
  private:
+  using PrincipalPtr = Authorizer::PrincipalPtr;
+
+  // Counts the call, has it authorized (`cost` tokens), then runs
+  // body(principal, reactor), which must finish the reactor; a refusal
+  // finishes it with the Authorizer's status.
+  template <typename Body>
+  grpc::ServerUnaryReactor* Authorized(grpc::CallbackServerContext* ctx, Rpc rpc, int cost,
+                                       Body body) {
+    counters_.Count(rpc);
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    authorizer_->Authorize(ctx, rpc, cost,
+                           [reactor, body = std::move(body)](
+                               absl::StatusOr<PrincipalPtr> principal) mutable {
+                             if (!principal.ok()) {
+                               FinishWith(reactor, principal.status());
+                               return;
+                             }
+                             body(*std::move(principal), reactor);
+                           });
+    return reactor;
+  }
+  static void FinishWith(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
+
   Shortener* shortener_;
   ThreadPool* blocking_pool_;
   InvalidationHub* hub_;
+  Authorizer* authorizer_;
+  KeyAdmin* key_admin_;
   RpcCounters counters_;
 };
 

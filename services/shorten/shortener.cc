@@ -51,6 +51,28 @@ absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
   return absl::OkStatus();
 }
 
+// The host of a URL UrlPolicy normalised: between "://" and the first of
+// "/?#", without the port. Normalised URLs carry no userinfo; an IPv6 literal
+// keeps its brackets (and so never matches a domain list).
+absl::string_view HostOfNormalizedUrl(absl::string_view url) {
+  size_t start = url.find("://");
+  start = start == absl::string_view::npos ? 0 : start + 3;
+  absl::string_view rest = url.substr(start);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (!rest.empty() && rest.front() == '[') return rest.substr(0, rest.find(']') + 1);
+  return rest.substr(0, rest.find(':'));
+}
+
+// PERMISSION_DENIED unless the caller's key may shorten to the URL's host.
+absl::Status CheckTargetDomain(absl::string_view normalized_url, const auth::Principal& caller) {
+  if (caller.allowed_domains.empty()) return absl::OkStatus();
+  absl::string_view host = HostOfNormalizedUrl(normalized_url);
+  if (caller.allowed_domains.Allows(host)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "long_url: host \"", absl::CHexEscape(host), "\" is not among the domains api key \"",
+      caller.key_name, "\" may shorten to (", caller.allowed_domains.ToString(), ")"));
+}
+
 }  // namespace
 
 Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
@@ -79,6 +101,9 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
     return absl::InvalidArgumentError("long_url: is required");
   }
   SHORTENER_ASSIGN_OR_RETURN(link.long_url, url_policy_->Normalize(input.long_url));
+  if (input.caller != nullptr) {
+    SHORTENER_RETURN_IF_ERROR(CheckTargetDomain(link.long_url, *input.caller));
+  }
   if (!input.custom_alias.empty()) {
     SHORTENER_RETURN_IF_ERROR(codec::ValidateAlias(input.custom_alias, *codec_));
     link.alias = input.custom_alias;
@@ -97,7 +122,7 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
   link.expire_time = input.expire_time;
   link.redirect_status = input.redirect_status;
   link.long_url_sha256 = Sha256(link.long_url);
-  link.owner = options_.owner;
+  link.owner = input.caller != nullptr ? input.caller->tenant : options_.owner;
   // Only plain requests (no alias, no expiry, default 302) are answered with
   // an existing link: a vanity alias is a deliberate new name, and a request
   // with its own expiry or redirect type must not silently get a link with
@@ -286,8 +311,35 @@ absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {
   return result.get_future().get();
 }
 
-absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code) {
-  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Lookup(code));
+void Shortener::GetLink(absl::string_view code, const auth::Principal* caller, ResolveDone done) {
+  Resolve(code, [this, code = std::string(code), caller,
+                 done = std::move(done)](absl::StatusOr<LinkView> view) {
+    if (!view.ok()) {
+      done(view.status());
+      return;
+    }
+    absl::StatusOr<store::Link> visible = Visible(code, caller, view->link);
+    if (!visible.ok()) {
+      done(visible.status());
+    } else {
+      done(*std::move(view));
+    }
+  });
+}
+
+absl::StatusOr<store::Link> Shortener::Visible(absl::string_view code,
+                                               const auth::Principal* caller,
+                                               absl::StatusOr<store::Link> link) const {
+  if (!link.ok() || caller == nullptr || caller->admin() || link->owner == caller->tenant) {
+    return link;
+  }
+  // Exactly what an unknown code gets: another tenant must not learn which
+  // codes exist.
+  return Found(code, absl::NotFoundError("not this caller's link"));
+}
+
+absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code, const auth::Principal* caller) {
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(code, caller, Lookup(code)));
   SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,
                              store_->Revoke(link.id, now_(), std::string(code)));
   return ToView(revoked, std::string(code));

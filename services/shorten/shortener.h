@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "lib/auth/principal.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/thread_pool.h"
 #include "lib/idalloc/segment_id_allocator.h"
@@ -39,6 +40,11 @@ struct ShortenInput {
   int redirect_status = 302;            // 301, 302, 307 or 308
   bool force_new = false;
   std::string request_id;               // empty: no idempotency key
+  // Who asks: the link is owned by caller->tenant, and the target host must
+  // be in caller->allowed_domains (PERMISSION_DENIED naming the host and the
+  // key otherwise). Null (tests, tools): owner ShortenerOptions::owner, any
+  // domain.
+  std::shared_ptr<const auth::Principal> caller;
 };
 
 // A stored link as clients see it.
@@ -56,7 +62,7 @@ struct ShortenOutput {
 
 struct ShortenerOptions {
   std::string base_url;                    // short_url = base_url + code
-  std::string owner = "anonymous";         // until API keys exist
+  std::string owner = "anonymous";         // owner of links made without a caller
   size_t max_batch_size = 1000;            // BatchShorten items
   size_t max_request_id_length = 128;
   // How long Shorten may wait for an id segment when none is leased.
@@ -96,15 +102,19 @@ class Shortener {
   // codes, wrong check characters), on a read batcher thread (generated
   // codes) or on `blocking_pool` (aliases).
   void Resolve(absl::string_view code, ResolveDone done);
-  void GetLink(absl::string_view code, ResolveDone done) { Resolve(code, std::move(done)); }
+  // Resolve for the link's owner: another tenant's link is NOT_FOUND, with
+  // the very message of a code that does not exist, unless `caller` is an
+  // admin (or null: tests, tools). `caller` must stay valid until `done`.
+  void GetLink(absl::string_view code, const auth::Principal* caller, ResolveDone done);
   // Resolve, waiting for the answer: for tests and tools. Never call it on a
   // `blocking_pool` thread (an alias look-up would wait for that pool).
   absl::StatusOr<LinkView> Resolve(absl::string_view code);
 
   // Marks the link revoked (idempotent) and returns it. The store publishes
   // the link's code as an invalidation when this call is the one that
-  // revoked it. Errors as Resolve.
-  absl::StatusOr<LinkView> Revoke(absl::string_view code);
+  // revoked it. Errors as Resolve; ownership as GetLink (another tenant's
+  // link is NOT_FOUND and stays untouched).
+  absl::StatusOr<LinkView> Revoke(absl::string_view code, const auth::Principal* caller = nullptr);
 
  private:
   // Validates `input` and turns it into a row to create, with an id taken
@@ -126,6 +136,9 @@ class Shortener {
   absl::StatusOr<store::Link> Found(absl::string_view code,
                                     absl::StatusOr<store::Link> link) const;
   absl::StatusOr<store::Link> Lookup(absl::string_view code);
+  // `link` unless `caller` may not see it: then NOT_FOUND as Found gives.
+  absl::StatusOr<store::Link> Visible(absl::string_view code, const auth::Principal* caller,
+                                      absl::StatusOr<store::Link> link) const;
 
   const codec::ShortCodec* codec_;
   const url::UrlPolicy* url_policy_;

@@ -330,7 +330,8 @@ TEST_CASE("The served line counts every call per method exactly", "[e2e][invalid
   CHECK(*code == 0);
   CHECK(ServedLine(f.service->Log()) ==
         "served: Shorten=1 BatchShorten=0 Resolve=9 BatchResolve=0 GetLink=1 Revoke=1 "
-        "RecordClicks=0 GetClickStats=0 WatchInvalidations=0");
+        "RecordClicks=0 GetClickStats=0 WatchInvalidations=0 "
+        "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
 }
 
 TEST_CASE("Concurrent Resolve calls are batched and every one gets its own answer",

@@ -385,7 +385,8 @@ TEST_CASE("RpcCounters sums up every method in one stable line", "[service]") {
   RpcCounters counters;
   CHECK(counters.Summary() ==
         "served: Shorten=0 BatchShorten=0 Resolve=0 BatchResolve=0 GetLink=0 Revoke=0 "
-        "RecordClicks=0 GetClickStats=0 WatchInvalidations=0");
+        "RecordClicks=0 GetClickStats=0 WatchInvalidations=0 "
+        "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
   counters.Count(Rpc::kResolve);
   counters.Count(Rpc::kResolve);
   counters.Count(Rpc::kShorten);
@@ -393,7 +394,8 @@ TEST_CASE("RpcCounters sums up every method in one stable line", "[service]") {
   CHECK(counters.Get(Rpc::kResolve) == 2);
   CHECK(counters.Summary() ==
         "served: Shorten=1 BatchShorten=0 Resolve=2 BatchResolve=0 GetLink=0 Revoke=0 "
-        "RecordClicks=0 GetClickStats=0 WatchInvalidations=1");
+        "RecordClicks=0 GetClickStats=0 WatchInvalidations=1 "
+        "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
 }
 
 }  // namespace
