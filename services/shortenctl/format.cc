@@ -1,8 +1,12 @@
 #include "services/shortenctl/format.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/grpcutil/status.h"
@@ -17,6 +21,51 @@ void AddRow(std::string* out, absl::string_view label, absl::string_view value) 
 
 std::string ExpiryOrNever(bool has_expire, const google::protobuf::Timestamp& ts) {
   return has_expire ? FormatTimestamp(ts) : "never";
+}
+
+// "record_clicks,resolve"; "-" for none (the service never stores that).
+std::string ListOrDash(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  return items.empty() ? "-" : absl::StrJoin(items, ",");
+}
+
+// An empty domain list lets a key shorten to every domain.
+std::string DomainsName(const v1::ApiKey& key) {
+  return key.allowed_domains().empty() ? "any" : absl::StrJoin(key.allowed_domains(), ",");
+}
+
+// "unlimited" for rate 0, else "10/s burst 20".
+std::string RateName(const v1::ApiKey& key) {
+  if (key.rate_per_second() <= 0) return "unlimited";
+  return absl::StrCat(key.rate_per_second(), "/s burst ", key.burst());
+}
+
+std::string TimeOrDash(bool has, const google::protobuf::Timestamp& ts) {
+  return has ? FormatTimestamp(ts) : "-";
+}
+
+std::string KeyTitle(const v1::ApiKey& key) {
+  return absl::StrCat("api key ", key.id(), " \"", key.name(), "\"");
+}
+
+// Rows of cells as columns two spaces apart, each as wide as its widest
+// cell; no padding after the last column.
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i + 1 == row.size()) {
+        absl::StrAppend(&out, row[i], "\n");
+      } else {
+        absl::StrAppend(&out, row[i], std::string(widths[i] - row[i].size() + 2, ' '));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -113,6 +162,46 @@ std::string FormatBatchResult(absl::string_view long_url, const v1::BatchShorten
                                                        : "the service returned an empty result";
   return absl::StrCat("error: ", absl::StatusCodeToString(code), ": ", message, "\t", long_url,
                       "\n");
+}
+
+std::string FormatCreatedApiKey(const v1::CreateApiKeyResponse& response, bool json) {
+  if (json) return ToJsonLine(response);
+  return absl::StrCat(response.key(), "\n");
+}
+
+std::string DescribeCreatedApiKey(const v1::ApiKey& key) {
+  return absl::StrCat(KeyTitle(key), " created: tenant ", key.tenant(), ", scopes ",
+                      ListOrDash(key.scopes()), ", domains ", DomainsName(key), ", rate ",
+                      RateName(key), "; store the key now: it is not shown again\n");
+}
+
+std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json) {
+  std::string out;
+  if (json) {
+    for (const v1::ApiKey& key : response.api_keys()) out += ToJsonLine(key);
+    return out;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "NAME", "TENANT", "SCOPES", "DOMAINS", "RATE", "CREATED", "REVOKED"}};
+  for (const v1::ApiKey& key : response.api_keys()) {
+    rows.push_back({absl::StrCat(key.id()), key.name(), key.tenant(), ListOrDash(key.scopes()),
+                    DomainsName(key), RateName(key),
+                    TimeOrDash(key.has_create_time(), key.create_time()),
+                    TimeOrDash(key.has_revoke_time(), key.revoke_time())});
+  }
+  return FormatTable(rows);
+}
+
+std::string FormatApiKey(const v1::ApiKey& key, bool json) {
+  if (json) return ToJsonLine(key);
+  std::string out = absl::StrCat(KeyTitle(key), "\n");
+  AddRow(&out, "tenant", key.tenant());
+  AddRow(&out, "scopes", ListOrDash(key.scopes()));
+  AddRow(&out, "domains", DomainsName(key));
+  AddRow(&out, "rate", RateName(key));
+  AddRow(&out, "created", TimeOrDash(key.has_create_time(), key.create_time()));
+  AddRow(&out, "revoked", TimeOrDash(key.has_revoke_time(), key.revoke_time()));
+  return out;
 }
 
 }  // namespace shortener::ctl

@@ -45,6 +45,23 @@ std::string FormatLink(const v1::Link& link, bool json);
 std::string FormatBatchResult(absl::string_view long_url, const v1::BatchShortenResult& result,
                               bool json);
 
+// keys create, what goes to stdout: the key alone on one line, so that
+// `shortenctl keys create ... > FILE` leaves a key file; in JSON the whole
+// response (`key` and `api_key`).
+std::string FormatCreatedApiKey(const v1::CreateApiKeyResponse& response, bool json);
+
+// keys create, the note for people (stderr): id, name, tenant, scopes,
+// domains, rate, and that the key is not shown again. Never the key.
+std::string DescribeCreatedApiKey(const v1::ApiKey& key);
+
+// keys list: a table with a header (ID NAME TENANT SCOPES DOMAINS RATE
+// CREATED REVOKED), a row per key; in JSON one ApiKey object per line (and
+// nothing for no keys).
+std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json);
+
+// keys revoke: `api key ID "NAME"`, then every field of the record.
+std::string FormatApiKey(const v1::ApiKey& key, bool json);
+
 }  // namespace shortener::ctl
 
 #endif  // SHORTENER_SERVICES_SHORTENCTL_FORMAT_H_

@@ -1,10 +1,14 @@
-// shortenctl output: human tables and JSON lines of the response protos.
+// shortenctl output: human tables and JSON lines of the response protos,
+// API keys included (whose secret only `keys create` may print).
 #include "services/shortenctl/format.h"
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/grpcutil/status.h"
@@ -168,6 +172,115 @@ TEST_CASE("batch prints one line per URL: short URL or error, then the URL", "[c
   CHECK(absl::StartsWith(FormatBatchResult("ftp://x/", failed, true), "{\"error\":{\"code\":3,"));
   CHECK(absl::StartsWith(FormatBatchResult("u", v1::BatchShortenResult(), false),
                          "error: UNKNOWN: "));
+}
+
+// A key as the service would return it; the secret goes in
+// CreateApiKeyResponse.key only.
+constexpr char kSecret[] = "shk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG";
+
+v1::ApiKey SampleKey() {
+  v1::ApiKey key;
+  key.set_id(3);
+  key.set_name("edge");
+  key.set_tenant("edge");
+  key.add_scopes("record_clicks");
+  key.add_scopes("resolve");
+  *key.mutable_create_time() = Ts(2026, 1, 2, 3, 4, 5);
+  return key;
+}
+
+v1::ApiKey LimitedKey() {
+  v1::ApiKey key;
+  key.set_id(12);
+  key.set_name("campaign tool");
+  key.set_tenant("marketing");
+  key.add_scopes("shorten");
+  key.add_allowed_domains("example.com");
+  key.add_allowed_domains("*.example.org");
+  key.set_rate_per_second(2.5);
+  key.set_burst(10);
+  *key.mutable_create_time() = Ts(2026, 2, 1);
+  *key.mutable_revoke_time() = Ts(2026, 3, 1, 12, 0, 0);
+  return key;
+}
+
+TEST_CASE("keys create prints the key alone, and the note about it apart", "[ctl]") {
+  v1::CreateApiKeyResponse response;
+  response.set_key(kSecret);
+  *response.mutable_api_key() = SampleKey();
+  CHECK(FormatCreatedApiKey(response, false) == std::string(kSecret) + "\n");
+  const std::string note = DescribeCreatedApiKey(response.api_key());
+  CHECK(note ==
+        "api key 3 \"edge\" created: tenant edge, scopes record_clicks,resolve, domains any, "
+        "rate unlimited; store the key now: it is not shown again\n");
+  CHECK_FALSE(absl::StrContains(note, kSecret));
+  CHECK(absl::StrContains(DescribeCreatedApiKey(LimitedKey()),
+                          "domains example.com,*.example.org, rate 2.5/s burst 10;"));
+}
+
+TEST_CASE("keys create --json is one line with the key and the record", "[ctl]") {
+  v1::CreateApiKeyResponse response;
+  response.set_key(kSecret);
+  *response.mutable_api_key() = LimitedKey();
+  const std::string out = FormatCreatedApiKey(response, true);
+  CHECK(out.find('\n') == out.size() - 1);
+  CHECK(absl::StartsWith(out, absl::StrCat("{\"key\":\"", kSecret, "\",\"api_key\":{")));
+  CHECK(absl::StrContains(out, "\"allowed_domains\":[\"example.com\",\"*.example.org\"]"));
+  CHECK(FromJson<v1::CreateApiKeyResponse>(out).SerializeAsString() ==
+        response.SerializeAsString());
+}
+
+TEST_CASE("keys list is a table with a header and a row per key", "[ctl]") {
+  v1::ListApiKeysResponse response;
+  *response.add_api_keys() = SampleKey();
+  *response.add_api_keys() = LimitedKey();
+  CHECK(FormatApiKeyList(response, false) ==
+        "ID  NAME           TENANT     SCOPES                 DOMAINS                    "
+        "RATE            CREATED               REVOKED\n"
+        "3   edge           edge       record_clicks,resolve  any                        "
+        "unlimited       2026-01-02T03:04:05Z  -\n"
+        "12  campaign tool  marketing  shorten                example.com,*.example.org  "
+        "2.5/s burst 10  2026-02-01T00:00:00Z  2026-03-01T12:00:00Z\n");
+  CHECK(FormatApiKeyList(v1::ListApiKeysResponse(), false) ==
+        "ID  NAME  TENANT  SCOPES  DOMAINS  RATE  CREATED  REVOKED\n");
+}
+
+TEST_CASE("keys list --json is one ApiKey object per line", "[ctl]") {
+  v1::ListApiKeysResponse response;
+  *response.add_api_keys() = SampleKey();
+  *response.add_api_keys() = LimitedKey();
+  const std::string out = FormatApiKeyList(response, true);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  REQUIRE(lines.size() == 2);
+  CHECK(FromJson<v1::ApiKey>(lines[0]).SerializeAsString() == SampleKey().SerializeAsString());
+  CHECK(FromJson<v1::ApiKey>(lines[1]).SerializeAsString() == LimitedKey().SerializeAsString());
+  CHECK(absl::StrContains(lines[0], "\"rate_per_second\":0"));
+  CHECK(FormatApiKeyList(v1::ListApiKeysResponse(), true).empty());
+}
+
+TEST_CASE("keys list and keys revoke never print a secret", "[ctl]") {
+  // The record has no field for the secret; this guards against a
+  // formatter that is handed the create response instead of the record.
+  v1::ListApiKeysResponse list;
+  *list.add_api_keys() = SampleKey();
+  for (bool json : {false, true}) {
+    CHECK_FALSE(absl::StrContains(FormatApiKeyList(list, json), "shk_"));
+    CHECK_FALSE(absl::StrContains(FormatApiKey(SampleKey(), json), "shk_"));
+  }
+}
+
+TEST_CASE("keys revoke prints the record of the key", "[ctl]") {
+  CHECK(FormatApiKey(LimitedKey(), false) ==
+        "api key 12 \"campaign tool\"\n"
+        "  tenant   marketing\n"
+        "  scopes   shorten\n"
+        "  domains  example.com,*.example.org\n"
+        "  rate     2.5/s burst 10\n"
+        "  created  2026-02-01T00:00:00Z\n"
+        "  revoked  2026-03-01T12:00:00Z\n");
+  const std::string json = FormatApiKey(LimitedKey(), true);
+  CHECK(absl::StartsWith(json, "{\"id\":\"12\",\"name\":\"campaign tool\""));
+  CHECK(FromJson<v1::ApiKey>(json).SerializeAsString() == LimitedKey().SerializeAsString());
 }
 
 }  // namespace
