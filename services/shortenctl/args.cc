@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "lib/common/status_macros.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::ctl {
@@ -126,6 +127,21 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
   return request;
 }
 
+absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_view env_value) {
+  if (!file.empty()) return grpcutil::ReadApiKeyFile("api_key_file", file);
+  const absl::string_view key = absl::StripAsciiWhitespace(env_value);
+  for (char c : key) {
+    // The same rule as for a key file: a header value cannot carry more. The
+    // message must not echo the (possibly mostly valid) key.
+    if (c < '!' || c > '~') {
+      return absl::InvalidArgumentError(
+          "SHORTENER_API_KEY holds characters an API key cannot have (printable ASCII without "
+          "spaces only)");
+    }
+  }
+  return std::string(key);
+}
+
 absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv) {
   CommandLine result;
   bool flags_ended = false;
@@ -156,7 +172,7 @@ std::string UsageLine(absl::string_view command) {
   if (command == "resolve" || command == "get" || command == "revoke") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
   }
-  return "usage: shortenctl [--service=HOST:PORT] [--json] [--timeout=5s] "
+  return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
          "shorten|batch|resolve|get|revoke ARGS (shortenctl --help for more)";
 }
 
@@ -176,6 +192,8 @@ std::string UsageText() {
          "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
          "\n"
          "global flags: --service=HOST:PORT (default 127.0.0.1:50051, or $SHORTENER_SERVICE)\n"
+         "              --api_key_file=PATH (the API key sent with every call; without it,\n"
+         "              $SHORTENER_API_KEY)\n"
          "              --json (one JSON object per line)  --timeout=5s (per call)\n"
          "exit status: 0 ok, 1 error from the service or the connection, 2 usage error\n";
 }

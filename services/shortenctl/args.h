@@ -1,6 +1,7 @@
 // Command-line parsing of shortenctl that needs no server: the scan of argv
 // into flags and positional arguments, the values of --expire and --redirect,
-// the ShortenRequest they build, and the usage and help texts.
+// the ShortenRequest they build, the API key to send,
+// and the usage and help texts.
 // Stateless functions; ParseArgv sets absl flags, so call it from one thread.
 #ifndef SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
 #define SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
@@ -45,6 +46,14 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
 // (the URL itself is the server's to judge).
 absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
                                                        const ShortenFlags& flags, absl::Time now);
+
+// The API key to send: the content of `file` (--api_key_file) when it is not
+// empty, else `env_value` ($SHORTENER_API_KEY); surrounding whitespace
+// dropped. Empty when neither is set: calls then go without a key (and the
+// service answers UNAUTHENTICATED). INVALID_ARGUMENT naming --api_key_file or
+// SHORTENER_API_KEY when the file cannot be read or is empty, or when the key
+// holds characters a header cannot carry. Never echoes the key.
+absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_view env_value);
 
 // argv split into what shortenctl acts on.
 struct CommandLine {

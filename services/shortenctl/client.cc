@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::ctl {
@@ -36,9 +37,10 @@ absl::Status WaitForReady(grpc::Channel& channel, const std::string& target,
 }  // namespace
 
 absl::StatusOr<ShortenClient> ShortenClient::Connect(const std::string& target,
-                                                     absl::Duration timeout) {
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+                                                     absl::Duration timeout,
+                                                     const std::string& api_key) {
+  std::shared_ptr<grpc::Channel> channel = grpcutil::CreateChannelWithApiKey(
+      target, grpc::InsecureChannelCredentials(), grpc::ChannelArguments(), api_key);
   absl::Status ready = WaitForReady(*channel, target, timeout);
   if (!ready.ok()) return ready;
   return ShortenClient(v1::ShortenService::NewStub(channel), timeout);

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "services/shortenctl/args.h"
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/format.h"
 
@@ -18,6 +19,12 @@ namespace {
 constexpr int kBatchChunk = 1000;
 
 using Args = std::vector<std::string>;
+
+// Run has put the key to send (from --api_key_file or the environment) in
+// options.api_key.
+absl::StatusOr<ShortenClient> Connect(const Options& options) {
+  return ShortenClient::Connect(options.service, options.timeout, options.api_key);
+}
 
 // Usage checks shared by the commands that take exactly one CODE.
 absl::Status CheckCodeArgs(absl::string_view command, const Args& args, const Options& options) {
@@ -43,7 +50,7 @@ int RunShorten(const Options& options, const Args& args, Console io) {
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("shorten"), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client = Connect(options);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   absl::StatusOr<v1::ShortenResponse> response = client->Shorten(*request);
   if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
@@ -93,7 +100,7 @@ int RunBatch(const Options& options, const Args& args, Console io) {
     }
     in = &file;
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client = Connect(options);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
 
   int total = 0;
@@ -127,7 +134,7 @@ int RunResolve(const Options& options, const Args& args, Console io) {
   if (absl::Status usage = CheckCodeArgs("resolve", args, options); !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine("resolve"), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client = Connect(options);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   v1::ResolveRequest request;
   request.set_code(args[0]);
@@ -143,7 +150,7 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   if (absl::Status usage = CheckCodeArgs(command, args, options); !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine(command), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client = Connect(options);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   absl::StatusOr<v1::Link> link;
   if (command == "get") {
@@ -173,6 +180,9 @@ int ReportServiceError(const absl::Status& status, absl::string_view service, st
   if (status.code() == absl::StatusCode::kUnavailable) {
     err << "shortenctl: is shorten-service running at " << service << "?\n";
   }
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    err << "shortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n";
+  }
   return kExitServiceError;
 }
 
@@ -186,10 +196,15 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   }
   const std::string& command = args[0];
   const Args rest(args.begin() + 1, args.end());
-  if (command == "shorten") return RunShorten(options, rest, io);
-  if (command == "batch") return RunBatch(options, rest, io);
-  if (command == "resolve") return RunResolve(options, rest, io);
-  if (command == "get" || command == "revoke") return RunLinkCommand(command, options, rest, io);
+  absl::StatusOr<std::string> api_key = ResolveApiKey(options.api_key_file, options.api_key);
+  if (!api_key.ok()) return ReportUsageError(api_key.status().message(), UsageLine(""), io.err);
+  Options resolved = options;
+  resolved.api_key = *std::move(api_key);
+
+  if (command == "shorten") return RunShorten(resolved, rest, io);
+  if (command == "batch") return RunBatch(resolved, rest, io);
+  if (command == "resolve") return RunResolve(resolved, rest, io);
+  if (command == "get" || command == "revoke") return RunLinkCommand(command, resolved, rest, io);
   return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""), io.err);
 }
 

@@ -1,6 +1,7 @@
 // The commands of shortenctl (shorten, batch, resolve, get, revoke): check
-// the arguments, make the RPCs through ShortenClient, print the results, and
-// map the outcome to an exit code. main.cc only parses flags into Options.
+// the arguments, make the RPCs through
+// ShortenClient with the API key, print the results, and map the outcome to
+// an exit code. main.cc only parses flags (and the environment) into Options.
 // Not thread-safe: one Run at a time (it reads and writes the given streams).
 #ifndef SHORTENER_SERVICES_SHORTENCTL_COMMANDS_H_
 #define SHORTENER_SERVICES_SHORTENCTL_COMMANDS_H_
@@ -27,7 +28,13 @@ struct Options {
   std::string service = "127.0.0.1:50051";    // --service: HOST:PORT of shorten-service
   bool json = false;                          // --json: one JSON object per line
   absl::Duration timeout = absl::Seconds(5);  // --timeout: connect, and each call
-  ShortenFlags shorten;                       // flags of shorten and batch
+  // The API key sent with every call; main.cc sets it from
+  // $SHORTENER_API_KEY. Empty: none (the service answers UNAUTHENTICATED).
+  std::string api_key;
+  // --api_key_file: when set, Run reads the key from this file instead of
+  // taking api_key (a bad file is a usage error). Default none.
+  std::string api_key_file;
+  ShortenFlags shorten;  // flags of shorten and batch
 };
 
 // Where a command reads (batch -) and writes.
@@ -38,15 +45,17 @@ struct Console {
 };
 
 // Runs `args` = {command, arguments...}. Results go to out; errors to err as
-// "shortenctl: CODE_NAME: message" (plus a hint for UNAVAILABLE), usage
-// errors as "shortenctl: message" plus a usage line. Returns the exit code.
+// "shortenctl: CODE_NAME: message" (plus a hint for UNAVAILABLE and
+// UNAUTHENTICATED), usage errors as "shortenctl: message" plus a usage line.
+// Returns the exit code.
 int Run(const Options& options, const std::vector<std::string>& args, Console io);
 
 // Prints "shortenctl: <message>" and `usage_line` to `err`; returns kExitUsage.
 int ReportUsageError(absl::string_view message, absl::string_view usage_line, std::ostream& err);
 
-// Prints "shortenctl: CODE_NAME: message" to `err`, and for UNAVAILABLE a
-// hint naming `service`; returns kExitServiceError.
+// Prints "shortenctl: CODE_NAME: message" to `err`, and a hint: for
+// UNAVAILABLE one naming `service`, for UNAUTHENTICATED how to pass an API
+// key. Returns kExitServiceError.
 int ReportServiceError(const absl::Status& status, absl::string_view service, std::ostream& err);
 
 }  // namespace shortener::ctl

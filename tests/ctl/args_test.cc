@@ -1,12 +1,18 @@
 // shortenctl argument parsing: --expire and --redirect values, the
-// ShortenRequest they build, and the scan of argv into flags and commands.
+// ShortenRequest they build, where the API key comes from, and the scan of
+// argv into flags and commands.
 #include "services/shortenctl/args.h"
 
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "lib/grpcutil/status.h"
 #include "tests/support/status_matchers.h"
@@ -107,6 +113,48 @@ TEST_CASE("BuildShortenRequest fails on a bad --expire or --redirect", "[ctl]") 
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
 }
 
+// A temp dir for key files, removed at the end of the test.
+class KeyDir {
+ public:
+  KeyDir() {
+    char templ[] = "/tmp/ctl_args_test.XXXXXX";
+    REQUIRE(mkdtemp(templ) != nullptr);
+    path_ = templ;
+  }
+  ~KeyDir() { std::filesystem::remove_all(path_); }
+  // Writes `content` to a file named `name`; returns its path.
+  std::string Write(const std::string& name, const std::string& content) const {
+    const std::string path = path_ + "/" + name;
+    std::ofstream(path) << content;
+    return path;
+  }
+
+ private:
+  std::string path_;
+};
+
+TEST_CASE("ResolveApiKey takes the file, else the environment, else nothing", "[ctl]") {
+  KeyDir dir;
+  const std::string file = dir.Write("key", "shk_from_file\n");
+  CHECK(ResolveApiKey(file, "shk_from_env").value() == "shk_from_file");
+  CHECK(ResolveApiKey("", " shk_from_env\n").value() == "shk_from_env");
+  CHECK(ResolveApiKey("", "").value().empty());
+}
+
+TEST_CASE("ResolveApiKey names the source of a bad key and never echoes it", "[ctl]") {
+  KeyDir dir;
+  CHECK_THAT(ResolveApiKey(dir.Write("empty", " \n"), "shk_ok"),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--api_key_file"));
+  CHECK_THAT(ResolveApiKey(dir.Write("missing", "") + ".nope", ""),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--api_key_file"));
+  absl::StatusOr<std::string> spaced = ResolveApiKey(dir.Write("spaced", "shk_a b"), "");
+  CHECK_THAT(spaced, HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--api_key_file"));
+  CHECK_FALSE(absl::StrContains(spaced.status().message(), "shk_a"));
+  absl::StatusOr<std::string> env = ResolveApiKey("", "shk_secret part");
+  CHECK_THAT(env, HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "SHORTENER_API_KEY"));
+  CHECK_FALSE(absl::StrContains(env.status().message(), "shk_secret"));
+}
+
 // ParseArgv takes a mutable argv like main's.
 absl::StatusOr<CommandLine> Parse(std::vector<std::string> args) {
   args.insert(args.begin(), "shortenctl");
@@ -171,6 +219,8 @@ TEST_CASE("usage lines name the command's arguments", "[ctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
   CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke") != std::string::npos);
+  CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);
+  CHECK(UsageText().find("SHORTENER_API_KEY") != std::string::npos);
   CHECK(HelpText().find("--ctltest_timeout=5s") != std::string::npos);
 }
 

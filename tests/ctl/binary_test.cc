@@ -1,5 +1,5 @@
-// The shortenctl binary itself: exit codes, and a quick, clear UNAVAILABLE
-// when nothing listens at --service.
+// The shortenctl binary itself: exit codes, a quick, clear UNAVAILABLE
+// when nothing listens at --service, and where it takes the API key from.
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
@@ -89,10 +89,24 @@ TEST_CASE("shortenctl without a command lists the commands and exits 2", "[ctl]"
 TEST_CASE("shortenctl --help lists the flags and exits 0", "[ctl]") {
   Outcome outcome = RunShortenctl({"--help"});
   CHECK(outcome.exit_code == 0);
-  for (const char* flag : {"--service=", "--json", "--timeout=5s", "--alias", "--expire",
-                           "--redirect", "--force_new", "--request_id"}) {
+  for (const char* flag :
+       {"--service=", "--json", "--timeout=5s", "--alias", "--expire", "--redirect", "--force_new",
+        "--request_id", "--api_key_file", "SHORTENER_API_KEY"}) {
     CHECK(absl::StrContains(outcome.output, flag));
   }
+}
+
+TEST_CASE("shortenctl with a bad key source exits 2 naming it, and never echoes a key", "[ctl]") {
+  Outcome missing = RunShortenctl({"--api_key_file=/nonexistent/admin.key", "keys", "list"});
+  CHECK(missing.exit_code == 2);
+  CHECK(absl::StartsWith(missing.output,
+                         "shortenctl: --api_key_file: cannot read /nonexistent/admin.key"));
+  setenv("SHORTENER_API_KEY", "shk_secret with space", 1);
+  Outcome bad_env = RunShortenctl({"resolve", "abc"});
+  unsetenv("SHORTENER_API_KEY");
+  CHECK(bad_env.exit_code == 2);
+  CHECK(absl::StartsWith(bad_env.output, "shortenctl: SHORTENER_API_KEY holds characters"));
+  CHECK_FALSE(absl::StrContains(bad_env.output, "shk_secret"));
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 // shortenctl commands end to end in process: Run against a fake
-// ShortenService on a port of its own, checking requests, output and exit
-// codes; and usage errors, which never reach a server.
+// ShortenService on a port of its own, checking requests (the API key
+// header included), output and exit codes; and usage errors, which never
+// reach a server.
 #include "services/shortenctl/commands.h"
 
 #include <grpcpp/grpcpp.h>
+#include <stdlib.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -26,20 +30,24 @@ namespace {
 
 // In-memory service: Shorten hands out c1, c2, ...; "ftp:" URLs are refused;
 // "slow" as a code sleeps past any test deadline; when `down` every call
-// answers UNAVAILABLE.
+// answers UNAVAILABLE. Every call records its authorization header ("" for
+// none) and, when `required_key` is set, answers UNAUTHENTICATED unless it
+// is "Bearer <required_key>".
 class FakeShortenService final : public v1::ShortenService::Service {
  public:
-  grpc::Status Shorten(grpc::ServerContext*, const v1::ShortenRequest* request,
+  grpc::Status Shorten(grpc::ServerContext* ctx, const v1::ShortenRequest* request,
                        v1::ShortenResponse* response) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     if (down) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "database is down");
     shorten_requests.push_back(*request);
     return Create(*request, response);
   }
 
-  grpc::Status BatchShorten(grpc::ServerContext*, const v1::BatchShortenRequest* request,
+  grpc::Status BatchShorten(grpc::ServerContext* ctx, const v1::BatchShortenRequest* request,
                             v1::BatchShortenResponse* response) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     batch_sizes.push_back(request->requests_size());
     for (const v1::ShortenRequest& item : request->requests()) {
       v1::BatchShortenResult* result = response->add_results();
@@ -52,10 +60,11 @@ class FakeShortenService final : public v1::ShortenService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status Resolve(grpc::ServerContext*, const v1::ResolveRequest* request,
+  grpc::Status Resolve(grpc::ServerContext* ctx, const v1::ResolveRequest* request,
                        v1::ResolveResponse* response) override {
     if (request->code() == "slow") std::this_thread::sleep_for(std::chrono::seconds(1));
     std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     const v1::Link* link = Find(request->code());
     if (link == nullptr) return NotFound(request->code());
     response->set_state(link->state());
@@ -64,18 +73,20 @@ class FakeShortenService final : public v1::ShortenService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetLink(grpc::ServerContext*, const v1::GetLinkRequest* request,
+  grpc::Status GetLink(grpc::ServerContext* ctx, const v1::GetLinkRequest* request,
                        v1::Link* response) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     const v1::Link* link = Find(request->code());
     if (link == nullptr) return NotFound(request->code());
     *response = *link;
     return grpc::Status::OK;
   }
 
-  grpc::Status Revoke(grpc::ServerContext*, const v1::RevokeRequest* request,
+  grpc::Status Revoke(grpc::ServerContext* ctx, const v1::RevokeRequest* request,
                       v1::Link* response) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     v1::Link* link = Find(request->code());
     if (link == nullptr) return NotFound(request->code());
     link->set_state(v1::LINK_STATE_REVOKED);
@@ -85,10 +96,25 @@ class FakeShortenService final : public v1::ShortenService::Service {
   }
 
   bool down = false;
+  std::string required_key;  // empty: every call is let through
   std::vector<v1::ShortenRequest> shorten_requests;
   std::vector<int> batch_sizes;
+  std::vector<std::string> authorizations;  // one per authorized call, in order
 
  private:
+  // Records the call's authorization header and checks it; mu_ held.
+  grpc::Status Authorize(const grpc::ServerContext& ctx) {
+    auto it = ctx.client_metadata().find("authorization");
+    const std::string header =
+        it == ctx.client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
+    authorizations.push_back(header);
+    if (!required_key.empty() && header != "Bearer " + required_key) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          header.empty() ? "authorization: missing" : "api key unknown");
+    }
+    return grpc::Status::OK;
+  }
+
   grpc::Status Create(const v1::ShortenRequest& request, v1::ShortenResponse* response) {
     if (absl::StartsWith(request.long_url(), "ftp:")) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -139,7 +165,23 @@ class Fixture {
     REQUIRE(server_ != nullptr);
     options.service = absl::StrCat("127.0.0.1:", port);
   }
-  ~Fixture() { server_->Shutdown(absl::ToChronoTime(absl::Now())); }
+  ~Fixture() {
+    server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  // Writes `content` to a file `name` in a temp dir of the fixture's own;
+  // returns its path.
+  std::string WriteFile(const std::string& name, const std::string& content) {
+    if (dir_.empty()) {
+      char templ[] = "/tmp/ctl_commands_test.XXXXXX";
+      REQUIRE(mkdtemp(templ) != nullptr);
+      dir_ = templ;
+    }
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << content;
+    return path;
+  }
 
   int Run(const std::vector<std::string>& args, const std::string& input = "") {
     std::istringstream in(input);
@@ -158,6 +200,7 @@ class Fixture {
 
  private:
   std::unique_ptr<grpc::Server> server_;
+  std::string dir_;  // for WriteFile; empty until then
 };
 
 TEST_CASE("shorten sends the flags and prints the new link", "[ctl]") {
@@ -306,6 +349,65 @@ TEST_CASE("a dead service is a quick UNAVAILABLE with the hint", "[ctl]") {
   CHECK(absl::StartsWith(f.stderr_text, "shortenctl: UNAVAILABLE: cannot connect to "));
   CHECK(absl::StrContains(f.stderr_text,
                           "shortenctl: is shorten-service running at " + f.options.service + "?"));
+}
+
+TEST_CASE("every call carries the API key as a bearer authorization header", "[ctl]") {
+  Fixture f;
+  f.options.api_key = "shk_from_env";
+  f.service.required_key = "shk_from_env";
+  REQUIRE(f.Run({"shorten", "https://example.com/"}) == kExitOk);
+  REQUIRE(f.Run({"resolve", "c1"}) == kExitOk);
+  REQUIRE(f.Run({"get", "c1"}) == kExitOk);
+  CHECK(f.service.authorizations == std::vector<std::string>(3, "Bearer shk_from_env"));
+}
+
+TEST_CASE("the key comes from --api_key_file, which wins over SHORTENER_API_KEY", "[ctl]") {
+  Fixture f;
+  f.options.api_key_file = f.WriteFile("key", "shk_from_file\n");
+  REQUIRE(f.Run({"resolve", "nope"}) == kExitServiceError);  // NOT_FOUND, but sent
+  f.options.api_key = "shk_from_env";
+  REQUIRE(f.Run({"resolve", "nope"}) == kExitServiceError);
+  f.options.api_key_file.clear();
+  REQUIRE(f.Run({"resolve", "nope"}) == kExitServiceError);
+  CHECK(f.service.authorizations == std::vector<std::string>{"Bearer shk_from_file",
+                                                             "Bearer shk_from_file",
+                                                             "Bearer shk_from_env"});
+}
+
+TEST_CASE("without a key the call goes out bare and UNAUTHENTICATED comes with the hint", "[ctl]") {
+  Fixture f;
+  f.service.required_key = "shk_right";
+  CHECK(f.Run({"get", "abc"}) == kExitServiceError);
+  CHECK(f.service.authorizations == std::vector<std::string>{""});
+  CHECK(f.stderr_text ==
+        "shortenctl: UNAUTHENTICATED: authorization: missing\n"
+        "shortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n");
+  f.options.api_key = "shk_wrong";
+  CHECK(f.Run({"resolve", "abc"}) == kExitServiceError);
+  CHECK(f.stderr_text ==
+        "shortenctl: UNAUTHENTICATED: api key unknown\n"
+        "shortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n");
+  CHECK_FALSE(absl::StrContains(f.stderr_text, "shk_wrong"));
+}
+
+TEST_CASE("a bad key source is a usage error naming it, and nothing is sent", "[ctl]") {
+  Fixture f;
+  f.options.api_key = "shk_from_env";  // the bad file still wins
+  f.options.api_key_file = f.WriteFile("key", "shk_with a space\n");
+  CHECK(f.Run({"resolve", "abc"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text, "shortenctl: --api_key_file: "));
+  CHECK(absl::StrContains(f.stderr_text, "\nusage: shortenctl"));
+  CHECK_FALSE(absl::StrContains(f.stderr_text, "shk_"));
+  f.options.api_key_file = "/nonexistent/shortener.key";
+  CHECK(f.Run({"resolve", "abc"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text,
+                         "shortenctl: --api_key_file: cannot read /nonexistent/shortener.key"));
+  f.options.api_key_file.clear();
+  f.options.api_key = "shk_two\nlines";
+  CHECK(f.Run({"resolve", "abc"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text, "shortenctl: SHORTENER_API_KEY holds characters"));
+  CHECK_FALSE(absl::StrContains(f.stderr_text, "shk_"));
+  CHECK(f.service.authorizations.empty());
 }
 
 }  // namespace
