@@ -1,6 +1,7 @@
 #include "services/shortenctl/args.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "absl/flags/commandlineflag.h"
@@ -10,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/common/status_macros.h"
 #include "lib/grpcutil/api_key_channel.h"
@@ -76,6 +78,16 @@ bool ParseDays(absl::string_view text, absl::Duration* d) {
   return true;
 }
 
+// "a, b,,c" → {"a", "b", "c"}: a trailing comma or a blank is no item.
+std::vector<std::string> SplitList(absl::string_view text) {
+  std::vector<std::string> items;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (!item.empty()) items.emplace_back(item);
+  }
+  return items;
+}
+
 }  // namespace
 
 absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now) {
@@ -127,6 +139,50 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
   return request;
 }
 
+absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags& flags) {
+  v1::CreateApiKeyRequest request;
+  const absl::string_view name = absl::StripAsciiWhitespace(flags.name);
+  if (name.empty()) return absl::InvalidArgumentError("keys create needs --name");
+  request.set_name(std::string(name));
+  request.set_tenant(std::string(absl::StripAsciiWhitespace(flags.tenant)));
+  for (std::string& scope : SplitList(flags.scopes)) request.add_scopes(std::move(scope));
+  if (request.scopes().empty()) {
+    return absl::InvalidArgumentError(
+        "keys create needs --scopes (comma-separated: shorten, resolve, revoke, stats, "
+        "record_clicks, admin)");
+  }
+  for (std::string& domain : SplitList(flags.domains)) {
+    request.add_allowed_domains(std::move(domain));
+  }
+  if (!flags.rate.empty()) {
+    double rate = 0;
+    if (!absl::SimpleAtod(flags.rate, &rate) || !std::isfinite(rate) || rate < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--rate: must be requests per second, a number >= 0 (0: no limit), got \"",
+                       flags.rate, "\""));
+    }
+    request.set_rate_per_second(rate);
+  }
+  if (!flags.burst.empty()) {
+    int32_t burst = 0;
+    if (!absl::SimpleAtoi(flags.burst, &burst) || burst < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--burst: must be an integer >= 0, got \"", flags.burst, "\""));
+    }
+    request.set_burst(burst);
+  }
+  return request;
+}
+
+absl::StatusOr<int64_t> ParseApiKeyId(absl::string_view text) {
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(text, &id) || id <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keys revoke: ID must be a positive integer (see keys list), got \"", text, "\""));
+  }
+  return id;
+}
+
 absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_view env_value) {
   if (!file.empty()) return grpcutil::ReadApiKeyFile("api_key_file", file);
   const absl::string_view key = absl::StripAsciiWhitespace(env_value);
@@ -172,8 +228,18 @@ std::string UsageLine(absl::string_view command) {
   if (command == "resolve" || command == "get" || command == "revoke") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
   }
+  if (command == "keys create") {
+    return "usage: shortenctl keys create --name=N --scopes=S1,S2 [--tenant=T] "
+           "[--domains=D1,D2] [--rate=R] [--burst=B]";
+  }
+  if (command == "keys list") return "usage: shortenctl keys list";
+  if (command == "keys revoke") return "usage: shortenctl keys revoke ID";
+  if (command == "keys") {
+    return "usage: shortenctl keys create --name=N --scopes=S1,S2 [...] | keys list | "
+           "keys revoke ID";
+  }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|revoke ARGS (shortenctl --help for more)";
+         "shorten|batch|resolve|get|revoke|keys ARGS (shortenctl --help for more)";
 }
 
 std::string UsageText() {
@@ -190,6 +256,12 @@ std::string UsageText() {
          "  resolve CODE   what CODE redirects to, and its state\n"
          "  get CODE       the whole link record\n"
          "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
+         "  keys create    create an API key (needs an admin key); prints the key, once\n"
+         "                 --name=N --scopes=S1,S2 [--tenant=T] [--domains=D1,D2]\n"
+         "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke stats\n"
+         "                 record_clicks admin)\n"
+         "  keys list      every API key, revoked ones included (never the keys themselves)\n"
+         "  keys revoke ID revoke an API key; the service refuses it within about a second\n"
          "\n"
          "global flags: --service=HOST:PORT (default 127.0.0.1:50051, or $SHORTENER_SERVICE)\n"
          "              --api_key_file=PATH (the API key sent with every call; without it,\n"

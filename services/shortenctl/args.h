@@ -1,11 +1,12 @@
 // Command-line parsing of shortenctl that needs no server: the scan of argv
 // into flags and positional arguments, the values of --expire and --redirect,
-// the ShortenRequest they build, the API key to send,
+// the ShortenRequest and CreateApiKeyRequest they build, the API key to send,
 // and the usage and help texts.
 // Stateless functions; ParseArgv sets absl flags, so call it from one thread.
 #ifndef SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
 #define SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,21 @@ struct ShortenFlags {
   }
 };
 
+// What `keys create` asks for. Empty strings mean "not given".
+struct KeyFlags {
+  std::string name;     // --name: required, what the key is for
+  std::string tenant;   // --tenant: owner of the key's links; default the name
+  std::string scopes;   // --scopes: comma-separated, at least one
+  std::string domains;  // --domains: comma-separated target domains; default all
+  std::string rate;     // --rate: requests per second; default no limit
+  std::string burst;    // --burst: token bucket size; default ceil(rate)
+
+  bool AnySet() const {
+    return !name.empty() || !tenant.empty() || !scopes.empty() || !domains.empty() ||
+           !rate.empty() || !burst.empty();
+  }
+};
+
 // The absolute time an --expire value names, relative to `now` for durations.
 // Accepts an RFC 3339 time ("2027-01-01T00:00:00Z", offsets, fractions), a
 // date ("2027-01-01", midnight UTC), an absl duration ("24h", "1h30m") or a
@@ -46,6 +62,17 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
 // (the URL itself is the server's to judge).
 absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
                                                        const ShortenFlags& flags, absl::Time now);
+
+// The request for `keys create`. --scopes and --domains are split at commas
+// (blanks around items and empty items dropped). INVALID_ARGUMENT naming the
+// flag for a missing --name or --scopes, a --rate that is not a finite
+// number >= 0, or a --burst that is not an integer >= 0. The names of scopes
+// and domains are the server's to judge.
+absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags& flags);
+
+// The ID argument of `keys revoke`: a positive integer. INVALID_ARGUMENT
+// otherwise.
+absl::StatusOr<int64_t> ParseApiKeyId(absl::string_view text);
 
 // The API key to send: the content of `file` (--api_key_file) when it is not
 // empty, else `env_value` ($SHORTENER_API_KEY); surrounding whitespace
@@ -69,8 +96,9 @@ struct CommandLine {
 // caller turns into a usage error (exit 2).
 absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv);
 
-// One line: how to call `command` ("shorten", ...), or the general synopsis
-// for an unknown or empty command.
+// One line: how to call `command` ("shorten", "keys create", ...; "keys"
+// for all three keys subcommands), or the general synopsis for an unknown or
+// empty command.
 std::string UsageLine(absl::string_view command);
 
 // The commands and global flags, for `shortenctl` without a command.

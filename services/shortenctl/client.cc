@@ -79,4 +79,18 @@ absl::StatusOr<v1::Link> ShortenClient::Revoke(const v1::RevokeRequest& request)
   return Call(&v1::ShortenService::Stub::Revoke, request);
 }
 
+absl::StatusOr<v1::CreateApiKeyResponse> ShortenClient::CreateApiKey(
+    const v1::CreateApiKeyRequest& request) {
+  return Call(&v1::ShortenService::Stub::CreateApiKey, request);
+}
+
+absl::StatusOr<v1::ListApiKeysResponse> ShortenClient::ListApiKeys(
+    const v1::ListApiKeysRequest& request) {
+  return Call(&v1::ShortenService::Stub::ListApiKeys, request);
+}
+
+absl::StatusOr<v1::ApiKey> ShortenClient::RevokeApiKey(const v1::RevokeApiKeyRequest& request) {
+  return Call(&v1::ShortenService::Stub::RevokeApiKey, request);
+}
+
 }  // namespace shortener::ctl

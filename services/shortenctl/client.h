@@ -33,6 +33,9 @@ class ShortenClient {
   absl::StatusOr<v1::ResolveResponse> Resolve(const v1::ResolveRequest& request);
   absl::StatusOr<v1::Link> GetLink(const v1::GetLinkRequest& request);
   absl::StatusOr<v1::Link> Revoke(const v1::RevokeRequest& request);
+  absl::StatusOr<v1::CreateApiKeyResponse> CreateApiKey(const v1::CreateApiKeyRequest& request);
+  absl::StatusOr<v1::ListApiKeysResponse> ListApiKeys(const v1::ListApiKeysRequest& request);
+  absl::StatusOr<v1::ApiKey> RevokeApiKey(const v1::RevokeApiKeyRequest& request);
 
  private:
   ShortenClient(std::unique_ptr<v1::ShortenService::Stub> stub, absl::Duration timeout)

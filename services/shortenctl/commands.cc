@@ -1,5 +1,6 @@
 #include "services/shortenctl/commands.h"
 
+#include <cstdint>
 #include <fstream>
 #include <istream>
 #include <ostream>
@@ -167,6 +168,88 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   return kExitOk;
 }
 
+int RunKeysCreate(const Options& options, const Args& args, Console io) {
+  if (!args.empty()) {
+    return ReportUsageError(absl::StrCat("keys create takes flags only, got \"", args[0],
+                                         "\" (the name goes in --name)"),
+                            UsageLine("keys create"), io.err);
+  }
+  absl::StatusOr<v1::CreateApiKeyRequest> request = BuildCreateApiKeyRequest(options.keys);
+  if (!request.ok()) {
+    return ReportUsageError(request.status().message(), UsageLine("keys create"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::CreateApiKeyResponse> response = client->CreateApiKey(*request);
+  if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  // stdout holds only the key (or the JSON), so that `> FILE` makes a key
+  // file; what it is and that it is shown once is for the person, on stderr.
+  io.out << FormatCreatedApiKey(*response, options.json);
+  io.out.flush();
+  if (!options.json) io.err << DescribeCreatedApiKey(response->api_key());
+  return kExitOk;
+}
+
+int RunKeysList(const Options& options, const Args& args, Console io) {
+  if (!args.empty()) {
+    return ReportUsageError("keys list takes no arguments", UsageLine("keys list"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::ListApiKeysResponse> response = client->ListApiKeys({});
+  if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  io.out << FormatApiKeyList(*response, options.json);
+  return kExitOk;
+}
+
+int RunKeysRevoke(const Options& options, const Args& args, Console io) {
+  if (args.size() != 1) {
+    return ReportUsageError(
+        absl::StrCat("keys revoke takes one ID, got ", args.size(), " arguments"),
+        UsageLine("keys revoke"), io.err);
+  }
+  absl::StatusOr<int64_t> id = ParseApiKeyId(args[0]);
+  if (!id.ok()) return ReportUsageError(id.status().message(), UsageLine("keys revoke"), io.err);
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  v1::RevokeApiKeyRequest request;
+  request.set_id(*id);
+  absl::StatusOr<v1::ApiKey> key = client->RevokeApiKey(request);
+  if (!key.ok()) return ReportServiceError(key.status(), options.service, io.err);
+  io.out << FormatApiKey(*key, options.json);
+  return kExitOk;
+}
+
+// keys create|list|revoke ARGS.
+int RunKeys(const Options& options, const Args& args, Console io) {
+  if (args.empty()) {
+    return ReportUsageError("keys needs a subcommand: create, list or revoke", UsageLine("keys"),
+                            io.err);
+  }
+  const std::string& sub = args[0];
+  const Args rest(args.begin() + 1, args.end());
+  if (sub != "create" && sub != "list" && sub != "revoke") {
+    return ReportUsageError(absl::StrCat("unknown keys subcommand \"", sub, "\""),
+                            UsageLine("keys"), io.err);
+  }
+  if (options.shorten.AnySet()) {
+    return ReportUsageError(
+        "--alias, --expire, --redirect, --force_new and --request_id apply to shorten and batch "
+        "only",
+        UsageLine("keys " + sub), io.err);
+  }
+  if (sub == "create") return RunKeysCreate(options, rest, io);
+  if (sub == "list") return RunKeysList(options, rest, io);
+  return RunKeysRevoke(options, rest, io);
+}
+
+bool IsCommand(absl::string_view command) {
+  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "revoke", "keys"}) {
+    if (command == known) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int ReportUsageError(absl::string_view message, absl::string_view usage_line, std::ostream& err) {
@@ -196,6 +279,15 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   }
   const std::string& command = args[0];
   const Args rest(args.begin() + 1, args.end());
+  if (!IsCommand(command)) {
+    return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""),
+                            io.err);
+  }
+  if (options.keys.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
+    return ReportUsageError(
+        "--name, --tenant, --scopes, --domains, --rate and --burst apply to keys create only",
+        UsageLine(command), io.err);
+  }
   absl::StatusOr<std::string> api_key = ResolveApiKey(options.api_key_file, options.api_key);
   if (!api_key.ok()) return ReportUsageError(api_key.status().message(), UsageLine(""), io.err);
   Options resolved = options;
@@ -204,8 +296,8 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "shorten") return RunShorten(resolved, rest, io);
   if (command == "batch") return RunBatch(resolved, rest, io);
   if (command == "resolve") return RunResolve(resolved, rest, io);
-  if (command == "get" || command == "revoke") return RunLinkCommand(command, resolved, rest, io);
-  return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""), io.err);
+  if (command == "keys") return RunKeys(resolved, rest, io);
+  return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 
 }  // namespace shortener::ctl

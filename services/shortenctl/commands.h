@@ -1,5 +1,5 @@
-// The commands of shortenctl (shorten, batch, resolve, get, revoke): check
-// the arguments, make the RPCs through
+// The commands of shortenctl (shorten, batch, resolve, get, revoke, and
+// keys create|list|revoke): check the arguments, make the RPCs through
 // ShortenClient with the API key, print the results, and map the outcome to
 // an exit code. main.cc only parses flags (and the environment) into Options.
 // Not thread-safe: one Run at a time (it reads and writes the given streams).
@@ -35,6 +35,7 @@ struct Options {
   // taking api_key (a bad file is a usage error). Default none.
   std::string api_key_file;
   ShortenFlags shorten;  // flags of shorten and batch
+  KeyFlags keys;         // flags of keys create
 };
 
 // Where a command reads (batch -) and writes.
@@ -47,6 +48,8 @@ struct Console {
 // Runs `args` = {command, arguments...}. Results go to out; errors to err as
 // "shortenctl: CODE_NAME: message" (plus a hint for UNAVAILABLE and
 // UNAUTHENTICATED), usage errors as "shortenctl: message" plus a usage line.
+// `keys create` writes the key alone to out and a note about it to err (with
+// --json: the whole response to out, no note).
 // Returns the exit code.
 int Run(const Options& options, const std::vector<std::string>& args, Console io);
 

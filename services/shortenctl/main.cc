@@ -37,6 +37,15 @@ ABSL_FLAG(std::string, request_id, "",
           "shorten: idempotency key; a retry with the same id returns the same link");
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the API key sent with every call; default $SHORTENER_API_KEY");
+ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
+ABSL_FLAG(std::string, tenant, "", "keys create: owner of the key's links; default the name");
+ABSL_FLAG(std::string, scopes, "",
+          "keys create: comma-separated scopes (shorten, resolve, revoke, stats, record_clicks, "
+          "admin)");
+ABSL_FLAG(std::string, domains, "",
+          "keys create: comma-separated target domains (example.com, *.example.com); default all");
+ABSL_FLAG(std::string, rate, "", "keys create: requests per second; default no limit");
+ABSL_FLAG(std::string, burst, "", "keys create: token bucket size; default ceil(rate)");
 
 int main(int argc, char** argv) {
   namespace ctl = shortener::ctl;
@@ -60,5 +69,11 @@ int main(int argc, char** argv) {
   const char* env_key = std::getenv("SHORTENER_API_KEY");  // --api_key_file wins (Run reads it)
   options.api_key = env_key != nullptr ? env_key : "";
   options.api_key_file = absl::GetFlag(FLAGS_api_key_file);
+  options.keys.name = absl::GetFlag(FLAGS_name);
+  options.keys.tenant = absl::GetFlag(FLAGS_tenant);
+  options.keys.scopes = absl::GetFlag(FLAGS_scopes);
+  options.keys.domains = absl::GetFlag(FLAGS_domains);
+  options.keys.rate = absl::GetFlag(FLAGS_rate);
+  options.keys.burst = absl::GetFlag(FLAGS_burst);
   return ctl::Run(options, command_line->positional, {std::cin, std::cout, std::cerr});
 }

@@ -1,6 +1,7 @@
 // shortenctl argument parsing: --expire and --redirect values, the
-// ShortenRequest they build, where the API key comes from, and the scan of
-// argv into flags and commands.
+// ShortenRequest they build, the flags of keys create and the request they
+// build, where the API key comes from, and the scan of argv into flags and
+// commands.
 #include "services/shortenctl/args.h"
 
 #include <stdlib.h>
@@ -113,6 +114,75 @@ TEST_CASE("BuildShortenRequest fails on a bad --expire or --redirect", "[ctl]") 
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
 }
 
+TEST_CASE("BuildCreateApiKeyRequest splits scopes and domains and parses rate and burst", "[ctl]") {
+  KeyFlags flags;
+  flags.name = " edge-eu-1 ";
+  flags.tenant = "edge";
+  flags.scopes = "resolve, record_clicks,";
+  flags.domains = "example.com,*.example.org";
+  flags.rate = "2.5";
+  flags.burst = "10";
+  absl::StatusOr<v1::CreateApiKeyRequest> request = BuildCreateApiKeyRequest(flags);
+  REQUIRE_THAT(request, IsOk());
+  CHECK(request->name() == "edge-eu-1");
+  CHECK(request->tenant() == "edge");
+  CHECK(std::vector<std::string>(request->scopes().begin(), request->scopes().end()) ==
+        std::vector<std::string>{"resolve", "record_clicks"});
+  CHECK(std::vector<std::string>(request->allowed_domains().begin(),
+                                 request->allowed_domains().end()) ==
+        std::vector<std::string>{"example.com", "*.example.org"});
+  CHECK(request->rate_per_second() == 2.5);
+  CHECK(request->burst() == 10);
+}
+
+TEST_CASE("BuildCreateApiKeyRequest leaves tenant, domains and limits to the service", "[ctl]") {
+  KeyFlags flags;
+  flags.name = "cli";
+  flags.scopes = "shorten";
+  absl::StatusOr<v1::CreateApiKeyRequest> request = BuildCreateApiKeyRequest(flags);
+  REQUIRE_THAT(request, IsOk());
+  CHECK(request->tenant().empty());
+  CHECK(request->allowed_domains().empty());
+  CHECK(request->rate_per_second() == 0);
+  CHECK(request->burst() == 0);
+}
+
+TEST_CASE("BuildCreateApiKeyRequest names the flag that is missing or bad", "[ctl]") {
+  struct Case {
+    KeyFlags flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"", "", "shorten", "", "", ""}, "needs --name"},
+      {{"  ", "", "shorten", "", "", ""}, "needs --name"},
+      {{"n", "", "", "", "", ""}, "needs --scopes"},
+      {{"n", "", " , ", "", "", ""}, "needs --scopes"},
+      {{"n", "", "shorten", "", "fast", ""}, "--rate"},
+      {{"n", "", "shorten", "", "-1", ""}, "--rate"},
+      {{"n", "", "shorten", "", "inf", ""}, "--rate"},
+      {{"n", "", "shorten", "", "nan", ""}, "--rate"},
+      {{"n", "", "shorten", "", "1", "-2"}, "--burst"},
+      {{"n", "", "shorten", "", "1", "1.5"}, "--burst"},
+      {{"n", "", "shorten", "", "1", "99999999999"}, "--burst"},
+  };
+  for (const Case& c : cases) {
+    INFO("name=" << c.flags.name << " scopes=" << c.flags.scopes << " rate=" << c.flags.rate
+                 << " burst=" << c.flags.burst);
+    CHECK_THAT(BuildCreateApiKeyRequest(c.flags),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, c.message));
+  }
+}
+
+TEST_CASE("ParseApiKeyId takes positive integers only", "[ctl]") {
+  CHECK(ParseApiKeyId("7").value() == 7);
+  CHECK(ParseApiKeyId("9223372036854775807").value() == INT64_MAX);
+  for (const char* bad : {"", "0", "-3", "x", "3a", "1.0", "9223372036854775808"}) {
+    INFO(bad);
+    CHECK_THAT(ParseApiKeyId(bad),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "ID must be a positive"));
+  }
+}
+
 // A temp dir for key files, removed at the end of the test.
 class KeyDir {
  public:
@@ -218,8 +288,12 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[ctl]") {
 TEST_CASE("usage lines name the command's arguments", "[ctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke") != std::string::npos);
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke|keys") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);
+  CHECK(UsageLine("keys create").find("--name=N --scopes=S1,S2") != std::string::npos);
+  CHECK(UsageLine("keys revoke") == "usage: shortenctl keys revoke ID");
+  CHECK(UsageLine("keys").find("keys list") != std::string::npos);
+  CHECK(UsageText().find("keys create") != std::string::npos);
   CHECK(UsageText().find("SHORTENER_API_KEY") != std::string::npos);
   CHECK(HelpText().find("--ctltest_timeout=5s") != std::string::npos);
 }

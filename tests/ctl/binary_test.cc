@@ -91,7 +91,8 @@ TEST_CASE("shortenctl --help lists the flags and exits 0", "[ctl]") {
   CHECK(outcome.exit_code == 0);
   for (const char* flag :
        {"--service=", "--json", "--timeout=5s", "--alias", "--expire", "--redirect", "--force_new",
-        "--request_id", "--api_key_file", "SHORTENER_API_KEY"}) {
+        "--request_id", "--api_key_file", "--name", "--tenant", "--scopes", "--domains", "--rate",
+        "--burst", "keys create", "keys list", "keys revoke ID", "SHORTENER_API_KEY"}) {
     CHECK(absl::StrContains(outcome.output, flag));
   }
 }
@@ -107,6 +108,18 @@ TEST_CASE("shortenctl with a bad key source exits 2 naming it, and never echoes 
   CHECK(bad_env.exit_code == 2);
   CHECK(absl::StartsWith(bad_env.output, "shortenctl: SHORTENER_API_KEY holds characters"));
   CHECK_FALSE(absl::StrContains(bad_env.output, "shk_secret"));
+}
+
+TEST_CASE("shortenctl keys usage errors exit 2 before connecting", "[ctl]") {
+  // No --service: a usage error must not wait for a connection.
+  Outcome no_scopes = RunShortenctl({"keys", "create", "--name", "edge"});
+  CHECK(no_scopes.exit_code == 2);
+  CHECK(absl::StartsWith(no_scopes.output,
+                         "shortenctl: keys create needs --scopes (comma-separated: shorten, "));
+  CHECK(absl::StrContains(no_scopes.output, "\nusage: shortenctl keys create --name=N"));
+  CHECK(RunShortenctl({"keys", "revoke", "one"}).exit_code == 2);
+  CHECK(RunShortenctl({"keys"}).exit_code == 2);
+  CHECK(RunShortenctl({"get", "abc", "--scopes=shorten"}).exit_code == 2);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ namespace {
 // "slow" as a code sleeps past any test deadline; when `down` every call
 // answers UNAVAILABLE. Every call records its authorization header ("" for
 // none) and, when `required_key` is set, answers UNAUTHENTICATED unless it
-// is "Bearer <required_key>".
+// is "Bearer <required_key>". CreateApiKey hands out keys 1, 2, ...
 class FakeShortenService final : public v1::ShortenService::Service {
  public:
   grpc::Status Shorten(grpc::ServerContext* ctx, const v1::ShortenRequest* request,
@@ -95,10 +95,55 @@ class FakeShortenService final : public v1::ShortenService::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status CreateApiKey(grpc::ServerContext* ctx, const v1::CreateApiKeyRequest* request,
+                            v1::CreateApiKeyResponse* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
+    create_key_requests.push_back(*request);
+    v1::ApiKey& key = keys_.emplace_back();
+    key.set_id(static_cast<int64_t>(keys_.size()));
+    key.set_name(request->name());
+    key.set_tenant(request->tenant().empty() ? request->name() : request->tenant());
+    *key.mutable_scopes() = request->scopes();
+    *key.mutable_allowed_domains() = request->allowed_domains();
+    key.set_rate_per_second(request->rate_per_second());
+    key.set_burst(request->burst());
+    key.mutable_create_time()->set_seconds(1767225600);
+    response->set_key(absl::StrCat(kSecretPrefix, key.id()));
+    *response->mutable_api_key() = key;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListApiKeys(grpc::ServerContext* ctx, const v1::ListApiKeysRequest*,
+                           v1::ListApiKeysResponse* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
+    for (const v1::ApiKey& key : keys_) *response->add_api_keys() = key;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status RevokeApiKey(grpc::ServerContext* ctx, const v1::RevokeApiKeyRequest* request,
+                            v1::ApiKey* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
+    if (request->id() < 1 || request->id() > static_cast<int64_t>(keys_.size())) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          absl::StrCat("api key ", request->id(), " does not exist"));
+    }
+    v1::ApiKey& key = keys_[request->id() - 1];
+    if (!key.has_revoke_time()) key.mutable_revoke_time()->set_seconds(1767229200);
+    *response = key;
+    return grpc::Status::OK;
+  }
+
+  // What the keys CreateApiKey hands out start with (then the id).
+  static constexpr char kSecretPrefix[] = "shk_fake_secret_";
+
   bool down = false;
   std::string required_key;  // empty: every call is let through
   std::vector<v1::ShortenRequest> shorten_requests;
   std::vector<int> batch_sizes;
+  std::vector<v1::CreateApiKeyRequest> create_key_requests;
   std::vector<std::string> authorizations;  // one per authorized call, in order
 
  private:
@@ -151,6 +196,7 @@ class FakeShortenService final : public v1::ShortenService::Service {
 
   std::mutex mu_;
   std::vector<v1::Link> links_;
+  std::vector<v1::ApiKey> keys_;
 };
 
 // A fake service on 127.0.0.1:<any port>, and shortenctl's Run pointed at it.
@@ -334,8 +380,8 @@ TEST_CASE("usage errors exit 2 with a usage line and never call the server", "[c
 TEST_CASE("no command prints the list of commands and exits 2", "[ctl]") {
   Fixture f;
   CHECK(f.Run({}) == kExitUsage);
-  for (const char* command :
-       {"shorten URL", "batch FILE", "resolve CODE", "get CODE", "revoke CODE"}) {
+  for (const char* command : {"shorten URL", "batch FILE", "resolve CODE", "get CODE",
+                              "revoke CODE", "keys create", "keys list", "keys revoke ID"}) {
     CHECK(absl::StrContains(f.stderr_text, command));
   }
 }
@@ -357,7 +403,7 @@ TEST_CASE("every call carries the API key as a bearer authorization header", "[c
   f.service.required_key = "shk_from_env";
   REQUIRE(f.Run({"shorten", "https://example.com/"}) == kExitOk);
   REQUIRE(f.Run({"resolve", "c1"}) == kExitOk);
-  REQUIRE(f.Run({"get", "c1"}) == kExitOk);
+  REQUIRE(f.Run({"keys", "list"}) == kExitOk);
   CHECK(f.service.authorizations == std::vector<std::string>(3, "Bearer shk_from_env"));
 }
 
@@ -383,7 +429,7 @@ TEST_CASE("without a key the call goes out bare and UNAUTHENTICATED comes with t
         "shortenctl: UNAUTHENTICATED: authorization: missing\n"
         "shortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n");
   f.options.api_key = "shk_wrong";
-  CHECK(f.Run({"resolve", "abc"}) == kExitServiceError);
+  CHECK(f.Run({"keys", "list"}) == kExitServiceError);
   CHECK(f.stderr_text ==
         "shortenctl: UNAUTHENTICATED: api key unknown\n"
         "shortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n");
@@ -408,6 +454,125 @@ TEST_CASE("a bad key source is a usage error naming it, and nothing is sent", "[
   CHECK(absl::StartsWith(f.stderr_text, "shortenctl: SHORTENER_API_KEY holds characters"));
   CHECK_FALSE(absl::StrContains(f.stderr_text, "shk_"));
   CHECK(f.service.authorizations.empty());
+}
+
+TEST_CASE("keys create sends the flags, prints only the key on stdout, the note on stderr",
+          "[ctl]") {
+  Fixture f;
+  f.options.keys.name = "campaign";
+  f.options.keys.scopes = "shorten,stats";
+  f.options.keys.domains = "example.com";
+  f.options.keys.rate = "5";
+  f.options.keys.burst = "20";
+  REQUIRE(f.Run({"keys", "create"}) == kExitOk);
+  CHECK(f.stdout_text == std::string(FakeShortenService::kSecretPrefix) + "1\n");
+  CHECK(f.stderr_text ==
+        "api key 1 \"campaign\" created: tenant campaign, scopes shorten,stats, domains "
+        "example.com, rate 5/s burst 20; store the key now: it is not shown again\n");
+  REQUIRE(f.service.create_key_requests.size() == 1);
+  const v1::CreateApiKeyRequest& sent = f.service.create_key_requests[0];
+  CHECK(sent.name() == "campaign");
+  CHECK(sent.scopes_size() == 2);
+  CHECK(sent.allowed_domains_size() == 1);
+  CHECK(sent.rate_per_second() == 5);
+  CHECK(sent.burst() == 20);
+
+  // The key on stdout alone makes a key file for the next call.
+  const std::string service = f.options.service;
+  f.options = Options();
+  f.options.service = service;
+  f.options.api_key_file = f.WriteFile("new.key", f.stdout_text);
+  f.service.required_key = std::string(FakeShortenService::kSecretPrefix) + "1";
+  CHECK(f.Run({"shorten", "https://example.com/"}) == kExitOk);
+}
+
+TEST_CASE("keys create --json prints the key and its record on one line", "[ctl]") {
+  Fixture f;
+  f.options.json = true;
+  f.options.keys.name = "edge";
+  f.options.keys.scopes = "resolve,record_clicks";
+  REQUIRE(f.Run({"keys", "create"}) == kExitOk);
+  CHECK(absl::StartsWith(f.stdout_text,
+                         absl::StrCat("{\"key\":\"", FakeShortenService::kSecretPrefix, "1\",")));
+  CHECK(absl::StrContains(f.stdout_text, "\"api_key\":{\"id\":\"1\",\"name\":\"edge\""));
+  CHECK(f.stdout_text.find('\n') == f.stdout_text.size() - 1);
+  CHECK(f.stderr_text.empty());
+}
+
+TEST_CASE("keys list shows every key without its secret and keys revoke prints the record",
+          "[ctl]") {
+  Fixture f;
+  f.options.keys.scopes = "shorten";
+  for (const char* name : {"alpha", "beta"}) {
+    f.options.keys.name = name;
+    REQUIRE(f.Run({"keys", "create"}) == kExitOk);
+  }
+  f.options.keys = KeyFlags();
+  REQUIRE(f.Run({"keys", "revoke", "2"}) == kExitOk);
+  CHECK(absl::StartsWith(f.stdout_text, "api key 2 \"beta\"\n"));
+  CHECK(absl::StrContains(f.stdout_text, "  revoked  2026-01-01T01:00:00Z\n"));
+
+  REQUIRE(f.Run({"keys", "list"}) == kExitOk);
+  std::vector<std::string> lines = absl::StrSplit(f.stdout_text, '\n', absl::SkipEmpty());
+  REQUIRE(lines.size() == 3);
+  CHECK(absl::StartsWith(lines[0], "ID  NAME   TENANT  SCOPES   DOMAINS  RATE"));
+  CHECK(absl::StartsWith(lines[1], "1   alpha  alpha   shorten  any      unlimited"));
+  CHECK(absl::EndsWith(lines[1], "  -"));
+  CHECK(absl::EndsWith(lines[2], "2026-01-01T01:00:00Z"));
+  CHECK_FALSE(absl::StrContains(f.stdout_text, FakeShortenService::kSecretPrefix));
+
+  f.options.json = true;
+  REQUIRE(f.Run({"keys", "list"}) == kExitOk);
+  CHECK(std::vector<std::string>(absl::StrSplit(f.stdout_text, '\n', absl::SkipEmpty())).size() ==
+        2);
+  CHECK_FALSE(absl::StrContains(f.stdout_text, FakeShortenService::kSecretPrefix));
+
+  CHECK(f.Run({"keys", "revoke", "9"}) == kExitServiceError);
+  CHECK(f.stderr_text == "shortenctl: NOT_FOUND: api key 9 does not exist\n");
+}
+
+TEST_CASE("keys usage errors exit 2 with a usage line and never call the server", "[ctl]") {
+  Fixture f;
+  struct Case {
+    std::vector<std::string> args;
+    KeyFlags keys;
+    std::string message;
+    std::string usage;
+  };
+  const KeyFlags none;
+  const KeyFlags named{"n", "", "", "", "", ""};
+  const KeyFlags scoped{"n", "", "shorten", "", "", ""};
+  // `usage` is what the usage line starts with after "usage: shortenctl ".
+  const std::vector<Case> cases = {
+      {{"keys"}, none, "keys needs a subcommand", "keys create"},
+      {{"keys", "frob"}, none, "unknown keys subcommand \"frob\"", "keys create"},
+      {{"keys", "create"}, none, "keys create needs --name", "keys create"},
+      {{"keys", "create"}, named, "keys create needs --scopes", "keys create"},
+      {{"keys", "create", "edge"}, scoped, "keys create takes flags only", "keys create"},
+      {{"keys", "create"}, {"n", "", "shorten", "", "lots", ""}, "--rate", "keys create"},
+      {{"keys", "list", "all"}, none, "keys list takes no arguments", "keys list"},
+      {{"keys", "list"}, named, "--name, --tenant, --scopes", "keys create"},
+      {{"keys", "revoke"}, none, "keys revoke takes one ID, got 0", "keys revoke ID"},
+      {{"keys", "revoke", "abc"}, none, "keys revoke: ID must be a positive", "keys revoke ID"},
+      {{"keys", "revoke", "0"}, none, "keys revoke: ID must be a positive", "keys revoke ID"},
+      {{"shorten", "https://e.com/"}, scoped, "--name, --tenant, --scopes", "shorten URL"},
+      {{"resolve", "abc"}, named, "--name, --tenant, --scopes", "resolve CODE"},
+  };
+  for (const Case& c : cases) {
+    INFO(absl::StrJoin(c.args, " ") << " --name=" << c.keys.name << " --scopes=" << c.keys.scopes);
+    f.options.keys = c.keys;
+    CHECK(f.Run(c.args) == kExitUsage);
+    CHECK(absl::StartsWith(f.stderr_text, "shortenctl: " + c.message));
+    CHECK(absl::StrContains(f.stderr_text, "\nusage: shortenctl " + c.usage));
+  }
+  f.options.keys = scoped;
+  f.options.shorten.alias = "x";
+  CHECK(f.Run({"keys", "create"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text,
+                         "shortenctl: --alias, --expire, --redirect, --force_new "
+                         "and --request_id apply to shorten and batch only\n"));
+  CHECK(f.service.authorizations.empty());
+  CHECK(f.service.create_key_requests.empty());
 }
 
 }  // namespace
