@@ -1,6 +1,7 @@
 // shortenctl against the real shorten-service on a private PostgreSQL
-// cluster: every command, in human and JSON form, and the service's errors as
-// shortenctl reports them.
+// cluster: every command, in human and JSON form, the service's errors as
+// shortenctl reports them, and API keys: created, used, listed and revoked
+// through shortenctl, starting from the service's bootstrap admin key.
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/service_process.h"
 #include "tests/support/subprocess.h"
@@ -23,23 +25,41 @@ namespace {
 
 struct Outcome {
   int exit_code = -1;
-  std::string output;  // stdout and stderr together
+  std::string out;     // stdout
+  std::string err;     // stderr
+  std::string output;  // stdout, then stderr
 };
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // One cluster and one service for the whole file: every test uses URLs and
 // aliases of its own.
 class CtlServiceFixture {
  public:
   CtlServiceFixture() {
+    // A key in the tester's environment must not stand in for the ones the
+    // tests choose.
+    unsetenv("SHORTENER_API_KEY");
     char dir_template[] = "/tmp/ctl_service_test.XXXXXX";
     REQUIRE(mkdtemp(dir_template) != nullptr);
     dir_ = dir_template;
+    admin_key_file_ = dir_ + "/admin.key";
     auto cluster = PgCluster::Start();
     if (!cluster.ok()) FAIL(cluster.status().ToString());
     cluster_ = *std::move(cluster);
     ServiceProcessOptions options;
     options.conninfo = cluster_->ConnInfo();
     options.base_url = "https://sho.rt/";
+    // The service writes a new admin key there; every call needs a key.
+    // When ServiceProcess passes this flag itself (and offers
+    // admin_key_file()), use its file instead: the later flag wins, and
+    // ServiceProcess would then wait for a key file the service never wrote.
+    options.extra_flags = {"--bootstrap_admin_key_file=" + admin_key_file_};
     auto service = ServiceProcess::Start(options);
     if (!service.ok()) FAIL(service.status().ToString());
     service_ = *std::move(service);
@@ -54,30 +74,47 @@ class CtlServiceFixture {
     std::filesystem::remove_all(dir_);
   }
 
-  // Runs shortenctl --service=<the service> args..., with `input` as a file
-  // named by "@input" in args.
+  // Runs shortenctl --service=<the service> --api_key_file=<admin key>
+  // args..., with `input` as a file named by "@input" in args.
   Outcome Run(std::vector<std::string> args, const std::string& input = "") {
-    const std::string out_path = dir_ + "/out";
+    args.insert(args.begin(), "--api_key_file=" + admin_key_file_);
+    return RunWithoutKey(std::move(args), input);
+  }
+
+  // Runs shortenctl --service=<the service> args...: no key unless args or
+  // the environment give one. stdout also stays in stdout_path() until the
+  // next run.
+  Outcome RunWithoutKey(std::vector<std::string> args, const std::string& input = "") {
+    const std::string err_path = dir_ + "/err";
     const std::string in_path = dir_ + "/in";
-    std::filesystem::remove(out_path);
+    std::filesystem::remove(stdout_path());
+    std::filesystem::remove(err_path);
     std::ofstream(in_path) << input;
     for (std::string& a : args) {
       if (a == "@input") a = in_path;
     }
-    std::vector<std::string> argv = {BinaryPath("shortenctl"), "--service=" + service_->target()};
+    // Subprocess sends stdout and stderr to one file; a shell keeps them
+    // apart, as a user's `> FILE` would.
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>'" + err_path + "'",
+                                     BinaryPath("shortenctl"), "--service=" + service_->target()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto child = Subprocess::Spawn(argv, out_path);
+    auto child = Subprocess::Spawn(argv, stdout_path());
     REQUIRE(child.ok());
     std::optional<int> code = child->Wait(absl::Seconds(20));
     REQUIRE(code.has_value());
-    std::ifstream in(out_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return {*code, text.str()};
+    Outcome outcome{*code, ReadFile(stdout_path()), ReadFile(err_path), ""};
+    outcome.output = outcome.out + outcome.err;
+    return outcome;
   }
+
+  std::string stdout_path() const { return dir_ + "/out"; }
+  const std::string& admin_key_file() const { return admin_key_file_; }
+  // A path in the fixture's temp dir.
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
  private:
   std::string dir_;
+  std::string admin_key_file_;
   std::unique_ptr<PgCluster> cluster_;
   std::unique_ptr<ServiceProcess> service_;
 };
@@ -123,7 +160,7 @@ TEST_CASE("shortenctl shorten, resolve, get, revoke against the real service", "
 
   Outcome got = f.Run({"get", code});
   CHECK(got.exit_code == 0);
-  CHECK(Row(got.output, "owner") == "anonymous");
+  CHECK(Row(got.output, "owner") == "admin");  // the bootstrap admin key's tenant
   CHECK(absl::EndsWith(Row(got.output, "created"), "Z"));
 
   Outcome revoked = f.Run({"revoke", code});
@@ -177,6 +214,169 @@ TEST_CASE("shortenctl batch shortens a file, one line per URL", "[ctl][pg]") {
   CHECK(absl::StartsWith(lines[1], "error: INVALID_ARGUMENT: "));
   CHECK(absl::EndsWith(lines[2], "\thttps://example.com/b3"));
   CHECK(lines[3] == "shortenctl: 1 of 3 URLs failed");
+}
+
+// A key made with `keys create` and kept as `> FILE` keeps it.
+struct CreatedKey {
+  std::string file;  // holds exactly what keys create printed on stdout
+  std::string key;
+  std::string id;
+};
+
+// keys create --name=name --scopes=scopes with the admin key.
+CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::string& scopes) {
+  Outcome created = f.Run({"keys", "create", "--name=" + name, "--scopes=" + scopes});
+  INFO(created.output);
+  REQUIRE(created.exit_code == 0);
+  CreatedKey result;
+  result.file = f.Path(name + ".key");
+  std::filesystem::copy_file(f.stdout_path(), result.file);
+  result.key = std::string(absl::StripTrailingAsciiWhitespace(created.out));
+  // "api key 7 "name" created: ...": the id is the third word.
+  std::vector<std::string> words = absl::StrSplit(created.err, ' ');
+  REQUIRE(words.size() > 3);
+  result.id = words[2];
+  return result;
+}
+
+TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on stderr",
+          "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  Outcome created = f.Run({"keys", "create", "--name=ctl-edge", "--scopes=resolve,record_clicks",
+                           "--domains=example.com", "--rate=50"});
+  INFO(created.output);
+  REQUIRE(created.exit_code == 0);
+  CHECK(absl::StartsWith(created.out, "shk_"));
+  CHECK(created.out.find('\n') == created.out.size() - 1);
+  CHECK(absl::StrContains(created.err,
+                          "\"ctl-edge\" created: tenant ctl-edge, scopes record_clicks,resolve, "
+                          "domains example.com, rate 50/s burst 50; store the key now"));
+  CHECK_FALSE(absl::StrContains(created.err, "shk_"));
+
+  Outcome json = f.Run({"--json", "keys", "create", "--name=ctl-json", "--scopes=stats"});
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  CHECK(absl::StartsWith(json.out, "{\"key\":\"shk_"));
+  CHECK(absl::StrContains(json.out, "\"name\":\"ctl-json\""));
+  CHECK(json.err.empty());
+
+  Outcome bad_scope = f.Run({"keys", "create", "--name=ctl-bad", "--scopes=fly"});
+  CHECK(bad_scope.exit_code == 1);
+  CHECK(absl::StartsWith(bad_scope.err, "shortenctl: INVALID_ARGUMENT: "));
+}
+
+TEST_CASE("a key from keys create shortens, but is refused what its scopes do not allow",
+          "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-shortener", "shorten");
+  const std::string with_key = "--api_key_file=" + key.file;
+  Outcome shortened = f.RunWithoutKey({with_key, "shorten", "https://example.com/ctl-key"});
+  INFO(shortened.output);
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.out, "code");
+
+  Outcome revoke = f.RunWithoutKey({with_key, "revoke", code});
+  CHECK(revoke.exit_code == 1);
+  CHECK(absl::StartsWith(revoke.err, "shortenctl: PERMISSION_DENIED: "));
+  CHECK(absl::StrContains(revoke.err, "lacks scope \"revoke\""));
+
+  Outcome create = f.RunWithoutKey({with_key, "keys", "create", "--name=x", "--scopes=admin"});
+  CHECK(create.exit_code == 1);
+  CHECK(absl::StartsWith(create.err, "shortenctl: PERMISSION_DENIED: "));
+  CHECK(absl::StrContains(create.err, "lacks scope \"admin\""));
+  CHECK(f.RunWithoutKey({with_key, "keys", "list"}).exit_code == 1);
+  CHECK_FALSE(absl::StrContains(revoke.output + create.output, key.key));
+}
+
+TEST_CASE("shortenctl keys list shows the keys and never a secret", "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-listed", "resolve,stats");
+  const std::string admin_key(absl::StripAsciiWhitespace(ReadFile(f.admin_key_file())));
+  REQUIRE_FALSE(admin_key.empty());
+  for (bool json : {false, true}) {
+    Outcome list = f.Run({json ? "--json" : "--nojson", "keys", "list"});
+    INFO(list.output);
+    REQUIRE(list.exit_code == 0);
+    CHECK(absl::StrContains(list.out, "ctl-listed"));
+    CHECK_FALSE(absl::StrContains(list.output, key.key));
+    CHECK_FALSE(absl::StrContains(list.output, admin_key));
+    CHECK_FALSE(absl::StrContains(list.output, "shk_"));
+  }
+  Outcome table = f.Run({"keys", "list"});
+  CHECK(absl::StartsWith(table.out, "ID "));
+  bool found = false;
+  for (absl::string_view line : absl::StrSplit(table.out, '\n')) {
+    if (!absl::StrContains(line, "ctl-listed")) continue;
+    found = true;
+    CHECK(absl::StartsWith(line, key.id + " "));
+    CHECK(absl::StrContains(line, "resolve,stats"));
+    CHECK(absl::EndsWith(line, " -"));  // not revoked
+  }
+  CHECK(found);
+}
+
+TEST_CASE("shortenctl keys revoke: the key is refused within seconds, with the hint", "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-revoked", "resolve");
+  const std::string with_key = "--api_key_file=" + key.file;
+  Outcome before = f.RunWithoutKey({with_key, "resolve", "ctl-no-such-code"});
+  CHECK(absl::StartsWith(before.err, "shortenctl: NOT_FOUND: "));  // authenticated
+
+  Outcome revoked = f.Run({"keys", "revoke", key.id});
+  INFO(revoked.output);
+  REQUIRE(revoked.exit_code == 0);
+  CHECK(absl::StartsWith(revoked.out, "api key " + key.id + " \"ctl-revoked\"\n"));
+  CHECK(absl::EndsWith(Row(revoked.out, "revoked"), "Z"));
+
+  // The service promises about a second; the deadline leaves room for slow
+  // (sanitizer) builds, where every shortenctl run costs more.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  Outcome after;
+  do {
+    after = f.RunWithoutKey({with_key, "resolve", "ctl-no-such-code"});
+    if (after.exit_code == 1 && absl::StrContains(after.err, "UNAUTHENTICATED")) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < deadline);
+  INFO(after.output);
+  CHECK(absl::StartsWith(after.err, "shortenctl: UNAUTHENTICATED: "));
+  CHECK(absl::StrContains(after.err,
+                          "\nshortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n"));
+
+  Outcome again = f.Run({"--json", "keys", "revoke", key.id});
+  CHECK(again.exit_code == 0);
+  CHECK(absl::StrContains(again.out, "\"revoke_time\":\""));
+  Outcome unknown = f.Run({"keys", "revoke", "999999"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(absl::StartsWith(unknown.err, "shortenctl: NOT_FOUND: "));
+}
+
+TEST_CASE("shortenctl without a key is UNAUTHENTICATED and says how to pass one", "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  Outcome bare = f.RunWithoutKey({"resolve", "ctl-no-such-code"});
+  CHECK(bare.exit_code == 1);
+  CHECK(bare.out.empty());
+  CHECK(absl::StartsWith(bare.err, "shortenctl: UNAUTHENTICATED: "));
+  CHECK(absl::EndsWith(bare.err,
+                       "\nshortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n"));
+
+  Outcome bad_file = f.RunWithoutKey({"--api_key_file=" + f.Path("missing.key"), "keys", "list"});
+  CHECK(bad_file.exit_code == 2);
+  CHECK(absl::StartsWith(bad_file.err, "shortenctl: --api_key_file: cannot read "));
+}
+
+TEST_CASE("shortenctl takes the key from SHORTENER_API_KEY, but --api_key_file wins", "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey weak = CreateKey(f, "ctl-env", "resolve");
+  const std::string admin_key(absl::StripAsciiWhitespace(ReadFile(f.admin_key_file())));
+  setenv("SHORTENER_API_KEY", admin_key.c_str(), 1);
+  Outcome from_env = f.RunWithoutKey({"keys", "list"});
+  Outcome file_wins = f.RunWithoutKey({"--api_key_file=" + weak.file, "keys", "list"});
+  unsetenv("SHORTENER_API_KEY");
+  INFO(from_env.output << file_wins.output);
+  CHECK(from_env.exit_code == 0);
+  CHECK(absl::StrContains(from_env.out, "ctl-env"));
+  CHECK(file_wins.exit_code == 1);
+  CHECK(absl::StrContains(file_wins.err, "PERMISSION_DENIED"));
 }
 
 }  // namespace
