@@ -269,7 +269,7 @@ TEST_CASE("shorten sends the flags and prints the new link", "[ctl]") {
   CHECK(sent.request_id() == "r1");
 }
 
-TEST_CASE("resolve, get and revoke print the link; --json prints one object", "[ctl]") {
+TEST_CASE("resolve, get and revoke print the link, and with --json one object", "[ctl]") {
   Fixture f;
   f.options.shorten.alias = "sale";
   REQUIRE(f.Run({"shorten", "https://example.com/"}) == kExitOk);
@@ -334,7 +334,7 @@ TEST_CASE("batch sends chunks of 1000 and prints a line per URL in order", "[ctl
   CHECK(f.stderr_text == "shortenctl: 1 of 2500 URLs failed\n");
 }
 
-TEST_CASE("batch of good URLs exits 0; --json prints a result object per URL", "[ctl]") {
+TEST_CASE("batch of good URLs exits 0 and with --json prints a result object per URL", "[ctl]") {
   Fixture f;
   f.options.json = true;
   CHECK(f.Run({"batch", "-"}, "https://a.com/\n  https://b.com/  \n") == kExitOk);
