@@ -30,6 +30,7 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
         absl::StrCat("--listen=127.0.0.1:", port),
         absl::StrCat("--service=", options.service_target),
         absl::StrCat("--codec_secret_file=", options.secret_file),
+        absl::StrCat("--api_key_file=", options.api_key_file),
     });
     argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
     std::remove((dir + "/edge.log").c_str());  // each attempt's log on its own
