@@ -490,6 +490,47 @@ std::pair<int, std::string> RunEdgeExpectingExit(const std::vector<std::string>&
   return {*rc, out.str()};
 }
 
+TEST_CASE("an edge whose key is revoked stops resolving, is not ready, and says why",
+          "[edge_e2e]") {
+  EdgeFixture f;
+  const std::string cached = f.Shorten("https://example.com/cached-before").code();
+  std::vector<std::string> cold;  // uncached codes, one per attempt below
+  for (int i = 0; i < 30; ++i) {
+    cold.push_back(f.Shorten(absl::StrCat("https://example.com/cold-after/", i)).code());
+  }
+  REQUIRE(f.Get("/" + cached).status == 302);
+  REQUIRE(f.Get("/readyz").status == 200);
+  v1::ListApiKeysResponse keys;
+  REQUIRE(f.stub->ListApiKeys(EdgeFixture::Ctx().get(), v1::ListApiKeysRequest(), &keys).ok());
+  int64_t edge_key = 0;
+  for (const v1::ApiKey& k : keys.api_keys()) {
+    if (k.name() == "edge") edge_key = k.id();
+  }
+  REQUIRE(edge_key != 0);
+  v1::RevokeApiKeyRequest revoke;
+  revoke.set_id(edge_key);
+  v1::ApiKey revoked;
+  REQUIRE(f.stub->RevokeApiKey(EdgeFixture::Ctx().get(), revoke, &revoked).ok());
+  // The service drops the key within a second: a miss then fails (503, as
+  // for any trouble upstream), and the edge reports itself not ready.
+  HttpResponse miss;
+  for (const std::string& code : cold) {
+    // Until the revocation lands, misses resolve (and get cached): a fresh
+    // code each time.
+    miss = f.Get("/" + code);
+    if (miss.status == 503) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  CHECK(miss.status == 503);
+  CHECK(miss.Has("retry-after"));
+  CHECK(f.Get("/readyz").status == 503);
+  // What was cached before still redirects: the public is not punished for
+  // a key problem.
+  CHECK(f.Get("/" + cached).status == 302);
+  CHECK_THAT(f.edge->Log(), Catch::Contains("refuses this edge's key"));
+  CHECK_THAT(f.edge->Log(), Catch::Contains("api key revoked"));
+}
+
 TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
   const auto [rc, out] = RunEdgeExpectingExit({"--help"});
   CHECK(rc == 1);  // abseil's --help exits 1
