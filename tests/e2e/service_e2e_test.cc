@@ -261,6 +261,7 @@ TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") 
   E2eFixture f;
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), "--service=" + f.service->target());
+    args.insert(args.begin(), "--api_key_file=" + f.service->admin_key_file());
     return RunBinary("shortenctl", args);
   };
   auto [rc, text] = run({"--json", "shorten", "https://example.com/from-ctl"});
@@ -285,7 +286,7 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
         "--min_code_length", "--max_url_length", "--short_domains", "--denied_domains",
         "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
         "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
-        "--shutdown_grace"}) {
+        "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
   CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
