@@ -56,12 +56,17 @@ absl::Status FileError(int error, const std::string& path) {
 absl::StatusOr<FileContent> ReadStable(const std::string& path) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (attempt > 0) absl::SleepFor(absl::Milliseconds(20));
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO given by mistake must not block the open (and with
+    // it SIGHUP handling) until a writer comes; it is refused just below.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return FileError(errno, path);
     FdCloser closer(fd);
     FileContent content;
     if (fstat(fd, &content.before) != 0) return FileError(errno, path);
     if (S_ISDIR(content.before.st_mode)) return FileError(EISDIR, path);
+    if (!S_ISREG(content.before.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(path, ": not a regular file"));
+    }
     char buffer[16384];
     while (true) {
       const ssize_t n = read(fd, buffer, sizeof buffer);

@@ -164,6 +164,10 @@ TEST_CASE("reading a deny list file names the file in every error", "[url]") {
   CHECK(ReadDenyListFile(path).value() == Domains{"good.example"});
   CHECK_THAT(ReadDenyListFile(dir.File("")),
              HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, "Is a directory"));
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(ReadDenyListFile(fifo),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, "not a regular file"));
 }
 
 TEST_CASE("a deny list watcher does not start on a missing or malformed file", "[url]") {
