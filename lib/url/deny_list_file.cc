@@ -158,7 +158,8 @@ absl::StatusOr<std::unique_ptr<DenyListWatcher>> DenyListWatcher::Start(
   if (options.poll_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("deny list file: poll interval must be positive");
   }
-  std::unique_ptr<DenyListWatcher> watcher(new DenyListWatcher(std::move(options), std::move(apply)));
+  std::unique_ptr<DenyListWatcher> watcher(
+      new DenyListWatcher(std::move(options), std::move(apply)));
   {
     std::lock_guard<std::mutex> lock(watcher->load_mu_);
     absl::Status loaded = watcher->LoadLocked(Probe(watcher->options_.path));
@@ -225,9 +226,10 @@ absl::Status DenyListWatcher::LoadLocked(const FileVersion& probed) {
   // Truncating and rewriting a file shows a 0-byte file for a moment;
   // emptying the list on it would open the gate until the next poll.
   if (content->text.empty() && file_count_ > 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        options_.path, ": is empty (a rewrite in progress?); to empty the list on purpose, "
-                       "leave a comment line in the file"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.path,
+                     ": is empty (a rewrite in progress?); to empty the list on purpose, "
+                     "leave a comment line in the file"));
   }
   std::vector<std::string> merged = Merge(options_.fixed_domains, *domains);
   apply_(merged);

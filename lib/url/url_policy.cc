@@ -130,7 +130,9 @@ absl::StatusOr<std::string> CanonicalDomain(absl::string_view entry) {
         quoted, " is not a domain name (no wildcards: subdomains are always included)"));
   }
   const std::string text = DomainText(entry);
-  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(quoted, " is not a domain name"));
+  if (text.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(quoted, " is not a domain name"));
+  }
   absl::StatusOr<std::string> canonical = internal::CanonicalHost(text);
   if (!canonical.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(quoted, " is not a domain name or IP address (",
@@ -143,11 +145,13 @@ UrlPolicy::UrlPolicy(UrlPolicyOptions options)
     : max_length_(options.max_length),
       allowed_schemes_(LowerAll(std::move(options.allowed_schemes))),
       short_domains_(CanonicalDomains(options.short_domains)),
-      denied_domains_(std::make_shared<const DomainSet>(CanonicalDomains(options.denied_domains))) {}
+      denied_domains_(
+          std::make_shared<const DomainSet>(CanonicalDomains(options.denied_domains))) {}
 
 void UrlPolicy::SetDeniedDomains(const std::vector<std::string>& domains) {
   // Built before the swap: readers never wait for the canonicalisation.
-  std::shared_ptr<const DomainSet> next = std::make_shared<const DomainSet>(CanonicalDomains(domains));
+  std::shared_ptr<const DomainSet> next =
+      std::make_shared<const DomainSet>(CanonicalDomains(domains));
   std::atomic_store(&denied_domains_, std::move(next));
 }
 

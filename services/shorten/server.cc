@@ -129,7 +129,8 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   // Checked like the file's entries: a typo must not silently deny nothing.
   for (const std::string& domain : c.denied_domains) {
     if (absl::StatusOr<std::string> entry = url::CanonicalDomain(domain); !entry.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--denied_domains: ", entry.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--denied_domains: ", entry.status().message()));
     }
   }
   return absl::OkStatus();
@@ -215,8 +216,10 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   watch.path = config.denied_domains_file;
   watch.fixed_domains = config.denied_domains;
   url::UrlPolicy* policy = parts.url_policy.get();
-  absl::StatusOr<std::unique_ptr<url::DenyListWatcher>> watcher = url::DenyListWatcher::Start(
-      watch, [policy](const std::vector<std::string>& domains) { policy->SetDeniedDomains(domains); });
+  absl::StatusOr<std::unique_ptr<url::DenyListWatcher>> watcher =
+      url::DenyListWatcher::Start(watch, [policy](const std::vector<std::string>& domains) {
+        policy->SetDeniedDomains(domains);
+      });
   if (!watcher.ok()) {
     return absl::Status(watcher.status().code(),
                         absl::StrCat("--denied_domains_file: ", watcher.status().message()));

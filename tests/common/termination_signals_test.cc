@@ -8,9 +8,8 @@
 #include <signal.h>
 
 #include <atomic>
-#include <thread>
-
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"

@@ -3,10 +3,12 @@
 // short domain refused; bad policy flags and files stop the start. Calls go
 // through the fixture's stub so that they carry whatever credentials the
 // fixture gives them.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -14,9 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -99,8 +98,9 @@ TEST_CASE("The deny list file is reloaded on SIGHUP and when it changes", "[e2e]
     CHECK(st.error_message() == R"(long_url: host "phish.example" is on the deny list)");
     st = f.Shorten("https://Login.Phish.Example./x", &out);
     CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
-    CHECK(st.error_message() ==
-          R"(long_url: host "login.phish.example" is on the deny list (a subdomain of "phish.example"))");
+    CHECK(
+        st.error_message() ==
+        R"(long_url: host "login.phish.example" is on the deny list (a subdomain of "phish.example"))");
     CHECK(IsDenied(f, "https://flag.example/"));
     CHECK_FALSE(IsDenied(f, "https://notphish.example/"));
 

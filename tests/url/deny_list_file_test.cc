@@ -10,13 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -134,11 +133,15 @@ TEST_CASE("a bad deny list entry is refused naming its line and the problem", "[
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"ok.example\nhttps://evil.example/\n", R"(line 2: "https://evil.example/" is not a domain name (write the host alone, not a URL))"},
-      {"# header\r\n\r\n*.evil.example\r\n", R"(line 3: "*.evil.example" is not a domain name (no wildcards)"},
-      {"a.example b.example\n", R"(line 1: one domain per line, got 2 words ("a.example b.example"))"},
+      {"ok.example\nhttps://evil.example/\n",
+       R"(line 2: "https://evil.example/" is not a domain name (write the host alone, not a URL))"},
+      {"# header\r\n\r\n*.evil.example\r\n",
+       R"(line 3: "*.evil.example" is not a domain name (no wildcards)"},
+      {"a.example b.example\n",
+       R"(line 1: one domain per line, got 2 words ("a.example b.example"))"},
       {"a.example\tb.example\n", "line 1: one domain per line, got 2 words"},
-      {"ok.example\n\nevil..example\n", R"(line 3: "evil..example" is not a domain name or IP address)"},
+      {"ok.example\n\nevil..example\n",
+       R"(line 3: "evil..example" is not a domain name or IP address)"},
       {"ok.example\nbad_chär!.example\n", "line 2: "},
       {"1.2.3\n", R"(line 1: "1.2.3" is not a domain name or IP address)"},
       {".\n", R"(line 1: "." is not a domain name)"},
@@ -239,8 +242,7 @@ TEST_CASE("a deleted deny list file keeps the previous list until it is back",
   REQUIRE_THAT(watcher, IsOk());
   REQUIRE(unlink(path.c_str()) == 0);
   absl::SleepFor(absl::Milliseconds(200));  // some twenty polls
-  CHECK_THAT((*watcher)->Reload("test"),
-             HasCodeAndMessage(absl::StatusCode::kNotFound, path));
+  CHECK_THAT((*watcher)->Reload("test"), HasCodeAndMessage(absl::StatusCode::kNotFound, path));
   CHECK(applied.calls() == 1);
   CHECK(applied.last() == Domains{"a.example"});
   CHECK((*watcher)->DomainCount() == 1);

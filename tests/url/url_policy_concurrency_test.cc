@@ -3,11 +3,10 @@
 // from one whole list, old or new; run under TSan with the `concurrent`
 // label. Reader threads only count; the checks run on the test thread.
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"

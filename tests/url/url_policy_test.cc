@@ -314,7 +314,7 @@ TEST_CASE("scheme lists are checked for scheme syntax", "[url]") {
   for (const std::string bad : {"", "http:", "1http", "ht tp", "https://", "+x", "é"}) {
     INFO("scheme: " << bad);
     CHECK_THAT(ValidateSchemes({"http", bad}),
-               HasCodeAndMessage(kInvalid, absl::StrCat("scheme \"", bad, "\" is not a scheme name")));
+               HasCodeAndMessage(kInvalid, absl::StrCat("scheme \"", bad, "\" is not a scheme")));
   }
 }
 
