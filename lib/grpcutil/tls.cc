@@ -221,7 +221,9 @@ TlsMode ServerTlsModeOf(const ServerTlsOptions& options) {
 
 absl::Status ValidateServerTlsOptions(const ServerTlsOptions& options) {
   if (options.cert_file.empty()) {
-    if (!options.key_file.empty()) return Needs(kTlsKey, kTlsCert, "the key's certificate");
+    if (!options.key_file.empty()) {
+      return Needs(kTlsKey, kTlsCert, "the certificate the key belongs to");
+    }
     if (!options.client_ca_file.empty()) {
       return Needs(kTlsClientCa, kTlsCert, "client certificates are checked over TLS only");
     }
@@ -257,7 +259,7 @@ TlsMode ClientTlsModeOf(const ClientTlsOptions& options) {
 
 absl::Status ValidateClientTlsOptions(const ClientTlsOptions& options) {
   if (options.cert_file.empty() && !options.key_file.empty()) {
-    return Needs(kServiceTlsKey, kServiceTlsCert, "the key's certificate");
+    return Needs(kServiceTlsKey, kServiceTlsCert, "the certificate the key belongs to");
   }
   if (!options.cert_file.empty() && options.key_file.empty()) {
     return Needs(kServiceTlsCert, kServiceTlsKey, "the certificate's private key");
