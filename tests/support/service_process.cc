@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <grpcpp/grpcpp.h>
 
@@ -16,11 +17,15 @@
 
 namespace shortener::testing {
 
-bool WaitForGrpcServer(const std::string& target, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-  return channel->WaitForConnected(std::chrono::system_clock::now() +
-                                   absl::ToChronoMilliseconds(timeout));
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
+                       const grpcutil::ClientTlsOptions& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      grpcutil::CreateClientChannel(target, tls);
+  if (!channel.ok()) return false;
+  return (*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                      absl::ToChronoMilliseconds(timeout));
 }
+
 
 absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
                                                   const std::string& log_path) {
@@ -32,6 +37,14 @@ absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& o
       absl::StrCat("--codec_secret_file=", options.secret_file),
       "--create_codec_secret",
   };
+  const std::pair<const char*, const std::string*> tls_flags[] = {
+      {"--tls_cert=", &options.tls.cert_file},
+      {"--tls_key=", &options.tls.key_file},
+      {"--tls_client_ca=", &options.tls.client_ca_file},
+  };
+  for (const auto& [flag, value] : tls_flags) {
+    if (!value->empty()) argv.push_back(flag + *value);
+  }
   argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
   return Subprocess::Spawn(argv, log_path);
 }
@@ -65,7 +78,9 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
         return absl::FailedPreconditionError(
             absl::StrCat("shorten-service exited during start; log:\n", log));
       }
-      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) return service;
+      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200), options.client_tls)) {
+        return service;
+      }
     }
     if (!port_taken) {
       return absl::DeadlineExceededError(
@@ -96,7 +111,9 @@ absl::Status ServiceProcess::Restart() {
       return absl::FailedPreconditionError(
           absl::StrCat("shorten-service exited during restart; log:\n", Log()));
     }
-    if (WaitForGrpcServer(target(), absl::Milliseconds(200))) return absl::OkStatus();
+    if (WaitForGrpcServer(target(), absl::Milliseconds(200), options_.client_tls)) {
+      return absl::OkStatus();
+    }
   }
   return absl::DeadlineExceededError("shorten-service not ready in time after restart");
 }

@@ -1,7 +1,7 @@
 // Runs the real shorten-service binary against a PgCluster for end-to-end
 // tests and benchmarks: picks a free port, writes a code secret, starts the
-// process, waits until it accepts gRPC connections. Stopped (SIGKILL if still
-// running) on destruction.
+// process (over TLS if asked), waits until it accepts gRPC connections.
+// Stopped (SIGKILL if still running) on destruction.
 #ifndef SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 #define SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 
@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 #include "tests/support/subprocess.h"
 
 namespace shortener::testing {
@@ -20,6 +21,10 @@ struct ServiceProcessOptions {
   std::string secret_file;              // empty: a fresh one in a temp dir
   std::string base_url = "https://sho.rt/";
   int port = 0;                         // 0: pick a free one
+  grpcutil::ServerTlsOptions tls;       // --tls_*; default plaintext
+  // How the readiness probe connects: must fit `tls` (a CA, and a client
+  // certificate when tls.client_ca_file is set).
+  grpcutil::ClientTlsOptions client_tls;
   std::vector<std::string> extra_flags;
   absl::Duration ready_timeout = absl::Seconds(30);
 };
@@ -56,8 +61,10 @@ class ServiceProcess {
   std::string log_path_;
 };
 
-// Waits until a gRPC server at `target` accepts a connection.
-bool WaitForGrpcServer(const std::string& target, absl::Duration timeout);
+// Waits until a gRPC server at `target` accepts a connection (made as `tls`
+// says: the handshake must succeed too).
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
+                       const grpcutil::ClientTlsOptions& tls = {});
 
 }  // namespace shortener::testing
 
