@@ -16,6 +16,9 @@ using shortener::service::ServerConfig;
 static const ServerConfig kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate (chain) to serve TLS with; needs --tls_key; default: plaintext");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert (unencrypted; checked against the certificate at start)");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA certificate(s): clients must present a certificate signed by one (mutual TLS); needs --tls_cert");
 ABSL_FLAG(std::string, postgres, "", "libpq connection string of the database, e.g. \"host=/run/postgresql dbname=shortener\" (required)");
 ABSL_FLAG(std::string, base_url, kDefaults.base_url, "short URLs are base_url + code; must end with /");
 ABSL_FLAG(std::string, codec_secret_file, "", "file holding the code secret (64 hex chars), shared by every replica and edge (required)");
@@ -59,6 +62,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   ServerConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
+  c.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  c.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  c.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   c.postgres = absl::GetFlag(FLAGS_postgres);
   c.base_url = absl::GetFlag(FLAGS_base_url);
   c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);

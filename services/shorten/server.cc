@@ -20,6 +20,7 @@
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
 #include "lib/common/thread_pool.h"
+#include "lib/grpcutil/tls.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/pg/codec_keys.h"
@@ -141,7 +142,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
           absl::StrCat("--denied_domains: ", entry.status().message()));
     }
   }
-  return absl::OkStatus();
+  return grpcutil::ValidateServerTlsOptions(c.tls);
 }
 
 namespace {
@@ -350,6 +351,20 @@ void LogServed(const ServiceParts& parts) {
           reads.lookups, reads.batches, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
 }
 
+// "plaintext", "TLS (certificate F)" or "mTLS (certificate F, client
+// certificates signed by G)": whoever reads the start line should not have
+// to guess how clients must connect.
+std::string DescribeTls(const grpcutil::ServerTlsOptions& tls) {
+  const grpcutil::TlsMode mode = grpcutil::ServerTlsModeOf(tls);
+  std::string text(grpcutil::TlsModeName(mode));
+  if (mode == grpcutil::TlsMode::kTls) absl::StrAppend(&text, " (certificate ", tls.cert_file, ")");
+  if (mode == grpcutil::TlsMode::kMutualTls) {
+    absl::StrAppend(&text, " (certificate ", tls.cert_file, ", client certificates signed by ",
+                    tls.client_ca_file, ")");
+  }
+  return text;
+}
+
 // Last resort: if draining hangs (a database that accepts connections but
 // never answers), exit non-zero instead of hanging forever.
 void StartShutdownWatchdog(absl::Duration limit) {
@@ -364,13 +379,17 @@ void StartShutdownWatchdog(absl::Duration limit) {
 
 absl::Status RunServer(const ServerConfig& config) {
   SHORTENER_RETURN_IF_ERROR(ValidateConfig(config));
+  // Before the database: a bad certificate or key should stop the start at
+  // once, not after migrations.
+  SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                             grpcutil::MakeServerCredentials(config.tls));
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(config));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(parts->service.get());
   // BatchShorten of 1000 URLs of 2 KB each must fit.
   builder.SetMaxReceiveMessageSize(16 << 20);
@@ -384,8 +403,8 @@ absl::Status RunServer(const ServerConfig& config) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  LogInfo("shorten-service listening on %s (port %d), base_url %s", config.listen, port,
-          config.base_url);
+  LogInfo("shorten-service listening on %s (port %d) over %s, base_url %s", config.listen, port,
+          DescribeTls(config.tls), config.base_url);
 
   int signo = ::shortener::WaitForTermination([&parts] {
     if (parts->deny_list == nullptr) {

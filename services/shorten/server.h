@@ -12,11 +12,13 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 
 namespace shortener::service {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
+  grpcutil::ServerTlsOptions tls;       // --tls_*; none set: plaintext
   std::string postgres;                 // libpq connection string (required)
   std::string base_url = "http://localhost:8080/";
   std::string codec_secret_file;        // required

@@ -177,6 +177,8 @@ std::string UsageText() {
          "\n"
          "global flags: --service=HOST:PORT (default 127.0.0.1:50051, or $SHORTENER_SERVICE)\n"
          "              --json (one JSON object per line)  --timeout=5s (per call)\n"
+         "              --service_tls_ca=CA.pem (TLS), with --service_tls_cert=C.pem\n"
+         "              --service_tls_key=K.pem (mutual TLS)\n"
          "exit status: 0 ok, 1 error from the service or the connection, 2 usage error\n";
 }
 

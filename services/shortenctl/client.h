@@ -1,7 +1,7 @@
 // ShortenClient: the ShortenService stub wrapped so that it owns deadlines.
-// Connect waits for the connection up to the timeout (and fails at once when
-// it is refused), then every call gets a deadline of its own; errors come
-// back as absl::Status with the server's code and message.
+// Connect waits for the connection (plaintext or TLS) up to the timeout (and
+// fails at once when it is refused), then every call gets a deadline of its
+// own; errors come back as absl::Status with the server's code and message.
 // Not thread-safe (shortenctl makes one call at a time); movable.
 #ifndef SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
 #define SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
@@ -11,17 +11,22 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::ctl {
 
 class ShortenClient {
  public:
-  // Connects to `target` (HOST:PORT, or any gRPC target name) over plaintext.
-  // UNAVAILABLE "cannot connect to TARGET..." at once when the connection is
-  // refused or the name does not resolve, or after `timeout` when the
-  // connection is still not up (e.g. packets dropped).
-  static absl::StatusOr<ShortenClient> Connect(const std::string& target, absl::Duration timeout);
+  // Connects to `target` (HOST:PORT, or any gRPC target name) over plaintext,
+  // or TLS as `tls` says. UNAVAILABLE "cannot connect to TARGET..." at once
+  // when the connection is refused, the name does not resolve or the TLS
+  // handshake fails, or after `timeout` when the connection is still not up
+  // (e.g. packets dropped). The errors of grpcutil::MakeChannelCredentials
+  // when a TLS file is missing or bad.
+  static absl::StatusOr<ShortenClient> Connect(const std::string& target,
+                                               const grpcutil::ClientTlsOptions& tls,
+                                               absl::Duration timeout);
 
   // Each call: the RPC with a deadline of `timeout` from now; the server's
   // status (DEADLINE_EXCEEDED when the deadline passes) on failure.

@@ -43,7 +43,8 @@ int RunShorten(const Options& options, const Args& args, Console io) {
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("shorten"), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client =
+      ShortenClient::Connect(options.service, options.tls, options.timeout);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   absl::StatusOr<v1::ShortenResponse> response = client->Shorten(*request);
   if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
@@ -93,7 +94,8 @@ int RunBatch(const Options& options, const Args& args, Console io) {
     }
     in = &file;
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client =
+      ShortenClient::Connect(options.service, options.tls, options.timeout);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
 
   int total = 0;
@@ -127,7 +129,8 @@ int RunResolve(const Options& options, const Args& args, Console io) {
   if (absl::Status usage = CheckCodeArgs("resolve", args, options); !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine("resolve"), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client =
+      ShortenClient::Connect(options.service, options.tls, options.timeout);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   v1::ResolveRequest request;
   request.set_code(args[0]);
@@ -143,7 +146,8 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   if (absl::Status usage = CheckCodeArgs(command, args, options); !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine(command), io.err);
   }
-  absl::StatusOr<ShortenClient> client = ShortenClient::Connect(options.service, options.timeout);
+  absl::StatusOr<ShortenClient> client =
+      ShortenClient::Connect(options.service, options.tls, options.timeout);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   absl::StatusOr<v1::Link> link;
   if (command == "get") {
@@ -183,6 +187,11 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   }
   if (options.timeout <= absl::ZeroDuration()) {
     return ReportUsageError("--timeout must be positive", UsageLine(""), io.err);
+  }
+  // Flags that do not go together are a usage error; a TLS file that cannot
+  // be read is found when connecting, like an unreachable service.
+  if (absl::Status tls = grpcutil::ValidateClientTlsOptions(options.tls); !tls.ok()) {
+    return ReportUsageError(tls.message(), UsageLine(""), io.err);
   }
   const std::string& command = args[0];
   const Args rest(args.begin() + 1, args.end());

@@ -286,7 +286,8 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
         "--min_code_length", "--max_url_length", "--short_domains", "--denied_domains",
         "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
         "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
-        "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl"}) {
+        "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl", "--tls_cert",
+        "--tls_key", "--tls_client_ca"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
   CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
@@ -304,6 +305,22 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
       {"--postgres=host=/nonexistent", "--codec_secret_file=/nonexistent/secret"});
   CHECK(rc5 != 0);
   CHECK_THAT(no_secret, Catch::Contains("--codec_secret_file"));
+  const std::vector<std::string> base = {"--postgres=host=/nonexistent", "--codec_secret_file=/x"};
+  const std::pair<std::vector<std::string>, std::string> tls_cases[] = {
+      {{"--tls_key=/k.pem"}, "--tls_key needs --tls_cert"},
+      {{"--tls_cert=/c.pem"}, "--tls_cert needs --tls_key"},
+      {{"--tls_client_ca=/ca.pem"}, "--tls_client_ca needs --tls_cert"},
+      {{"--tls_cert=/nonexistent/c.pem", "--tls_key=/k.pem"},
+       "--tls_cert: no such file /nonexistent/c.pem"},
+  };
+  for (const auto& [flags, message] : tls_cases) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto [tls_rc, tls_out] = RunServiceBinary(args);
+    INFO(tls_out);
+    CHECK(tls_rc == 1);
+    CHECK_THAT(tls_out, Catch::Contains(message));
+  }
 }
 
 TEST_CASE("A service started with another code secret refuses to run", "[e2e]") {

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <grpcpp/grpcpp.h>
 
@@ -19,11 +20,15 @@
 
 namespace shortener::testing {
 
-bool WaitForGrpcServer(const std::string& target, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-  return channel->WaitForConnected(std::chrono::system_clock::now() +
-                                   absl::ToChronoMilliseconds(timeout));
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
+                       const grpcutil::ClientTlsOptions& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      grpcutil::CreateClientChannel(target, tls);
+  if (!channel.ok()) return false;
+  return (*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                      absl::ToChronoMilliseconds(timeout));
 }
+
 
 absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
                                                   const std::string& log_path) {
@@ -36,6 +41,14 @@ absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& o
       "--create_codec_secret",
       absl::StrCat("--bootstrap_admin_key_file=", options.admin_key_file),
   };
+  const std::pair<const char*, const std::string*> tls_flags[] = {
+      {"--tls_cert=", &options.tls.cert_file},
+      {"--tls_key=", &options.tls.key_file},
+      {"--tls_client_ca=", &options.tls.client_ca_file},
+  };
+  for (const auto& [flag, value] : tls_flags) {
+    if (!value->empty()) argv.push_back(flag + *value);
+  }
   argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
   return Subprocess::Spawn(argv, log_path);
 }
@@ -70,7 +83,7 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
         return absl::FailedPreconditionError(
             absl::StrCat("shorten-service exited during start; log:\n", log));
       }
-      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) {
+      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200), options.client_tls)) {
         absl::StatusOr<std::string> key =
             grpcutil::ReadApiKeyFile("bootstrap_admin_key_file", service->options_.admin_key_file);
         if (!key.ok()) return key.status();
@@ -107,15 +120,20 @@ absl::Status ServiceProcess::Restart() {
       return absl::FailedPreconditionError(
           absl::StrCat("shorten-service exited during restart; log:\n", Log()));
     }
-    if (WaitForGrpcServer(target(), absl::Milliseconds(200))) return absl::OkStatus();
+    if (WaitForGrpcServer(target(), absl::Milliseconds(200), options_.client_tls)) {
+      return absl::OkStatus();
+    }
   }
   return absl::DeadlineExceededError("shorten-service not ready in time after restart");
 }
 
 std::unique_ptr<v1::ShortenService::Stub> ServiceProcess::NewStub(
     const std::string& api_key, const grpc::ChannelArguments& args) const {
-  return v1::ShortenService::NewStub(grpcutil::CreateChannelWithApiKey(
-      target(), grpc::InsecureChannelCredentials(), args, api_key));
+  // Over the TLS the readiness probe uses (plaintext unless asked); a bad
+  // TLS file was already caught by that probe, so value() cannot throw here
+  // unless the files changed since.
+  return v1::ShortenService::NewStub(
+      grpcutil::CreateClientChannel(target(), options_.client_tls, args, api_key).value());
 }
 
 absl::StatusOr<std::string> ServiceProcess::CreateKey(const v1::CreateApiKeyRequest& request) {

@@ -1,8 +1,9 @@
 // Runs the real shorten-service binary against a PgCluster for end-to-end
 // tests and benchmarks: picks a free port, writes a code secret, starts the
-// process with a bootstrap admin key, waits until it accepts gRPC
-// connections. Stopped (SIGKILL if still running) on destruction.
-// Stubs made here carry an API key (admin unless another is given).
+// process (over TLS if asked) with a bootstrap admin key, waits until it
+// accepts gRPC connections. Stopped (SIGKILL if still running) on
+// destruction. Stubs made here carry an API key (admin unless another is
+// given).
 #ifndef SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 #define SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 
@@ -15,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "shortener/v1/shortener.grpc.pb.h"
+#include "lib/grpcutil/tls.h"
 #include "tests/support/subprocess.h"
 
 namespace shortener::testing {
@@ -27,6 +29,10 @@ struct ServiceProcessOptions {
   std::string admin_key_file;
   std::string base_url = "https://sho.rt/";
   int port = 0;                         // 0: pick a free one
+  grpcutil::ServerTlsOptions tls;       // --tls_*; default plaintext
+  // How the readiness probe connects: must fit `tls` (a CA, and a client
+  // certificate when tls.client_ca_file is set).
+  grpcutil::ClientTlsOptions client_tls;
   std::vector<std::string> extra_flags;
   absl::Duration ready_timeout = absl::Seconds(30);
 };
@@ -48,7 +54,7 @@ class ServiceProcess {
   const std::string& admin_key() const { return admin_key_; }
 
   // A stub whose calls carry `api_key` (default: the admin key; "" for
-  // none).
+  // none), over options.client_tls.
   std::unique_ptr<v1::ShortenService::Stub> NewStub() const { return NewStub(admin_key_); }
   std::unique_ptr<v1::ShortenService::Stub> NewStub(const std::string& api_key,
                                                     const grpc::ChannelArguments& args = {}) const;
@@ -81,8 +87,10 @@ class ServiceProcess {
   std::string log_path_;
 };
 
-// Waits until a gRPC server at `target` accepts a connection.
-bool WaitForGrpcServer(const std::string& target, absl::Duration timeout);
+// Waits until a gRPC server at `target` accepts a connection (made as `tls`
+// says: the handshake must succeed too).
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
+                       const grpcutil::ClientTlsOptions& tls = {});
 
 }  // namespace shortener::testing
 

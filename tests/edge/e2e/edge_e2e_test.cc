@@ -539,7 +539,9 @@ TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
         "--min_code_length",
         "--cache_entries", "--cache_bytes", "--cache_ttl", "--negative_cache_ttl", "--stale_grace",
         "--trusted_proxies", "--resolve_timeout", "--resolve_batch", "--resolve_in_flight",
-        "--shutdown_grace", "--max_request_line", "--idle_timeout", "--access_log"}) {
+        "--shutdown_grace", "--max_request_line", "--idle_timeout", "--access_log",
+        "--service_tls_ca", "--service_tls_cert", "--service_tls_key",
+        "--service_tls_server_name"}) {
     INFO(flag);
     CHECK(absl::StrContains(out, absl::StrCat(flag, " (")));
   }
@@ -574,6 +576,14 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
       {{service, key, secret, "--threads=-1"}, "--threads"},
       {{service, key, secret, "--resolve_batch=5000"}, "--resolve_batch must be 1..1000"},
       {{service, key, secret, "--min_code_length=11"}, "--min_code_length"},
+      {{service, key, secret, "--service_tls_key=/k.pem"},
+       "--service_tls_key needs --service_tls_cert"},
+      {{service, key, secret, "--service_tls_cert=/c.pem"},
+       "--service_tls_cert needs --service_tls_key"},
+      {{service, key, secret, "--service_tls_server_name=shorten.internal"},
+       "--service_tls_server_name needs --service_tls_ca"},
+      {{service, key, secret, "--service_tls_ca=/nonexistent/ca.pem"},
+       "--service_tls_ca: no such file /nonexistent/ca.pem"},
   };
   for (const Case& c : cases) {
     const auto [rc, out] = RunEdgeExpectingExit(c.flags);
