@@ -19,6 +19,10 @@ const shortener::edge::EdgeConfig kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen, "HTTP listen address HOST:PORT (port 0: any free port)");
 ABSL_FLAG(std::string, service, kDefaults.service, "the shorten-service's gRPC address HOST:PORT");
+ABSL_FLAG(std::string, service_tls_ca, "", "PEM CA certificate(s) the service's certificate must chain to: connect over TLS; default: plaintext");
+ABSL_FLAG(std::string, service_tls_cert, "", "PEM client certificate for a service that requires one (mutual TLS); needs --service_tls_key");
+ABSL_FLAG(std::string, service_tls_key, "", "PEM private key of --service_tls_cert (unencrypted)");
+ABSL_FLAG(std::string, service_tls_server_name, "", "name the service's certificate must carry, when it does not name the --service host (e.g. connecting by IP)");
 ABSL_FLAG(int, threads, kDefaults.threads, "event-loop threads; 0: one per core");
 ABSL_FLAG(std::string, api_key_file, "", "file holding the edge's API key (scopes resolve,record_clicks), sent with every call to the service (required)");
 ABSL_FLAG(std::string, codec_secret_file, "", "the shorten-service's code secret file, for the local prefilter (required)");
@@ -50,6 +54,10 @@ int main(int argc, char** argv) {
   shortener::edge::EdgeConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
   c.service = absl::GetFlag(FLAGS_service);
+  c.service_tls.ca_file = absl::GetFlag(FLAGS_service_tls_ca);
+  c.service_tls.cert_file = absl::GetFlag(FLAGS_service_tls_cert);
+  c.service_tls.key_file = absl::GetFlag(FLAGS_service_tls_key);
+  c.service_tls.server_name = absl::GetFlag(FLAGS_service_tls_server_name);
   c.threads = absl::GetFlag(FLAGS_threads);
   c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
   c.api_key_file = absl::GetFlag(FLAGS_api_key_file);

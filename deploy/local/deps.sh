@@ -8,6 +8,7 @@ SHORTENER_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev curl
   postgresql postgresql-contrib
+  openssl  # the tests make their TLS certificates with it
 )
 
 shortener_install_deps() {

@@ -101,10 +101,12 @@ conninfo="host=$pg_dir port=5432 user=$pg_user dbname=shortener"
 echo "== starting shorten-service on 127.0.0.1:$port (log: $run_dir/service.log)"
 build/bin/shorten-service --listen="127.0.0.1:$port" --postgres="$conninfo" \
   --base_url="http://localhost:$http_port/" --codec_secret_file="$run_dir/codec.secret" \
-  --create_codec_secret >>"$run_dir/service.log" 2>&1 &
+  --create_codec_secret --bootstrap_admin_key_file="$run_dir/admin.key" \
+  >>"$run_dir/service.log" 2>&1 &
 service_pid=$!
 
-ctl=(build/bin/shortenctl --service="127.0.0.1:$port")
+# The service writes an admin API key there on its first start (mode 0600).
+ctl=(build/bin/shortenctl --service="127.0.0.1:$port" --api_key_file="$run_dir/admin.key")
 for _ in $(seq 1 100); do
   if ! kill -0 "$service_pid" 2>/dev/null; then
     echo "shorten-service exited; its log:" >&2
@@ -115,9 +117,22 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
+# The edge gets a key of its own, with only the scopes it needs.
+if [ ! -s "$run_dir/edge.key" ]; then
+  echo "== creating the edge's API key ($run_dir/edge.key)"
+  edge_key=$("${ctl[@]}" --json keys create --name edge --scopes resolve,record_clicks |
+    sed -n 's/.*"key":"\([^"]*\)".*/\1/p')
+  if [ -z "$edge_key" ]; then
+    echo "could not create the edge's API key" >&2
+    exit 1
+  fi
+  (umask 077 && printf '%s\n' "$edge_key" >"$run_dir/edge.key")
+fi
+
 echo "== starting redirect-edge on 127.0.0.1:$http_port (log: $run_dir/edge.log)"
 build/bin/redirect-edge --listen="127.0.0.1:$http_port" --service="127.0.0.1:$port" \
-  --codec_secret_file="$run_dir/codec.secret" >>"$run_dir/edge.log" 2>&1 &
+  --codec_secret_file="$run_dir/codec.secret" --api_key_file="$run_dir/edge.key" \
+  >>"$run_dir/edge.log" 2>&1 &
 edge_pid=$!
 for _ in $(seq 1 100); do
   if ! kill -0 "$edge_pid" 2>/dev/null; then
@@ -141,15 +156,18 @@ cat <<EOT
 
 shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo),
 redirect-edge on 127.0.0.1:$http_port.
+Every RPC needs an API key; the admin key is in $run_dir/admin.key.
 Try:
   curl -i http://127.0.0.1:$http_port/$code
   ${ctl[*]} shorten https://example.com/some/long/path
   ${ctl[*]} resolve $code
   ${ctl[*]} get $code
   ${ctl[*]} revoke $code
+  ${ctl[*]} keys create --name campaigns --scopes shorten,stats --domains '*.example.com' --rate 50
+  ${ctl[*]} keys list
   grpcurl -plaintext 127.0.0.1:$port list
-  grpcurl -plaintext -d '{"long_url":"https://example.com/"}' 127.0.0.1:$port shortener.v1.ShortenService/Shorten
-  grpcurl -plaintext -d '{"code":"$code"}' 127.0.0.1:$port shortener.v1.ShortenService/Resolve
+  grpcurl -plaintext -H "authorization: Bearer \$(cat $run_dir/admin.key)" -d '{"long_url":"https://example.com/"}' 127.0.0.1:$port shortener.v1.ShortenService/Shorten
+  grpcurl -plaintext -H "authorization: Bearer \$(cat $run_dir/admin.key)" -d '{"code":"$code"}' 127.0.0.1:$port shortener.v1.ShortenService/Resolve
   curl -s http://127.0.0.1:$http_port/metrics | grep ^edge_http_responses_total
 Press Ctrl-C to stop everything.
 EOT

@@ -12,8 +12,7 @@
 #include "edge/upstream/invalidation_watcher.h"
 #include "edge/upstream/resolve_batcher.h"
 #include "edge/upstream/service_client.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
+#include "grpcpp/channel.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
@@ -77,6 +76,7 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   }
   if (c.resolve_in_flight < 1) return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
   if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
+  SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateClientTlsOptions(c.service_tls));
   return TrustedProxies::Parse(c.trusted_proxies).status();
 }
 
@@ -106,10 +106,12 @@ absl::Status RunEdge(const EdgeConfig& config) {
   EdgeMetrics metrics(threads);
   ServiceClientOptions client_options;
   client_options.resolve_timeout = config.resolve_timeout;
-  ServiceClient client(grpcutil::CreateChannelWithApiKey(config.service,
-                                                        grpc::InsecureChannelCredentials(),
-                                                        EdgeChannelArguments(), api_key),
-                       client_options);
+  // Reads and checks the TLS files now: a bad one stops the start here
+  // rather than leaving an edge that never becomes ready.
+  SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                             grpcutil::CreateClientChannel(config.service, config.service_tls,
+                                                           EdgeChannelArguments(), api_key));
+  ServiceClient client(std::move(channel), client_options);
 
   RedirectHandlerOptions handler_options;
   handler_options.target.max_request_line = config.max_request_line;
@@ -141,8 +143,9 @@ absl::Status RunEdge(const EdgeConfig& config) {
                         absl::StrCat("--listen: ", server.status().message()));
   }
   handler.set_server(server->get());
-  LogInfo("redirect-edge listening on %s:%d (%d threads), service %s", host, (*server)->port(),
-          threads, config.service);
+  LogInfo("redirect-edge listening on %s:%d (%d threads), service %s over %s", host,
+          (*server)->port(), threads, config.service,
+          grpcutil::TlsModeName(grpcutil::ClientTlsModeOf(config.service_tls)));
 
   const int signo = WaitForTermination();
   LogInfo("signal %d: draining (up to %s)", signo, absl::FormatDuration(config.shutdown_grace));

@@ -12,12 +12,14 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "edge/cache/link_cache.h"
+#include "lib/grpcutil/tls.h"
 
 namespace shortener::edge {
 
 struct EdgeConfig {
   std::string listen = "127.0.0.1:8080";     // HOST:PORT, [V6]:PORT; port 0: any
   std::string service = "127.0.0.1:50051";   // the shorten-service, gRPC target
+  grpcutil::ClientTlsOptions service_tls;    // --service_tls_*; none set: plaintext
   int threads = 0;                           // event loops; 0: one per core
   std::string codec_secret_file;             // the service's secret (required)
   std::string api_key_file;                  // the edge's API key: resolve, record_clicks (required)

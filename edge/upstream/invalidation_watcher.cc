@@ -111,6 +111,12 @@ void InvalidationWatcher::Run() {
       sink_->StreamState(false);
       LogWarning("invalidation stream ended (%s); resubscribing", status.error_message());
       backoff = options_.initial_backoff;
+    } else if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+               status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      // Not a network blip: the service refuses this edge's key. Say so on
+      // every attempt (they are max_backoff apart) until someone fixes it.
+      LogError("invalidation stream refused: %s; check --api_key_file (scope resolve)",
+               status.error_message());
     }
     // Sleep backoff * [0.5, 1.5) so edges restarted together spread out.
     std::uniform_real_distribution<double> jitter(0.5, 1.5);

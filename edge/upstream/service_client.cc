@@ -114,7 +114,8 @@ void ServiceClient::Resolve(absl::string_view code, absl::AnyInvocable<void(Reso
   call->context.set_deadline(std::chrono::system_clock::now() +
                              absl::ToChronoNanoseconds(options_.resolve_timeout));
   stub_->async()->Resolve(&call->context, &call->request, &call->response,
-                          [call](grpc::Status status) {
+                          [this, call](grpc::Status status) {
+                            NoteCallStatus(status);
                             ResolveReply reply = ReplyFromResolve(status, call->response);
                             reply.latency = absl::FromChrono(std::chrono::steady_clock::now() -
                                                              call->start);
@@ -170,6 +171,7 @@ void ServiceClient::ResolveBatch(std::vector<std::string> codes,
                              absl::ToChronoNanoseconds(options_.resolve_timeout));
   stub_->async()->BatchResolve(
       &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+        NoteCallStatus(status);
         if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
           // A service older than this edge (a rolling deploy): one Resolve
           // per code from now on.
@@ -209,8 +211,29 @@ void ServiceClient::ResolveBatch(std::vector<std::string> codes,
       });
 }
 
+void ServiceClient::NoteCallStatus(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      if (!key_refused_.exchange(true, std::memory_order_relaxed)) {
+        LogError("the service refuses this edge's key: %s; check --api_key_file "
+                 "(scopes resolve,record_clicks)",
+                 status.error_message());
+      }
+      break;
+    case grpc::StatusCode::OK:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      key_refused_.store(false, std::memory_order_relaxed);
+      break;
+    default:  // says nothing about the key
+      break;
+  }
+}
+
 bool ServiceClient::Ready() const {
-  return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
+  return !key_refused_.load(std::memory_order_relaxed) &&
+         channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
 }
 
 }  // namespace shortener::edge

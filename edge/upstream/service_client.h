@@ -64,12 +64,17 @@ class ServiceClient {
   void ResolveBatch(std::vector<std::string> codes,
                     absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
 
-  // True while the channel is connected (asks it to connect when idle).
+  // True while the channel is connected (asks it to connect when idle) and
+  // the last call did not have this edge's key refused (UNAUTHENTICATED or
+  // PERMISSION_DENIED): an edge whose key was revoked cannot serve a miss
+  // and should get no traffic.
   bool Ready() const;
 
   shortener::v1::ShortenService::Stub& stub() { return *stub_; }
 
  private:
+  // Tracks whether the service refuses our key (see Ready).
+  void NoteCallStatus(const grpc::Status& status);
   // One Resolve per code, answered together.
   void ResolveEach(std::vector<std::string> codes,
                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
@@ -78,6 +83,7 @@ class ServiceClient {
   std::unique_ptr<shortener::v1::ShortenService::Stub> stub_;
   ServiceClientOptions options_;
   std::atomic<bool> batch_unimplemented_{false};
+  std::atomic<bool> key_refused_{false};  // set and cleared by NoteCallStatus
 };
 
 // Maps one BatchResolve item (its response or its error) to a reply.

@@ -22,11 +22,13 @@ void BlockTerminationSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int WaitForTermination() {
+int WaitForTermination(const std::function<void()>& on_hangup) {
   const sigset_t set = TerminationSet();
   while (true) {
     int signo = 0;
-    if (sigwait(&set, &signo) == 0 && signo != SIGHUP) return signo;
+    if (sigwait(&set, &signo) != 0) continue;
+    if (signo != SIGHUP) return signo;
+    if (on_hangup) on_hangup();
   }
 }
 

@@ -1,10 +1,13 @@
 #include "lib/url/url_policy.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -25,31 +28,43 @@ std::vector<std::string> LowerAll(std::vector<std::string> values) {
   return values;
 }
 
+// `entry` without its leading dots, a bare IPv6 address in brackets.
+std::string DomainText(absl::string_view entry) {
+  while (!entry.empty() && entry.front() == '.') entry.remove_prefix(1);
+  std::string text(entry);
+  if (text.find(':') != std::string::npos && text.front() != '[') {
+    text = absl::StrCat("[", text, "]");
+  }
+  return text;
+}
+
 // Domain list entries get the spelling hosts get, so that "Sho.RT.",
 // "bücher.de" and "::1" match what Normalize sees. An entry that is not a
 // valid name cannot match a valid host; it is kept lower-cased, not dropped,
 // so that nothing silently widens.
-std::vector<std::string> CanonicalDomains(const std::vector<std::string>& domains) {
-  std::vector<std::string> result;
-  for (absl::string_view domain : domains) {
-    while (!domain.empty() && domain.front() == '.') domain.remove_prefix(1);
-    if (domain.empty()) continue;
-    std::string entry(domain);
-    if (entry.find(':') != std::string::npos && entry.front() != '[') {
-      entry = absl::StrCat("[", entry, "]");
-    }
-    absl::StatusOr<std::string> canonical = internal::CanonicalHost(entry);
-    result.push_back(canonical.ok() ? *std::move(canonical) : absl::AsciiStrToLower(entry));
+absl::flat_hash_set<std::string> CanonicalDomains(const std::vector<std::string>& domains) {
+  absl::flat_hash_set<std::string> result;
+  for (const std::string& domain : domains) {
+    std::string text = DomainText(domain);
+    if (text.empty()) continue;
+    absl::StatusOr<std::string> canonical = internal::CanonicalHost(text);
+    result.insert(canonical.ok() ? *std::move(canonical) : absl::AsciiStrToLower(text));
   }
   return result;
 }
 
-// The one domain of `domains` that covers `host`, or nullptr.
-const std::string* FindCovering(const std::vector<std::string>& domains, absl::string_view host) {
-  for (const std::string& domain : domains) {
-    if (internal::IsSameOrSubdomain(host, domain)) return &domain;
+// The entry of `domains` that covers `host`, or nullptr: `host` itself, then
+// each parent domain ("a.b.c", "b.c", "c"), the most specific first. The
+// same matching as internal::IsSameOrSubdomain, one look-up per label.
+const std::string* FindCovering(const absl::flat_hash_set<std::string>& domains,
+                                absl::string_view host) {
+  while (true) {
+    const auto it = domains.find(host);
+    if (it != domains.end()) return &*it;
+    const size_t dot = host.find('.');
+    if (dot == absl::string_view::npos) return nullptr;
+    host.remove_prefix(dot + 1);
   }
-  return nullptr;
 }
 
 std::string SubdomainNote(absl::string_view host, const std::string& domain) {
@@ -84,11 +99,63 @@ std::string Assemble(const internal::UrlParts& parts, absl::string_view host) {
 
 }  // namespace
 
+absl::Status ValidateSchemes(const std::vector<std::string>& schemes) {
+  if (schemes.empty()) return absl::InvalidArgumentError("must name at least one scheme");
+  for (const std::string& scheme : schemes) {
+    if (!internal::IsValidScheme(scheme)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scheme ", internal::QuoteForMessage(scheme),
+                       R"( is not a scheme name (a letter, then letters, digits, "+", "-", "."))"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CanonicalDomain(absl::string_view entry) {
+  const std::string quoted = internal::QuoteForMessage(entry);
+  // The two mistakes an operator is likely to make get a hint of their own.
+  if (absl::StrContains(entry, "/")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(quoted, " is not a domain name (write the host alone, not a URL)"));
+  }
+  if (std::any_of(entry.begin(), entry.end(), [](char c) {
+        return absl::ascii_isspace(static_cast<unsigned char>(c)) ||
+               absl::ascii_iscntrl(static_cast<unsigned char>(c));
+      })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(quoted, " is not a domain name (it contains a space or control character)"));
+  }
+  if (absl::StartsWith(entry, "*")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        quoted, " is not a domain name (no wildcards: subdomains are always included)"));
+  }
+  const std::string text = DomainText(entry);
+  if (text.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(quoted, " is not a domain name"));
+  }
+  absl::StatusOr<std::string> canonical = internal::CanonicalHost(text);
+  if (!canonical.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(quoted, " is not a domain name or IP address (",
+                                                   canonical.status().message(), ")"));
+  }
+  return canonical;
+}
+
 UrlPolicy::UrlPolicy(UrlPolicyOptions options)
     : max_length_(options.max_length),
       allowed_schemes_(LowerAll(std::move(options.allowed_schemes))),
       short_domains_(CanonicalDomains(options.short_domains)),
-      denied_domains_(CanonicalDomains(options.denied_domains)) {}
+      denied_domains_(
+          std::make_shared<const DomainSet>(CanonicalDomains(options.denied_domains))) {}
+
+void UrlPolicy::SetDeniedDomains(const std::vector<std::string>& domains) {
+  // Built before the swap: readers never wait for the canonicalisation.
+  std::shared_ptr<const DomainSet> next =
+      std::make_shared<const DomainSet>(CanonicalDomains(domains));
+  std::atomic_store(&denied_domains_, std::move(next));
+}
+
+size_t UrlPolicy::DeniedDomainCount() const { return std::atomic_load(&denied_domains_)->size(); }
 
 absl::StatusOr<std::string> UrlPolicy::Normalize(absl::string_view raw) const {
   if (raw.empty()) return Invalid("is empty");
@@ -123,7 +190,9 @@ absl::Status UrlPolicy::CheckHost(const std::string& host) const {
     return Invalid(absl::StrCat("host ", internal::QuoteForMessage(host),
                                 " is one of our own short domains", SubdomainNote(host, *domain)));
   }
-  if (const std::string* domain = FindCovering(denied_domains_, host)) {
+  // Our own reference: the list cannot be freed by a swap while we read it.
+  const std::shared_ptr<const DomainSet> denied = std::atomic_load(&denied_domains_);
+  if (const std::string* domain = FindCovering(*denied, host)) {
     return Invalid(absl::StrCat("host ", internal::QuoteForMessage(host), " is on the deny list",
                                 SubdomainNote(host, *domain)));
   }

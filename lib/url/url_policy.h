@@ -7,15 +7,20 @@
 // list. The result is one canonical spelling, so that equal targets compare
 // equal and Normalize(Normalize(x)) == Normalize(x).
 //
-// Thread safety: UrlPolicy is immutable after construction; Normalize may be
-// called concurrently from any number of threads.
+// Thread safety: everything but the deny list is fixed at construction. The
+// deny list can be replaced (SetDeniedDomains, e.g. when its file is
+// reloaded) while Normalize runs on any number of threads: each call uses
+// the whole old list or the whole new one, never a mix.
 #ifndef SHORTENER_LIB_URL_URL_POLICY_H_
 #define SHORTENER_LIB_URL_URL_POLICY_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -30,17 +35,38 @@ struct UrlPolicyOptions {
   // Hosts serving our short links: refused, subdomains too, so that a short
   // link can never redirect to another short link. Default empty.
   std::vector<std::string> short_domains;
-  // Deny list, subdomains included. Default empty.
+  // Deny list, subdomains included; replaceable later with
+  // UrlPolicy::SetDeniedDomains. Default empty.
   std::vector<std::string> denied_domains;
 };
 
-// Validates and normalises long URLs. Immutable after construction;
-// thread-safe. Domain entries are compared case-insensitively, after IDN
-// conversion to punycode and without a trailing dot; "sho.rt" covers
-// "a.sho.rt" but not "notsho.rt".
+// OK if `schemes` (for UrlPolicyOptions::allowed_schemes) names at least one
+// scheme and each has RFC 3986 syntax (a letter, then letters, digits, "+",
+// "-" or "."). Otherwise INVALID_ARGUMENT naming the bad entry, e.g.
+//   scheme "http:" is not a scheme name (a letter, then letters, digits, "+", "-", ".")
+absl::Status ValidateSchemes(const std::vector<std::string>& schemes);
+
+// Returns a domain list entry in the form domain lists compare: leading dots
+// dropped (".example.com" is accepted, with the same meaning as
+// "example.com"), lower case, IDN in punycode, no trailing dot, a bare IPv6
+// address put in brackets. INVALID_ARGUMENT if `entry` is not a host name,
+// an IPv4 or an IPv6 address (a URL, "*.example.com", a name with a space),
+// with a message that quotes it. UrlPolicy itself accepts any entry (one
+// that is not a name can match no host); callers that read lists from
+// operators check each entry with this first.
+absl::StatusOr<std::string> CanonicalDomain(absl::string_view entry);
+
+// Validates and normalises long URLs. Thread-safe (see the file comment).
+// Domain entries are compared case-insensitively, after IDN conversion to
+// punycode and without a trailing dot; "sho.rt" covers "a.sho.rt" but not
+// "notsho.rt". Checking a host costs one hash look-up per label, however
+// long the lists.
 class UrlPolicy {
  public:
   explicit UrlPolicy(UrlPolicyOptions options);
+
+  UrlPolicy(const UrlPolicy&) = delete;
+  UrlPolicy& operator=(const UrlPolicy&) = delete;
 
   // Returns the normalised absolute URL:
   //   scheme and host lower-cased, IDN host in punycode, trailing dot of the
@@ -59,14 +85,29 @@ class UrlPolicy {
   // if libcurl runs out of memory.
   absl::StatusOr<std::string> Normalize(absl::string_view raw) const;
 
+  // Replaces the whole deny list (entries as in
+  // UrlPolicyOptions::denied_domains). Calls of Normalize already running
+  // finish with the list they started with; calls starting after this
+  // returns use the new one.
+  void SetDeniedDomains(const std::vector<std::string>& domains);
+
+  // The number of distinct entries on the deny list now.
+  size_t DeniedDomainCount() const;
+
  private:
+  using DomainSet = absl::flat_hash_set<std::string>;  // canonical hosts
+
   // Checks the parsed, normalised host against both domain lists.
   absl::Status CheckHost(const std::string& host) const;
 
   const size_t max_length_;
   const std::vector<std::string> allowed_schemes_;  // lower-case
-  const std::vector<std::string> short_domains_;    // canonical hosts
-  const std::vector<std::string> denied_domains_;   // canonical hosts
+  const DomainSet short_domains_;
+  // Read with std::atomic_load and replaced with std::atomic_store (never
+  // null): a reader holds its own reference to the snapshot it checks, so a
+  // swap cannot free a list in use. (A std::mutex would do too; abseil's
+  // Mutex would not be seen by TSan in this build.)
+  std::shared_ptr<const DomainSet> denied_domains_;
 };
 
 }  // namespace shortener::url

@@ -123,16 +123,6 @@ bool IsSchemeChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
 }
 
-bool IsValidScheme(absl::string_view scheme) {
-  if (scheme.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(scheme[0]))) {
-    return false;
-  }
-  for (char c : scheme) {
-    if (!IsSchemeChar(c)) return false;
-  }
-  return true;
-}
-
 bool MustEncode(uint8_t c) {
   if (c <= 0x20 || c >= 0x7F) return true;
   switch (c) {
@@ -152,6 +142,16 @@ bool MustEncode(uint8_t c) {
 }
 
 }  // namespace
+
+bool IsValidScheme(absl::string_view scheme) {
+  if (scheme.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(scheme[0]))) {
+    return false;
+  }
+  for (char c : scheme) {
+    if (!IsSchemeChar(c)) return false;
+  }
+  return true;
+}
 
 absl::Status CheckCharacters(absl::string_view raw) {
   size_t pos = 0;

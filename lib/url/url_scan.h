@@ -21,6 +21,10 @@ namespace shortener::url::internal {
 // Otherwise INVALID_ARGUMENT naming the first offending byte's position.
 absl::Status CheckCharacters(absl::string_view raw);
 
+// True if `scheme` has RFC 3986 scheme syntax:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+bool IsValidScheme(absl::string_view scheme);
+
 // Returns the lower-cased scheme of an absolute URL (RFC 3986:
 // ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) followed by ":"), or
 // INVALID_ARGUMENT for relative and scheme-relative ("//host") references.

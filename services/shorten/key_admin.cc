@@ -111,6 +111,12 @@ absl::StatusOr<auth::Principal> KeyAdmin::LookupPrincipal(const std::string& key
   absl::StatusOr<auth::ApiKeyRecord> record = store_->FindByHash(key_hash);
   if (absl::IsNotFound(record.status())) return absl::UnauthenticatedError("api key unknown");
   if (!record.ok()) return record.status();
+  // The database matched by equality on the hash already; comparing again in
+  // constant time costs nothing and does not depend on how the index or a
+  // collation compares text.
+  if (!auth::ConstantTimeEquals(record->key_hash, key_hash)) {
+    return absl::UnauthenticatedError("api key unknown");
+  }
   if (record->revoke_time.has_value()) return absl::UnauthenticatedError("api key revoked");
   auth::Principal p;
   p.key_id = record->id;

@@ -16,6 +16,9 @@ using shortener::service::ServerConfig;
 static const ServerConfig kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate (chain) to serve TLS with; needs --tls_key; default: plaintext");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert (unencrypted; checked against the certificate at start)");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA certificate(s): clients must present a certificate signed by one (mutual TLS); needs --tls_cert");
 ABSL_FLAG(std::string, postgres, "", "libpq connection string of the database, e.g. \"host=/run/postgresql dbname=shortener\" (required)");
 ABSL_FLAG(std::string, base_url, kDefaults.base_url, "short URLs are base_url + code; must end with /");
 ABSL_FLAG(std::string, codec_secret_file, "", "file holding the code secret (64 hex chars), shared by every replica and edge (required)");
@@ -24,8 +27,10 @@ ABSL_FLAG(absl::Duration, api_key_cache_ttl, kDefaults.api_key_cache_ttl, "how l
 ABSL_FLAG(bool, create_codec_secret, false, "create --codec_secret_file with a new random secret if it does not exist");
 ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "minimum code body length (1..10); a check character is added");
 ABSL_FLAG(int64_t, max_url_length, kDefaults.max_url_length, "longest long_url accepted, in bytes");
-ABSL_FLAG(std::vector<std::string>, short_domains, {}, "hosts of our short links, refused as long_url targets (the base_url host is always included)");
-ABSL_FLAG(std::vector<std::string>, denied_domains, {}, "long_url hosts refused, subdomains included");
+ABSL_FLAG(std::vector<std::string>, allowed_schemes, kDefaults.allowed_schemes, "long_url schemes accepted, comma-separated (case-insensitive)");
+ABSL_FLAG(std::vector<std::string>, short_domains, {}, "hosts of our short links, refused as long_url targets, subdomains included (the base_url host is always included)");
+ABSL_FLAG(std::vector<std::string>, denied_domains, {}, "long_url hosts refused, comma-separated, subdomains included (merged with --denied_domains_file)");
+ABSL_FLAG(std::string, denied_domains_file, "", "file of long_url hosts refused: one a line, subdomains included, # comments; reloaded on SIGHUP and within ~1 s of a change (a bad or missing file keeps the previous list)");
 ABSL_FLAG(int, db_pool_size, kDefaults.db_pool_size, "database connections for reads and writes");
 ABSL_FLAG(int, group_commit_batch, kDefaults.group_commit_batch, "most links committed in one transaction");
 ABSL_FLAG(int, group_commit_threads, kDefaults.group_commit_threads, "transactions committing links at once");
@@ -57,6 +62,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   ServerConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
+  c.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  c.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  c.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   c.postgres = absl::GetFlag(FLAGS_postgres);
   c.base_url = absl::GetFlag(FLAGS_base_url);
   c.codec_secret_file = absl::GetFlag(FLAGS_codec_secret_file);
@@ -65,8 +73,10 @@ int main(int argc, char** argv) {
   c.api_key_cache_ttl = absl::GetFlag(FLAGS_api_key_cache_ttl);
   c.min_code_length = absl::GetFlag(FLAGS_min_code_length);
   c.max_url_length = static_cast<size_t>(absl::GetFlag(FLAGS_max_url_length));
+  c.allowed_schemes = absl::GetFlag(FLAGS_allowed_schemes);
   c.short_domains = absl::GetFlag(FLAGS_short_domains);
   c.denied_domains = absl::GetFlag(FLAGS_denied_domains);
+  c.denied_domains_file = absl::GetFlag(FLAGS_denied_domains_file);
   c.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   c.group_commit_batch = absl::GetFlag(FLAGS_group_commit_batch);
   c.group_commit_threads = absl::GetFlag(FLAGS_group_commit_threads);

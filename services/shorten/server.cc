@@ -20,6 +20,7 @@
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
 #include "lib/common/thread_pool.h"
+#include "lib/grpcutil/tls.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/pg/codec_keys.h"
@@ -28,6 +29,7 @@
 #include "lib/store/group_committer.h"
 #include "lib/store/pg/pg_link_store.h"
 #include "lib/store/read_batcher.h"
+#include "lib/url/deny_list_file.h"
 #include "lib/url/url_policy.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/invalidation_hub.h"
@@ -130,7 +132,17 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   if (c.id_initial_step < 1 || c.id_max_step < c.id_initial_step) {
     return absl::InvalidArgumentError("--id_initial_step must be >= 1 and <= --id_max_step");
   }
-  return absl::OkStatus();
+  if (absl::Status schemes = url::ValidateSchemes(c.allowed_schemes); !schemes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--allowed_schemes: ", schemes.message()));
+  }
+  // Checked like the file's entries: a typo must not silently deny nothing.
+  for (const std::string& domain : c.denied_domains) {
+    if (absl::StatusOr<std::string> entry = url::CanonicalDomain(domain); !entry.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--denied_domains: ", entry.status().message()));
+    }
+  }
+  return grpcutil::ValidateServerTlsOptions(c.tls);
 }
 
 namespace {
@@ -140,6 +152,7 @@ namespace {
 struct ServiceParts {
   std::unique_ptr<codec::ShortCodec> codec;
   std::unique_ptr<url::UrlPolicy> url_policy;
+  std::unique_ptr<url::DenyListWatcher> deny_list;  // updates url_policy; null without a file
   std::unique_ptr<store::PgLinkStore> link_store;
   std::unique_ptr<idalloc::PgSegmentSource> segment_source;
   std::unique_ptr<idalloc::SegmentIdAllocator> ids;
@@ -159,9 +172,10 @@ struct ServiceParts {
 
   // Call after the gRPC server has shut down (no RPC in flight).
   void Stop() {
-    listener.reset();        // no more hub or key cache calls from the listener thread
+    deny_list.reset();        // no more deny list reloads
+    listener.reset();         // no more hub or key cache calls from the listener thread
     key_lookup_pool.reset();  // finishes the key look-ups queued
-    blocking_pool.reset();   // runs what is queued (it may still hand links to the committer)
+    blocking_pool.reset();    // runs what is queued (it may still hand links to the committer)
     committer.reset();      // commits what is queued, completes every caller
     reads.reset();          // answers what is queued
     ids.reset();            // stops the background leaser
@@ -213,18 +227,42 @@ absl::Status StartListener(const ServerConfig& config, const std::string& channe
   return absl::OkStatus();
 }
 
+// The URL policy, and the watcher that keeps its deny list in step with
+// --denied_domains_file (merged with --denied_domains). A file that cannot
+// be loaded stops the start, naming the file and line.
+absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
+  url::UrlPolicyOptions url_options;
+  url_options.max_length = config.max_url_length;
+  url_options.allowed_schemes = config.allowed_schemes;
+  url_options.short_domains = config.short_domains;
+  url_options.short_domains.push_back(HostOf(config.base_url));
+  url_options.denied_domains = config.denied_domains;
+  parts.url_policy = std::make_unique<url::UrlPolicy>(url_options);
+  if (config.denied_domains_file.empty()) return absl::OkStatus();
+  url::DenyListWatcherOptions watch;
+  watch.path = config.denied_domains_file;
+  watch.fixed_domains = config.denied_domains;
+  url::UrlPolicy* policy = parts.url_policy.get();
+  absl::StatusOr<std::unique_ptr<url::DenyListWatcher>> watcher =
+      url::DenyListWatcher::Start(watch, [policy](const std::vector<std::string>& domains) {
+        policy->SetDeniedDomains(domains);
+      });
+  if (!watcher.ok()) {
+    return absl::Status(watcher.status().code(),
+                        absl::StrCat("--denied_domains_file: ", watcher.status().message()));
+  }
+  parts.deny_list = *std::move(watcher);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& config) {
   auto parts = std::make_unique<ServiceParts>();
   SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
   parts->codec = std::make_unique<codec::ShortCodec>(std::move(codec));
+  // Before the database: a bad deny list file fails the start at once, not
+  // after a wait for the database.
+  SHORTENER_RETURN_IF_ERROR(BuildUrlPolicy(config, *parts));
   SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, *parts->codec));
-
-  url::UrlPolicyOptions url_options;
-  url_options.max_length = config.max_url_length;
-  url_options.short_domains = config.short_domains;
-  url_options.short_domains.push_back(HostOf(config.base_url));
-  url_options.denied_domains = config.denied_domains;
-  parts->url_policy = std::make_unique<url::UrlPolicy>(url_options);
 
   store::PgLinkStoreOptions store_options;
   store_options.conninfo = config.postgres;
@@ -313,6 +351,20 @@ void LogServed(const ServiceParts& parts) {
           reads.lookups, reads.batches, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
 }
 
+// "plaintext", "TLS (certificate F)" or "mTLS (certificate F, client
+// certificates signed by G)": whoever reads the start line should not have
+// to guess how clients must connect.
+std::string DescribeTls(const grpcutil::ServerTlsOptions& tls) {
+  const grpcutil::TlsMode mode = grpcutil::ServerTlsModeOf(tls);
+  std::string text(grpcutil::TlsModeName(mode));
+  if (mode == grpcutil::TlsMode::kTls) absl::StrAppend(&text, " (certificate ", tls.cert_file, ")");
+  if (mode == grpcutil::TlsMode::kMutualTls) {
+    absl::StrAppend(&text, " (certificate ", tls.cert_file, ", client certificates signed by ",
+                    tls.client_ca_file, ")");
+  }
+  return text;
+}
+
 // Last resort: if draining hangs (a database that accepts connections but
 // never answers), exit non-zero instead of hanging forever.
 void StartShutdownWatchdog(absl::Duration limit) {
@@ -327,13 +379,17 @@ void StartShutdownWatchdog(absl::Duration limit) {
 
 absl::Status RunServer(const ServerConfig& config) {
   SHORTENER_RETURN_IF_ERROR(ValidateConfig(config));
+  // Before the database: a bad certificate or key should stop the start at
+  // once, not after migrations.
+  SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                             grpcutil::MakeServerCredentials(config.tls));
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(config));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(parts->service.get());
   // BatchShorten of 1000 URLs of 2 KB each must fit.
   builder.SetMaxReceiveMessageSize(16 << 20);
@@ -347,10 +403,17 @@ absl::Status RunServer(const ServerConfig& config) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  LogInfo("shorten-service listening on %s (port %d), base_url %s", config.listen, port,
-          config.base_url);
+  LogInfo("shorten-service listening on %s (port %d) over %s, base_url %s", config.listen, port,
+          DescribeTls(config.tls), config.base_url);
 
-  int signo = ::shortener::WaitForTermination();
+  int signo = ::shortener::WaitForTermination([&parts] {
+    if (parts->deny_list == nullptr) {
+      LogInfo("SIGHUP: nothing to reload (no --denied_domains_file)");
+      return;
+    }
+    // Logs the outcome; a failure keeps the list in effect.
+    parts->deny_list->Reload("SIGHUP").IgnoreError();
+  });
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
   StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));
   server->GetHealthCheckService()->SetServingStatus(false);

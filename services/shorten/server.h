@@ -1,8 +1,9 @@
 // Wiring of shorten-service: builds the codec, URL policy, store, id
 // allocator, group committer, resolve batcher, invalidation hub and its
-// Postgres listener, and the gRPC server from a ServerConfig; serves until
-// SIGTERM/SIGINT, then ends the invalidation streams, drains, logs the calls
-// served and returns.
+// Postgres listener, the deny list file's watcher, and the gRPC server from a
+// ServerConfig; serves until SIGTERM/SIGINT (SIGHUP reloads the deny list
+// file), then ends the invalidation streams, drains, logs the calls served
+// and returns.
 #ifndef SHORTENER_SERVICES_SHORTEN_SERVER_H_
 #define SHORTENER_SERVICES_SHORTEN_SERVER_H_
 
@@ -11,11 +12,13 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 
 namespace shortener::service {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
+  grpcutil::ServerTlsOptions tls;       // --tls_*; none set: plaintext
   std::string postgres;                 // libpq connection string (required)
   std::string base_url = "http://localhost:8080/";
   std::string codec_secret_file;        // required
@@ -24,8 +27,10 @@ struct ServerConfig {
   bool create_codec_secret = false;     // generate the secret file if missing
   int min_code_length = 6;              // body characters, 1..10
   size_t max_url_length = 2048;
+  std::vector<std::string> allowed_schemes = {"http", "https"};  // long_url schemes
   std::vector<std::string> short_domains;   // the base_url host is always added
   std::vector<std::string> denied_domains;
+  std::string denied_domains_file;          // empty: none; merged with denied_domains
   int db_pool_size = 8;
   int group_commit_batch = 1000;
   int group_commit_threads = 2;
@@ -48,10 +53,10 @@ struct ServerConfig {
 // Checks flag values that do not need I/O. INVALID_ARGUMENT naming the flag.
 absl::Status ValidateConfig(const ServerConfig& config);
 
-// Runs the service until SIGTERM or SIGINT (both must be blocked in every
-// thread by the caller before any thread starts: see
-// lib/common/termination_signals.h). Returns OK after a clean drain, or why
-// it could not start.
+// Runs the service until SIGTERM or SIGINT; SIGHUP reloads
+// denied_domains_file. The three must be blocked in every thread by the
+// caller before any thread starts: see lib/common/termination_signals.h.
+// Returns OK after a clean drain, or why it could not start.
 absl::Status RunServer(const ServerConfig& config);
 
 }  // namespace shortener::service

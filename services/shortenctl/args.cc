@@ -267,6 +267,8 @@ std::string UsageText() {
          "              --api_key_file=PATH (the API key sent with every call; without it,\n"
          "              $SHORTENER_API_KEY)\n"
          "              --json (one JSON object per line)  --timeout=5s (per call)\n"
+         "              --service_tls_ca=CA.pem (TLS), with --service_tls_cert=C.pem\n"
+         "              --service_tls_key=K.pem (mutual TLS)\n"
          "exit status: 0 ok, 1 error from the service or the connection, 2 usage error\n";
 }
 

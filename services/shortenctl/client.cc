@@ -16,14 +16,19 @@ namespace {
 // TRANSIENT_FAILURE has just failed a connection attempt (refused, no such
 // host): report that now instead of sitting in reconnect backoff until the
 // deadline, so a dead service is a quick, clear UNAVAILABLE.
-absl::Status WaitForReady(grpc::Channel& channel, const std::string& target,
+// gRPC does not tell a refused connection from a failed TLS handshake, so
+// with TLS the message names both.
+absl::Status WaitForReady(grpc::Channel& channel, const std::string& target, bool tls,
                           absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
     if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
       return absl::UnavailableError(
-          absl::StrCat("cannot connect to ", target, " (connection refused or unknown host)"));
+          absl::StrCat("cannot connect to ", target,
+                       tls ? " (connection refused, unknown host, or TLS handshake failed: check "
+                             "--service_tls_ca, --service_tls_cert and the service's certificate)"
+                           : " (connection refused or unknown host)"));
     }
     if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) {
       return absl::UnavailableError(
@@ -37,13 +42,16 @@ absl::Status WaitForReady(grpc::Channel& channel, const std::string& target,
 }  // namespace
 
 absl::StatusOr<ShortenClient> ShortenClient::Connect(const std::string& target,
+                                                     const grpcutil::ClientTlsOptions& tls,
                                                      absl::Duration timeout,
                                                      const std::string& api_key) {
-  std::shared_ptr<grpc::Channel> channel = grpcutil::CreateChannelWithApiKey(
-      target, grpc::InsecureChannelCredentials(), grpc::ChannelArguments(), api_key);
-  absl::Status ready = WaitForReady(*channel, target, timeout);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      grpcutil::CreateClientChannel(target, tls, grpc::ChannelArguments(), api_key);
+  if (!channel.ok()) return channel.status();
+  const bool with_tls = grpcutil::ClientTlsModeOf(tls) != grpcutil::TlsMode::kPlaintext;
+  absl::Status ready = WaitForReady(**channel, target, with_tls, timeout);
   if (!ready.ok()) return ready;
-  return ShortenClient(v1::ShortenService::NewStub(channel), timeout);
+  return ShortenClient(v1::ShortenService::NewStub(*channel), timeout);
 }
 
 template <typename Request, typename Response>

@@ -1,8 +1,8 @@
 // ShortenClient: the ShortenService stub wrapped so that it owns deadlines
-// and the API key. Connect waits for the connection up to the timeout (and
-// fails at once when it is refused), then every call gets a deadline of its
-// own and the key as `authorization: Bearer` metadata; errors come back as
-// absl::Status with the server's code and message.
+// and the API key. Connect waits for the connection (plaintext or TLS) up to
+// the timeout (and fails at once when it is refused), then every call gets a
+// deadline of its own and the key as `authorization: Bearer` metadata; errors
+// come back as absl::Status with the server's code and message.
 // Not thread-safe (shortenctl makes one call at a time); movable.
 #ifndef SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
 #define SHORTENER_SERVICES_SHORTENCTL_CLIENT_H_
@@ -12,19 +12,23 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::ctl {
 
 class ShortenClient {
  public:
-  // Connects to `target` (HOST:PORT, or any gRPC target name) over plaintext;
-  // every call sends `api_key` (none when empty: the service then answers
-  // UNAUTHENTICATED). UNAVAILABLE "cannot connect to TARGET..." at once when
-  // the connection is refused or the name does not resolve, or after
-  // `timeout` when the connection is still not up (e.g. packets dropped).
-  static absl::StatusOr<ShortenClient> Connect(const std::string& target, absl::Duration timeout,
-                                               const std::string& api_key);
+  // Connects to `target` (HOST:PORT, or any gRPC target name) over plaintext,
+  // or TLS as `tls` says; every call sends `api_key` (none when empty: the
+  // service then answers UNAUTHENTICATED). UNAVAILABLE "cannot connect to
+  // TARGET..." at once when the connection is refused, the name does not
+  // resolve or the TLS handshake fails, or after `timeout` when the
+  // connection is still not up (e.g. packets dropped). The errors of
+  // grpcutil::MakeChannelCredentials when a TLS file is missing or bad.
+  static absl::StatusOr<ShortenClient> Connect(const std::string& target,
+                                               const grpcutil::ClientTlsOptions& tls,
+                                               absl::Duration timeout, const std::string& api_key);
 
   // Each call: the RPC with a deadline of `timeout` from now; the server's
   // status (DEADLINE_EXCEEDED when the deadline passes) on failure.

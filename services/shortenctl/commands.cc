@@ -24,7 +24,7 @@ using Args = std::vector<std::string>;
 // Run has put the key to send (from --api_key_file or the environment) in
 // options.api_key.
 absl::StatusOr<ShortenClient> Connect(const Options& options) {
-  return ShortenClient::Connect(options.service, options.timeout, options.api_key);
+  return ShortenClient::Connect(options.service, options.tls, options.timeout, options.api_key);
 }
 
 // Usage checks shared by the commands that take exactly one CODE.
@@ -276,6 +276,11 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   }
   if (options.timeout <= absl::ZeroDuration()) {
     return ReportUsageError("--timeout must be positive", UsageLine(""), io.err);
+  }
+  // Flags that do not go together are a usage error; a TLS file that cannot
+  // be read is found when connecting, like an unreachable service.
+  if (absl::Status tls = grpcutil::ValidateClientTlsOptions(options.tls); !tls.ok()) {
+    return ReportUsageError(tls.message(), UsageLine(""), io.err);
   }
   const std::string& command = args[0];
   const Args rest(args.begin() + 1, args.end());

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 #include "services/shortenctl/args.h"
 
 namespace shortener::ctl {
@@ -26,6 +27,7 @@ enum ExitCode : int {
 
 struct Options {
   std::string service = "127.0.0.1:50051";    // --service: HOST:PORT of shorten-service
+  grpcutil::ClientTlsOptions tls;             // --service_tls_*: none set: plaintext
   bool json = false;                          // --json: one JSON object per line
   absl::Duration timeout = absl::Seconds(5);  // --timeout: connect, and each call
   // The API key sent with every call; main.cc sets it from

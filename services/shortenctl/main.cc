@@ -21,6 +21,15 @@ std::string DefaultService() {
 
 ABSL_FLAG(std::string, service, DefaultService(),
           "HOST:PORT of shorten-service ($SHORTENER_SERVICE overrides the default)");
+ABSL_FLAG(std::string, service_tls_ca, "",
+          "PEM CA certificate(s) the service's certificate must chain to: connect over TLS "
+          "(default plaintext)");
+ABSL_FLAG(std::string, service_tls_cert, "",
+          "PEM client certificate, for a service that requires one (mutual TLS); needs "
+          "--service_tls_key");
+ABSL_FLAG(std::string, service_tls_key, "", "PEM private key of --service_tls_cert (unencrypted)");
+ABSL_FLAG(std::string, service_tls_server_name, "",
+          "name the service's certificate must carry, when it does not name the --service host");
 ABSL_FLAG(bool, json, false, "print each response as one JSON object per line (proto field names)");
 ABSL_FLAG(absl::Duration, timeout, shortener::ctl::Options().timeout,
           "deadline to connect, and of each call");
@@ -59,6 +68,10 @@ int main(int argc, char** argv) {
   }
   ctl::Options options;
   options.service = absl::GetFlag(FLAGS_service);
+  options.tls.ca_file = absl::GetFlag(FLAGS_service_tls_ca);
+  options.tls.cert_file = absl::GetFlag(FLAGS_service_tls_cert);
+  options.tls.key_file = absl::GetFlag(FLAGS_service_tls_key);
+  options.tls.server_name = absl::GetFlag(FLAGS_service_tls_server_name);
   options.json = absl::GetFlag(FLAGS_json);
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.shorten.alias = absl::GetFlag(FLAGS_alias);

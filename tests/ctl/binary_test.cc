@@ -89,10 +89,18 @@ TEST_CASE("shortenctl without a command lists the commands and exits 2", "[ctl]"
 TEST_CASE("shortenctl --help lists the flags and exits 0", "[ctl]") {
   Outcome outcome = RunShortenctl({"--help"});
   CHECK(outcome.exit_code == 0);
-  for (const char* flag :
-       {"--service=", "--json", "--timeout=5s", "--alias", "--expire", "--redirect", "--force_new",
-        "--request_id", "--api_key_file", "--name", "--tenant", "--scopes", "--domains", "--rate",
-        "--burst", "keys create", "keys list", "keys revoke ID", "SHORTENER_API_KEY"}) {
+  for (const char* flag : {"--service=",        "--json",
+                           "--timeout=5s",      "--alias",
+                           "--expire",          "--redirect",
+                           "--force_new",       "--request_id",
+                           "--service_tls_ca",  "--service_tls_cert",
+                           "--service_tls_key", "--service_tls_server_name",
+                           "--api_key_file",    "--name",
+                           "--tenant",          "--scopes",
+                           "--domains",         "--rate",
+                           "--burst",           "keys create",
+                           "keys list",         "keys revoke ID",
+                           "SHORTENER_API_KEY"}) {
     CHECK(absl::StrContains(outcome.output, flag));
   }
 }

@@ -1,7 +1,8 @@
 // shortenctl commands end to end in process: Run against a fake
-// ShortenService on a port of its own, checking requests (the API key
-// header included), output and exit codes; and usage errors, which never
-// reach a server.
+// ShortenService on a port of its own (plaintext, or mutual TLS with
+// certificates made at test time), checking requests (the API key header
+// included), output and exit codes; and usage errors, which never reach a
+// server.
 #include "services/shortenctl/commands.h"
 
 #include <grpcpp/grpcpp.h>
@@ -22,8 +23,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/tls.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/test_certs.h"
 
 namespace shortener::ctl {
 namespace {
@@ -199,13 +202,17 @@ class FakeShortenService final : public v1::ShortenService::Service {
   std::vector<v1::ApiKey> keys_;
 };
 
-// A fake service on 127.0.0.1:<any port>, and shortenctl's Run pointed at it.
+// A fake service on 127.0.0.1:<any port> (with `tls`; default plaintext),
+// and shortenctl's Run pointed at it.
 class Fixture {
  public:
-  Fixture() {
+  explicit Fixture(const grpcutil::ServerTlsOptions& tls = {}) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+        grpcutil::MakeServerCredentials(tls);
+    REQUIRE(credentials.ok());
     grpc::ServerBuilder builder;
     int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.AddListeningPort("127.0.0.1:0", *credentials, &port);
     builder.RegisterService(&service);
     server_ = builder.BuildAndStart();
     REQUIRE(server_ != nullptr);
@@ -573,6 +580,42 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
                          "and --request_id apply to shorten and batch only\n"));
   CHECK(f.service.authorizations.empty());
   CHECK(f.service.create_key_requests.empty());
+}
+
+TEST_CASE("commands reach a mutual TLS service with the client certificate flags", "[ctl][tls]") {
+  absl::StatusOr<std::unique_ptr<testing::TestCerts>> certs = testing::TestCerts::Create();
+  REQUIRE(certs.ok());
+  Fixture f((*certs)->ServerMutualTls());
+  f.options.tls = (*certs)->ClientMutualTls();
+  REQUIRE(f.Run({"shorten", "https://example.com/"}) == kExitOk);
+  CHECK(absl::StartsWith(f.stdout_text, "https://sho.rt/c1\n"));
+  CHECK(f.Run({"get", "c1"}) == kExitOk);
+
+  f.options.tls = (*certs)->ClientWithoutCert();
+  CHECK(f.Run({"get", "c1"}) == kExitServiceError);
+  CHECK(absl::StrContains(f.stderr_text, "TLS handshake failed"));
+  f.options.tls = grpcutil::ClientTlsOptions();
+  CHECK(f.Run({"get", "c1"}) == kExitServiceError);
+  CHECK(absl::StartsWith(f.stderr_text, "shortenctl: UNAVAILABLE: cannot connect to"));
+}
+
+TEST_CASE("TLS flags that do not go together are a usage error naming the flag", "[ctl][tls]") {
+  Fixture f;
+  f.options.tls.key_file = "/k.pem";
+  CHECK(f.Run({"get", "c1"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text, "shortenctl: --service_tls_key needs --service_tls_cert"));
+  f.options.tls = grpcutil::ClientTlsOptions();
+  f.options.tls.server_name = "shorten.internal";
+  CHECK(f.Run({"get", "c1"}) == kExitUsage);
+  CHECK(absl::StartsWith(f.stderr_text,
+                         "shortenctl: --service_tls_server_name needs --service_tls_ca"));
+  // A file that is not there is found when connecting: exit 1, like an
+  // unreachable service, naming the flag.
+  f.options.tls = grpcutil::ClientTlsOptions();
+  f.options.tls.ca_file = "/nonexistent/ca.pem";
+  CHECK(f.Run({"get", "c1"}) == kExitServiceError);
+  CHECK(f.stderr_text ==
+        "shortenctl: NOT_FOUND: --service_tls_ca: no such file /nonexistent/ca.pem\n");
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ struct E2eFixture {
     auto s = ServiceProcess::Start(options);
     if (!s.ok()) FAIL(s.status().ToString());
     service = *std::move(s);
-    stub = v1::ShortenService::NewStub(
-        grpc::CreateChannel(service->target(), grpc::InsecureChannelCredentials()));
+    stub = service->NewStub();  // with the admin key
   }
 
   // A context with a deadline, so a hung service fails the test instead of

@@ -25,8 +25,7 @@ TEST_CASE("kill -9 under load loses no acknowledged link and never reuses a code
   std::atomic<int> counter{0};
   std::atomic<int> reused_codes{0};
   auto writer = [&] {
-    auto stub = v1::ShortenService::NewStub(
-        grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials()));
+    auto stub = f.service->NewStub();
     while (!stop.load()) {
       v1::ShortenRequest req;
       req.set_long_url(absl::StrCat("https://example.com/durable/", counter.fetch_add(1)));

@@ -50,10 +50,9 @@ class Watcher {
     absl::Time at;
   };
 
-  Watcher(const std::string& target, const std::string& name,
+  Watcher(const ServiceProcess& service, const std::string& name,
           const grpc::ChannelArguments& args = grpc::ChannelArguments())
-      : stub_(v1::ShortenService::NewStub(
-            grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args))) {
+      : stub_(service.NewStub(service.admin_key(), args)) {
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(180));
     v1::WatchInvalidationsRequest request;
     request.set_subscriber(name);
@@ -159,8 +158,7 @@ std::unique_ptr<ServiceProcess> StartReplica(const E2eFixture& f) {
 }
 
 std::unique_ptr<v1::ShortenService::Stub> StubFor(const ServiceProcess& service) {
-  return v1::ShortenService::NewStub(
-      grpc::CreateChannel(service.target(), grpc::InsecureChannelCredentials()));
+  return service.NewStub();
 }
 
 grpc::Status Revoke(v1::ShortenService::Stub& stub, const std::string& code) {
@@ -193,8 +191,8 @@ TEST_CASE("A revocation through replica A reaches a subscriber of replica B with
   E2eFixture f;  // replica A
   std::unique_ptr<ServiceProcess> b = StartReplica(f);
   auto stub_b = StubFor(*b);
-  Watcher on_b(b->target(), "edge-b");
-  Watcher on_a(f.service->target(), "edge-a");
+  Watcher on_b(*b, "edge-b");
+  Watcher on_a(*f.service, "edge-a");
   // The first message of every subscription is drop_all, without codes.
   REQUIRE(on_b.WaitForMessages(1));
   REQUIRE(on_a.WaitForMessages(1));
@@ -245,7 +243,7 @@ TEST_CASE("After a database restart every subscriber is told to drop all and the
           "[e2e][invalidation]") {
   E2eFixture f;
   std::unique_ptr<ServiceProcess> b = StartReplica(f);
-  Watcher on_b(b->target(), "edge-b");
+  Watcher on_b(*b, "edge-b");
   REQUIRE(on_b.WaitForDropAlls(1, absl::Seconds(15)));
   REQUIRE_THAT(f.cluster->Stop(), IsOk());
   absl::SleepFor(absl::Milliseconds(500));
@@ -278,7 +276,7 @@ TEST_CASE("An edge that pings every 5 s keeps its silent stream open", "[e2e][in
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  Watcher w(f.service->target(), "pinging-edge", args);
+  Watcher w(*f.service, "pinging-edge", args);
   REQUIRE(w.WaitForMessages(1));
   // A server with gRPC's default ping policy (one ping per 5 minutes without
   // data) would answer the third ping with GOAWAY "too_many_pings".
@@ -292,8 +290,8 @@ TEST_CASE("An edge that pings every 5 s keeps its silent stream open", "[e2e][in
 TEST_CASE("SIGTERM with open invalidation streams ends them and exits 0 promptly",
           "[e2e][invalidation]") {
   E2eFixture f;
-  Watcher w1(f.service->target(), "edge-1");
-  Watcher w2(f.service->target(), "edge-2");
+  Watcher w1(*f.service, "edge-1");
+  Watcher w2(*f.service, "edge-2");
   REQUIRE(w1.WaitForMessages(1));
   REQUIRE(w2.WaitForMessages(1));
   absl::Duration took;
@@ -362,8 +360,7 @@ TEST_CASE("Concurrent Resolve calls are batched and every one gets its own answe
       // Own connections, so the calls really are concurrent on the wire.
       grpc::ChannelArguments args;
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-      auto stub = v1::ShortenService::NewStub(
-          grpc::CreateCustomChannel(f.service->target(), grpc::InsecureChannelCredentials(), args));
+      auto stub = f.service->NewStub(f.service->admin_key(), args);
       for (int i = t; i < kLinks; i += 2) {  // every link asked by 8 threads
         v1::ResolveRequest request;
         request.set_code(codes[i]);

@@ -35,7 +35,7 @@ TEST_CASE("Shorten, Resolve, GetLink and Revoke work over gRPC", "[e2e]") {
   CHECK(shortened.short_url() == "https://sho.rt/" + shortened.code());
   CHECK(shortened.link().long_url() == "https://example.com/landing?utm=sms#top");
   CHECK(shortened.link().state() == v1::LINK_STATE_ACTIVE);
-  CHECK(shortened.link().owner() == "anonymous");
+  CHECK(shortened.link().owner() == "admin");  // the bootstrap key's tenant
 
   v1::ShortenResponse again;
   REQUIRE(f.Shorten("https://example.com/landing?utm=sms#top", &again).ok());
@@ -187,8 +187,7 @@ TEST_CASE("SIGTERM with calls in flight answers them, commits them and exits 0",
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
-      auto stub = v1::ShortenService::NewStub(
-          grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials()));
+      auto stub = f.service->NewStub();
       while (!stop.load()) {
         v1::ShortenRequest req;
         req.set_long_url(absl::StrCat("https://example.com/term/", counter.fetch_add(1)));
@@ -262,6 +261,7 @@ TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") 
   E2eFixture f;
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), "--service=" + f.service->target());
+    args.insert(args.begin(), "--api_key_file=" + f.service->admin_key_file());
     return RunBinary("shortenctl", args);
   };
   auto [rc, text] = run({"--json", "shorten", "https://example.com/from-ctl"});
@@ -286,7 +286,8 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
         "--min_code_length", "--max_url_length", "--short_domains", "--denied_domains",
         "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
         "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
-        "--shutdown_grace"}) {
+        "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl", "--tls_cert",
+        "--tls_key", "--tls_client_ca"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
   CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
@@ -304,6 +305,22 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
       {"--postgres=host=/nonexistent", "--codec_secret_file=/nonexistent/secret"});
   CHECK(rc5 != 0);
   CHECK_THAT(no_secret, Catch::Contains("--codec_secret_file"));
+  const std::vector<std::string> base = {"--postgres=host=/nonexistent", "--codec_secret_file=/x"};
+  const std::pair<std::vector<std::string>, std::string> tls_cases[] = {
+      {{"--tls_key=/k.pem"}, "--tls_key needs --tls_cert"},
+      {{"--tls_cert=/c.pem"}, "--tls_cert needs --tls_key"},
+      {{"--tls_client_ca=/ca.pem"}, "--tls_client_ca needs --tls_cert"},
+      {{"--tls_cert=/nonexistent/c.pem", "--tls_key=/k.pem"},
+       "--tls_cert: no such file /nonexistent/c.pem"},
+  };
+  for (const auto& [flags, message] : tls_cases) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto [tls_rc, tls_out] = RunServiceBinary(args);
+    INFO(tls_out);
+    CHECK(tls_rc == 1);
+    CHECK_THAT(tls_out, Catch::Contains(message));
+  }
 }
 
 TEST_CASE("A service started with another code secret refuses to run", "[e2e]") {

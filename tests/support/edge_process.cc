@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -30,7 +31,17 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
         absl::StrCat("--listen=127.0.0.1:", port),
         absl::StrCat("--service=", options.service_target),
         absl::StrCat("--codec_secret_file=", options.secret_file),
+        absl::StrCat("--api_key_file=", options.api_key_file),
     });
+    const std::pair<const char*, const std::string*> tls_flags[] = {
+        {"--service_tls_ca=", &options.service_tls.ca_file},
+        {"--service_tls_cert=", &options.service_tls.cert_file},
+        {"--service_tls_key=", &options.service_tls.key_file},
+        {"--service_tls_server_name=", &options.service_tls.server_name},
+    };
+    for (const auto& [flag, value] : tls_flags) {
+      if (!value->empty()) argv.push_back(flag + *value);
+    }
     argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
     std::remove((dir + "/edge.log").c_str());  // each attempt's log on its own
     absl::StatusOr<Subprocess> process = Subprocess::Spawn(argv, dir + "/edge.log");

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
 #include "tests/support/subprocess.h"
 
 namespace shortener::testing {
@@ -17,6 +18,8 @@ namespace shortener::testing {
 struct EdgeProcessOptions {
   std::string service_target;  // required: HOST:PORT of the shorten-service
   std::string secret_file;     // required: the service's codec secret
+  std::string api_key_file;    // required: --api_key_file (ServiceProcess::EdgeKeyFile)
+  grpcutil::ClientTlsOptions service_tls;  // --service_tls_*; default plaintext
   int port = 0;                // 0: pick a free one
   std::vector<std::string> extra_flags;
   // Prepended to the command line, e.g. {"/usr/bin/taskset", "-c", "0"}

@@ -7,20 +7,28 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "lib/common/private_file.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "tests/support/orphan_reaper.h"
 
 namespace shortener::testing {
 
-bool WaitForGrpcServer(const std::string& target, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
-  return channel->WaitForConnected(std::chrono::system_clock::now() +
-                                   absl::ToChronoMilliseconds(timeout));
+bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
+                       const grpcutil::ClientTlsOptions& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      grpcutil::CreateClientChannel(target, tls);
+  if (!channel.ok()) return false;
+  return (*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                      absl::ToChronoMilliseconds(timeout));
 }
+
 
 absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
                                                   const std::string& log_path) {
@@ -31,7 +39,16 @@ absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& o
       absl::StrCat("--base_url=", options.base_url),
       absl::StrCat("--codec_secret_file=", options.secret_file),
       "--create_codec_secret",
+      absl::StrCat("--bootstrap_admin_key_file=", options.admin_key_file),
   };
+  const std::pair<const char*, const std::string*> tls_flags[] = {
+      {"--tls_cert=", &options.tls.cert_file},
+      {"--tls_key=", &options.tls.key_file},
+      {"--tls_client_ca=", &options.tls.client_ca_file},
+  };
+  for (const auto& [flag, value] : tls_flags) {
+    if (!value->empty()) argv.push_back(flag + *value);
+  }
   argv.insert(argv.end(), options.extra_flags.begin(), options.extra_flags.end());
   return Subprocess::Spawn(argv, log_path);
 }
@@ -44,6 +61,7 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
   std::string dir = templ;
   RecordOwner(dir);
   if (options.secret_file.empty()) options.secret_file = dir + "/codec.secret";
+  if (options.admin_key_file.empty()) options.admin_key_file = dir + "/admin.key";
   // A port picked free can be taken by another process before the service
   // binds it (tests run in parallel): then pick another, a few times.
   for (int attempt = 1;; ++attempt) {
@@ -65,7 +83,13 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
         return absl::FailedPreconditionError(
             absl::StrCat("shorten-service exited during start; log:\n", log));
       }
-      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200))) return service;
+      if (WaitForGrpcServer(service->target(), absl::Milliseconds(200), options.client_tls)) {
+        absl::StatusOr<std::string> key =
+            grpcutil::ReadApiKeyFile("bootstrap_admin_key_file", service->options_.admin_key_file);
+        if (!key.ok()) return key.status();
+        service->admin_key_ = *std::move(key);
+        return service;
+      }
     }
     if (!port_taken) {
       return absl::DeadlineExceededError(
@@ -96,9 +120,55 @@ absl::Status ServiceProcess::Restart() {
       return absl::FailedPreconditionError(
           absl::StrCat("shorten-service exited during restart; log:\n", Log()));
     }
-    if (WaitForGrpcServer(target(), absl::Milliseconds(200))) return absl::OkStatus();
+    if (WaitForGrpcServer(target(), absl::Milliseconds(200), options_.client_tls)) {
+      return absl::OkStatus();
+    }
   }
   return absl::DeadlineExceededError("shorten-service not ready in time after restart");
+}
+
+std::unique_ptr<v1::ShortenService::Stub> ServiceProcess::NewStub(
+    const std::string& api_key, const grpc::ChannelArguments& args) const {
+  // Over the TLS the readiness probe uses (plaintext unless asked); a bad
+  // TLS file was already caught by that probe, so value() cannot throw here
+  // unless the files changed since.
+  return v1::ShortenService::NewStub(
+      grpcutil::CreateClientChannel(target(), options_.client_tls, args, api_key).value());
+}
+
+absl::StatusOr<std::string> ServiceProcess::CreateKey(const v1::CreateApiKeyRequest& request) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::CreateApiKeyResponse response;
+  grpc::Status status = NewStub()->CreateApiKey(&ctx, request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        absl::StrCat("CreateApiKey: ", status.error_message()));
+  }
+  return response.key();
+}
+
+absl::StatusOr<std::string> ServiceProcess::CreateKey(const std::string& name,
+                                                      const std::string& scopes,
+                                                      const std::string& tenant) {
+  v1::CreateApiKeyRequest request;
+  request.set_name(name);
+  request.set_tenant(tenant);
+  for (absl::string_view scope : absl::StrSplit(scopes, ',', absl::SkipEmpty())) {
+    request.add_scopes(std::string(scope));
+  }
+  return CreateKey(request);
+}
+
+absl::StatusOr<std::string> ServiceProcess::EdgeKeyFile() {
+  if (!edge_key_file_.empty()) return edge_key_file_;
+  absl::StatusOr<std::string> key = CreateKey("edge", "resolve,record_clicks");
+  if (!key.ok()) return key.status();
+  const std::string path = dir_ + "/edge.key";
+  absl::Status written = CreatePrivateFile(path, *key + "\n", "edge key");
+  if (!written.ok()) return written;
+  edge_key_file_ = path;
+  return edge_key_file_;
 }
 
 std::string ServiceProcess::Log() const {

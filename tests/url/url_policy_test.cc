@@ -276,6 +276,65 @@ TEST_CASE("without domain lists every well-formed host is allowed", "[url]") {
   CHECK(policy.Normalize("http://evil.example/").value() == "http://evil.example/");
 }
 
+TEST_CASE("SetDeniedDomains replaces the whole deny list", "[url]") {
+  UrlPolicy policy(TestOptions());
+  CHECK(policy.DeniedDomainCount() == 4);
+  REQUIRE_THAT(policy.Normalize("http://new.example/"), IsOk());
+  policy.SetDeniedDomains({"New.Example.", "new.example", "b.new.example"});
+  CHECK(policy.DeniedDomainCount() == 2);
+  CHECK_THAT(policy.Normalize("http://new.example/"),
+             HasCodeAndMessage(kInvalid, R"(host "new.example" is on the deny list)"));
+  // The most specific entry is the one named.
+  CHECK_THAT(policy.Normalize("http://a.b.new.example/"),
+             HasCodeAndMessage(kInvalid, R"((a subdomain of "b.new.example"))"));
+  CHECK_THAT(policy.Normalize("http://evil.example/"), IsOk());
+  // The short domains are not part of the deny list and stay.
+  CHECK_THAT(policy.Normalize("http://sho.rt/x"), HasCodeAndMessage(kInvalid, "short domains"));
+  policy.SetDeniedDomains({});
+  CHECK(policy.DeniedDomainCount() == 0);
+  CHECK_THAT(policy.Normalize("http://new.example/"), IsOk());
+}
+
+TEST_CASE("a long deny list is searched by label", "[url]") {
+  std::vector<std::string> domains;
+  for (int i = 0; i < 100000; ++i) domains.push_back(absl::StrCat("d", i, ".example"));
+  UrlPolicyOptions options;
+  options.denied_domains = domains;
+  const UrlPolicy policy(options);
+  CHECK(policy.DeniedDomainCount() == 100000);
+  CHECK_THAT(policy.Normalize("http://x.y.d99999.example/"),
+             HasCodeAndMessage(kInvalid, R"((a subdomain of "d99999.example"))"));
+  CHECK_THAT(policy.Normalize("http://d100000.example/"), IsOk());
+  CHECK_THAT(policy.Normalize("http://example/"), IsOk());
+}
+
+TEST_CASE("scheme lists are checked for scheme syntax", "[url]") {
+  CHECK_THAT(ValidateSchemes({"http", "https", "HTTP", "svn+ssh", "a.b-c"}), IsOk());
+  CHECK_THAT(ValidateSchemes({}), HasCodeAndMessage(kInvalid, "at least one scheme"));
+  for (const std::string bad : {"", "http:", "1http", "ht tp", "https://", "+x", "é"}) {
+    INFO("scheme: " << bad);
+    CHECK_THAT(ValidateSchemes({"http", bad}),
+               HasCodeAndMessage(kInvalid, absl::StrCat("scheme \"", bad, "\" is not a scheme")));
+  }
+}
+
+TEST_CASE("domain list entries have one canonical spelling or are refused", "[url]") {
+  CHECK(CanonicalDomain("Evil.Example.").value() == "evil.example");
+  CHECK(CanonicalDomain("..evil.example").value() == "evil.example");
+  CHECK(CanonicalDomain("bücher.de").value() == "xn--bcher-kva.de");
+  CHECK(CanonicalDomain("::2").value() == "[::2]");
+  CHECK(CanonicalDomain("[::2]").value() == "[::2]");
+  CHECK(CanonicalDomain("192.0.2.1").value() == "192.0.2.1");
+  CHECK_THAT(CanonicalDomain("https://evil.example/"), HasCodeAndMessage(kInvalid, "not a URL"));
+  CHECK_THAT(CanonicalDomain("evil.example/path"), HasCodeAndMessage(kInvalid, "not a URL"));
+  CHECK_THAT(CanonicalDomain("*.evil.example"), HasCodeAndMessage(kInvalid, "no wildcards"));
+  CHECK_THAT(CanonicalDomain(" evil.example"), HasCodeAndMessage(kInvalid, "space or control"));
+  CHECK_THAT(CanonicalDomain(""), HasCodeAndMessage(kInvalid, R"("" is not a domain name)"));
+  CHECK_THAT(CanonicalDomain("..."), HasCodeAndMessage(kInvalid, "is not a domain name"));
+  CHECK_THAT(CanonicalDomain("evil..example"), HasCodeAndMessage(kInvalid, "empty label"));
+  CHECK_THAT(CanonicalDomain("evil.999"), HasCodeAndMessage(kInvalid, "not a valid IPv4"));
+}
+
 TEST_CASE("normalize is safe to call from many threads", "[url]") {
   const UrlPolicy policy(TestOptions());
   std::vector<std::thread> threads;

@@ -330,6 +330,9 @@ absl::StatusOr<std::unique_ptr<testing::EdgeProcess>> StartEdge(const Config& c,
   testing::EdgeProcessOptions eo;
   eo.service_target = f.service->target();
   eo.secret_file = f.service->secret_file();
+  absl::StatusOr<std::string> key_file = f.service->EdgeKeyFile();
+  if (!key_file.ok()) return key_file.status();
+  eo.api_key_file = *key_file;
   eo.extra_flags = std::move(flags);
   eo.launcher = std::move(launcher);
   return testing::EdgeProcess::Start(eo);
@@ -426,6 +429,7 @@ absl::Status RunCached(const Config& c, Fixture& f, bool pinned, Report& report)
   // A few links; wrk asks for the first.
   LinkLoadOptions lo;
   lo.target = f.service->target();
+  lo.api_key = f.service->admin_key();
   lo.count = 16;
   lo.inflight = 1;
   lo.tag = pinned ? "cached1" : "cached2";
@@ -594,6 +598,7 @@ absl::Status EnsureLinks(const Config& c, Fixture& f, int64_t count, Report& rep
   std::fprintf(stderr, "creating %lld links\n", static_cast<long long>(count - have));
   LinkLoadOptions lo;
   lo.target = f.service->target();
+  lo.api_key = f.service->admin_key();
   lo.count = count - have;
   lo.inflight = 4;
   lo.tag = absl::StrCat("bulk", have);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::bench::edge {
@@ -29,7 +30,8 @@ absl::StatusOr<std::vector<std::string>> CreateLinks(const LinkLoadOptions& o) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
     args.SetMaxReceiveMessageSize(64 << 20);
-    auto channel = grpc::CreateCustomChannel(o.target, grpc::InsecureChannelCredentials(), args);
+    auto channel = grpcutil::CreateChannelWithApiKey(o.target, grpc::InsecureChannelCredentials(),
+                                                     args, o.api_key);
     auto stub = v1::ShortenService::NewStub(channel);
     while (true) {
       const int64_t b = next_batch.fetch_add(1);

@@ -14,6 +14,7 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::bench {
@@ -83,7 +84,8 @@ absl::Status ClosedLoop::Connect() {
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
     auto channel =
-        grpc::CreateCustomChannel(options_.target, grpc::InsecureChannelCredentials(), args);
+        grpcutil::CreateChannelWithApiKey(options_.target, grpc::InsecureChannelCredentials(),
+                                          args, options_.api_key);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
       return absl::UnavailableError(absl::StrCat("cannot connect to ", options_.target));
     }

@@ -20,6 +20,7 @@ namespace shortener::bench {
 
 struct LoadOptions {
   std::string target;     // host:port of the service
+  std::string api_key;    // sent with every call (scope shorten)
   int channels = 4;       // separate TCP connections
   int inflight = 64;      // calls outstanding at all times
   int batch_size = 1000;  // BatchShorten items per call

@@ -400,8 +400,7 @@ TEST_CASE("an edge whose stream was down drops what it cached before the outage"
   {
     auto other = ServiceProcess::Start(options);
     REQUIRE(other.ok());
-    auto stub = v1::ShortenService::NewStub(
-        grpc::CreateChannel((*other)->target(), grpc::InsecureChannelCredentials()));
+    auto stub = (*other)->NewStub();
     v1::RevokeRequest request;
     request.set_code(link.code());
     v1::Link revoked;
@@ -491,14 +490,58 @@ std::pair<int, std::string> RunEdgeExpectingExit(const std::vector<std::string>&
   return {*rc, out.str()};
 }
 
+TEST_CASE("an edge whose key is revoked stops resolving, is not ready, and says why",
+          "[edge_e2e]") {
+  EdgeFixture f;
+  const std::string cached = f.Shorten("https://example.com/cached-before").code();
+  std::vector<std::string> cold;  // uncached codes, one per attempt below
+  for (int i = 0; i < 30; ++i) {
+    cold.push_back(f.Shorten(absl::StrCat("https://example.com/cold-after/", i)).code());
+  }
+  REQUIRE(f.Get("/" + cached).status == 302);
+  REQUIRE(f.Get("/readyz").status == 200);
+  v1::ListApiKeysResponse keys;
+  REQUIRE(f.stub->ListApiKeys(EdgeFixture::Ctx().get(), v1::ListApiKeysRequest(), &keys).ok());
+  int64_t edge_key = 0;
+  for (const v1::ApiKey& k : keys.api_keys()) {
+    if (k.name() == "edge") edge_key = k.id();
+  }
+  REQUIRE(edge_key != 0);
+  v1::RevokeApiKeyRequest revoke;
+  revoke.set_id(edge_key);
+  v1::ApiKey revoked;
+  REQUIRE(f.stub->RevokeApiKey(EdgeFixture::Ctx().get(), revoke, &revoked).ok());
+  // The service drops the key within a second: a miss then fails (503, as
+  // for any trouble upstream), and the edge reports itself not ready.
+  HttpResponse miss;
+  for (const std::string& code : cold) {
+    // Until the revocation lands, misses resolve (and get cached): a fresh
+    // code each time.
+    miss = f.Get("/" + code);
+    if (miss.status == 503) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  CHECK(miss.status == 503);
+  CHECK(miss.Has("retry-after"));
+  CHECK(f.Get("/readyz").status == 503);
+  // What was cached before still redirects: the public is not punished for
+  // a key problem.
+  CHECK(f.Get("/" + cached).status == 302);
+  CHECK_THAT(f.edge->Log(), Catch::Contains("refuses this edge's key"));
+  CHECK_THAT(f.edge->Log(), Catch::Contains("api key revoked"));
+}
+
 TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
   const auto [rc, out] = RunEdgeExpectingExit({"--help"});
   CHECK(rc == 1);  // abseil's --help exits 1
   for (const char* flag :
-       {"--listen", "--service", "--threads", "--codec_secret_file", "--min_code_length",
+       {"--listen", "--service", "--threads", "--codec_secret_file", "--api_key_file",
+        "--min_code_length",
         "--cache_entries", "--cache_bytes", "--cache_ttl", "--negative_cache_ttl", "--stale_grace",
         "--trusted_proxies", "--resolve_timeout", "--resolve_batch", "--resolve_in_flight",
-        "--shutdown_grace", "--max_request_line", "--idle_timeout", "--access_log"}) {
+        "--shutdown_grace", "--max_request_line", "--idle_timeout", "--access_log",
+        "--service_tls_ca", "--service_tls_cert", "--service_tls_key",
+        "--service_tls_server_name"}) {
     INFO(flag);
     CHECK(absl::StrContains(out, absl::StrCat(flag, " (")));
   }
@@ -509,24 +552,38 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
   EdgeFixture f;
   const std::string secret = absl::StrCat("--codec_secret_file=", f.service->secret_file());
   const std::string service = absl::StrCat("--service=", f.service->target());
+  auto key_file = f.service->EdgeKeyFile();
+  REQUIRE(key_file.ok());
+  const std::string key = absl::StrCat("--api_key_file=", *key_file);
   struct Case {
     std::vector<std::string> flags;
     std::string message;
   };
   const int busy_port = f.edge->port();
   const std::vector<Case> cases = {
-      {{service}, "--codec_secret_file is required"},
-      {{service, "--codec_secret_file=/nonexistent/secret"}, "--codec_secret_file"},
-      {{service, secret, "--listen=127.0.0.1"}, "--listen=\"127.0.0.1\": no port"},
-      {{service, secret, "--listen=127.0.0.1:99999"}, "port must be 0..65535"},
-      {{service, secret, "--listen=not-an-ip:8080"}, "--listen"},
-      {{service, secret, absl::StrCat("--listen=127.0.0.1:", busy_port)},
+      {{service, key}, "--codec_secret_file is required"},
+      {{service, key, "--codec_secret_file=/nonexistent/secret"}, "--codec_secret_file"},
+      {{service, secret}, "--api_key_file is required"},
+      {{service, secret, "--api_key_file=/nonexistent/key"}, "--api_key_file: cannot read /nonexistent/key"},
+      {{service, secret, "--api_key_file=/dev/null"}, "--api_key_file: /dev/null is empty"},
+      {{service, key, secret, "--listen=127.0.0.1"}, "--listen=\"127.0.0.1\": no port"},
+      {{service, key, secret, "--listen=127.0.0.1:99999"}, "port must be 0..65535"},
+      {{service, key, secret, "--listen=not-an-ip:8080"}, "--listen"},
+      {{service, key, secret, absl::StrCat("--listen=127.0.0.1:", busy_port)},
        absl::StrCat("127.0.0.1:", busy_port)},
-      {{service, secret, "--trusted_proxies=10.0.0.0/33"}, "trusted proxy \"10.0.0.0/33\""},
-      {{service, secret, "--cache_ttl=0s"}, "--cache_ttl must be > 0"},
-      {{service, secret, "--threads=-1"}, "--threads"},
-      {{service, secret, "--resolve_batch=5000"}, "--resolve_batch must be 1..1000"},
-      {{service, secret, "--min_code_length=11"}, "--min_code_length"},
+      {{service, key, secret, "--trusted_proxies=10.0.0.0/33"}, "trusted proxy \"10.0.0.0/33\""},
+      {{service, key, secret, "--cache_ttl=0s"}, "--cache_ttl must be > 0"},
+      {{service, key, secret, "--threads=-1"}, "--threads"},
+      {{service, key, secret, "--resolve_batch=5000"}, "--resolve_batch must be 1..1000"},
+      {{service, key, secret, "--min_code_length=11"}, "--min_code_length"},
+      {{service, key, secret, "--service_tls_key=/k.pem"},
+       "--service_tls_key needs --service_tls_cert"},
+      {{service, key, secret, "--service_tls_cert=/c.pem"},
+       "--service_tls_cert needs --service_tls_key"},
+      {{service, key, secret, "--service_tls_server_name=shorten.internal"},
+       "--service_tls_server_name needs --service_tls_ca"},
+      {{service, key, secret, "--service_tls_ca=/nonexistent/ca.pem"},
+       "--service_tls_ca: no such file /nonexistent/ca.pem"},
   };
   for (const Case& c : cases) {
     const auto [rc, out] = RunEdgeExpectingExit(c.flags);

@@ -33,8 +33,7 @@ struct EdgeFixture {
     auto s = ServiceProcess::Start(options);
     if (!s.ok()) FAIL(s.status().ToString());
     service = *std::move(s);
-    stub = v1::ShortenService::NewStub(
-        grpc::CreateChannel(service->target(), grpc::InsecureChannelCredentials()));
+    stub = service->NewStub();  // with the admin key
     auto secret = codec::ReadSecretFile(service->secret_file());
     REQUIRE(secret.ok());
     codec::CodecOptions codec_options;
@@ -50,6 +49,9 @@ struct EdgeFixture {
     EdgeProcessOptions options;
     options.service_target = service_target;
     options.secret_file = service->secret_file();
+    auto key_file = service->EdgeKeyFile();
+    if (!key_file.ok()) FAIL(key_file.status().ToString());
+    options.api_key_file = *key_file;
     options.extra_flags = std::move(flags);
     auto e = EdgeProcess::Start(options);
     if (!e.ok()) FAIL(e.status().ToString());
