@@ -10,8 +10,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -39,28 +37,6 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Whether ServiceProcessOptions has `admin_key_file` (ServiceProcess then
-// passes --bootstrap_admin_key_file itself).
-template <typename T, typename = void>
-struct HasAdminKeyFile : std::false_type {};
-template <typename T>
-struct HasAdminKeyFile<T, std::void_t<decltype(std::declval<T&>().admin_key_file)>>
-    : std::true_type {};
-
-// Makes the service write its bootstrap admin key to `path`. A bridge while
-// ServiceProcess learns to do this itself (on another branch): with both, a
-// flag of ours in extra_flags would come last and win, and ServiceProcess
-// would wait for a key file the service never wrote. Once it has landed,
-// `options.admin_key_file = path` alone will do.
-template <typename Options>
-void SetAdminKeyFile(Options& options, const std::string& path) {
-  if constexpr (HasAdminKeyFile<Options>::value) {
-    options.admin_key_file = path;
-  } else {
-    options.extra_flags.push_back("--bootstrap_admin_key_file=" + path);
-  }
-}
-
 // One cluster and one service for the whole file: every test uses URLs and
 // aliases of its own.
 class CtlServiceFixture {
@@ -72,15 +48,12 @@ class CtlServiceFixture {
     char dir_template[] = "/tmp/ctl_service_test.XXXXXX";
     REQUIRE(mkdtemp(dir_template) != nullptr);
     dir_ = dir_template;
-    admin_key_file_ = dir_ + "/admin.key";
     auto cluster = PgCluster::Start();
     if (!cluster.ok()) FAIL(cluster.status().ToString());
     cluster_ = *std::move(cluster);
     ServiceProcessOptions options;
     options.conninfo = cluster_->ConnInfo();
     options.base_url = "https://sho.rt/";
-    // The service writes a new admin key there; every call needs a key.
-    SetAdminKeyFile(options, admin_key_file_);
     auto service = ServiceProcess::Start(options);
     if (!service.ok()) FAIL(service.status().ToString());
     service_ = *std::move(service);
@@ -98,7 +71,7 @@ class CtlServiceFixture {
   // Runs shortenctl --service=<the service> --api_key_file=<admin key>
   // args..., with `input` as a file named by "@input" in args.
   Outcome Run(std::vector<std::string> args, const std::string& input = "") {
-    args.insert(args.begin(), "--api_key_file=" + admin_key_file_);
+    args.insert(args.begin(), "--api_key_file=" + admin_key_file());
     return RunWithoutKey(std::move(args), input);
   }
 
@@ -129,13 +102,13 @@ class CtlServiceFixture {
   }
 
   std::string stdout_path() const { return dir_ + "/out"; }
-  const std::string& admin_key_file() const { return admin_key_file_; }
+  // The key ServiceProcess had the service make (--bootstrap_admin_key_file).
+  const std::string& admin_key_file() const { return service_->admin_key_file(); }
   // A path in the fixture's temp dir.
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
  private:
   std::string dir_;
-  std::string admin_key_file_;
   std::unique_ptr<PgCluster> cluster_;
   std::unique_ptr<ServiceProcess> service_;
 };
