@@ -7,9 +7,6 @@ CREATE TABLE api_keys (
   id              bigserial PRIMARY KEY,
   key_hash        text NOT NULL UNIQUE CHECK (key_hash ~ '^[0-9a-f]{64}$'),
   name            text NOT NULL CHECK (name <> ''),
-  -- The tenant whose links the key creates and may read or revoke
-  -- (links.owner). Several keys may share a tenant.
-  tenant          text NOT NULL CHECK (tenant <> ''),
   -- Canonical ScopeSet::ToString(): sorted scope names, comma-separated.
   scopes          text NOT NULL,
   -- Normalised DomainAllowlist entries; empty: every domain allowed.

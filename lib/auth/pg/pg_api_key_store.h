@@ -1,5 +1,5 @@
 // PgApiKeyStore: API keys in PostgreSQL (table api_keys, schema in
-// deploy/postgres/migrations/0002_api_keys.sql).
+// deploy/postgres/migrations/0002_api_keys.sql and 0003_api_key_tenants.sql).
 //
 // The store only ever sees a key's hash (auth::HashApiKey); the key itself
 // is never passed in, stored or returned. Every call is one autocommitted
