@@ -216,11 +216,21 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
-                                                            const v1::GetClickStatsRequest*,
+                                                            const v1::GetClickStatsRequest* request,
                                                             v1::GetClickStatsResponse*) {
-  return Authorized(ctx, Rpc::kGetClickStats, 1, [](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
-    FinishWith(reactor,
-               absl::UnimplementedError("GetClickStats: click statistics are not implemented yet"));
+  return Authorized(ctx, Rpc::kGetClickStats, 1, [this, request](
+                                                     PrincipalPtr caller,
+                                                     grpc::ServerUnaryReactor* reactor) {
+    // Ownership first, as GetLink: another tenant's link is NOT_FOUND even
+    // before statistics exist.
+    const auth::Principal* who = caller.get();
+    shortener_->GetLink(request->code(), who,
+                        [reactor, caller = std::move(caller)](absl::StatusOr<LinkView> view) {
+                          FinishWith(reactor, view.ok() ? absl::UnimplementedError(
+                                                              "GetClickStats: click statistics "
+                                                              "are not implemented yet")
+                                                        : view.status());
+                        });
   });
 }
 
