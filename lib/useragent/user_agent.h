@@ -1,0 +1,48 @@
+// User-Agent classification for click statistics: browser family and major
+// version, OS family and version, device type, and whether the client is a
+// bot (crawlers, link-preview fetchers, HTTP libraries), so that bots are
+// counted apart from human clicks.
+//
+// Table-driven: an ordered list of rules (substring / token matches), the
+// first match wins; no regular expressions on the hot path. Unknown agents
+// are "Other" on "Other", device desktop, not a bot (an empty User-Agent is
+// a bot: every browser sends one).
+//
+// Thread safety: stateless functions over constant tables.
+#ifndef SHORTENER_LIB_USERAGENT_USER_AGENT_H_
+#define SHORTENER_LIB_USERAGENT_USER_AGENT_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace shortener::useragent {
+
+enum class DeviceType { kDesktop, kMobile, kTablet, kBot };
+
+// "desktop", "mobile", "tablet", "bot".
+absl::string_view DeviceTypeName(DeviceType type);
+
+struct ClientInfo {
+  std::string browser = "Other";  // "Chrome", "Safari", "Firefox", "Edge", "Samsung Internet",
+                                  // "WeChat", "Android WebView", "curl", "Googlebot", ...
+  int browser_major = 0;          // 0: unknown
+  std::string os = "Other";       // "Windows", "macOS", "iOS", "iPadOS", "Android", "Linux",
+                                  // "ChromeOS", ...
+  std::string os_version;         // "17.4", "14", "10"; empty: unknown
+  DeviceType device = DeviceType::kDesktop;
+  bool bot = false;               // crawler, preview fetcher or HTTP library; device is kBot
+
+  friend bool operator==(const ClientInfo& a, const ClientInfo& b) {
+    return a.browser == b.browser && a.browser_major == b.browser_major && a.os == b.os &&
+           a.os_version == b.os_version && a.device == b.device && a.bot == b.bot;
+  }
+};
+
+// Classifies a User-Agent header value (at most the first 1024 bytes are
+// looked at). Never fails.
+ClientInfo Classify(absl::string_view user_agent);
+
+}  // namespace shortener::useragent
+
+#endif  // SHORTENER_LIB_USERAGENT_USER_AGENT_H_
