@@ -102,10 +102,17 @@ void ClickSender::Flush(Clock::time_point deadline) {
       Dispatch(std::move(batch), deadline);
     }
   }
-  // Replay what the spool holds while the service takes it: an in-memory
-  // spool dies with the process, and a drained file spool is tidier.
-  while (!spool_->empty() && backoff_ == absl::ZeroDuration() && Clock::now() < deadline &&
-         ReplayOne(deadline)) {
+  // Replay what the spool holds until the deadline, backoff included: an
+  // in-memory spool dies with the process, and a service that blinked
+  // should not leave a file spool behind.
+  while (!spool_->empty()) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    if (now < next_attempt_) {
+      std::this_thread::sleep_for(std::min(next_attempt_, deadline) - now);
+      continue;
+    }
+    ReplayOne(deadline);
   }
   const ClickSpoolStats left = spool_->Stats();
   if (left.batches > 0) {
