@@ -105,7 +105,9 @@ void ClickSender::Flush(Clock::time_point deadline) {
   // Replay what the spool holds until the deadline, backoff included: an
   // in-memory spool dies with the process, and a service that blinked
   // should not leave a file spool behind.
-  while (!spool_->empty()) {
+  // A refusal (PERMISSION_DENIED, UNIMPLEMENTED, ...) will not change
+  // within the timeout: do not wait for it.
+  while (!spool_->empty() && !refused_) {
     const Clock::time_point now = Clock::now();
     if (now >= deadline) break;
     if (now < next_attempt_) {
@@ -175,6 +177,7 @@ absl::Status ClickSender::SendOnce(const ClickBatch& batch, Clock::time_point de
     }
     backoff_ = absl::ZeroDuration();
     next_attempt_ = Clock::time_point{};
+    refused_ = false;
   } else {
     Add(counters_.rpc_failures, 1);
   }
@@ -183,6 +186,7 @@ absl::Status ClickSender::SendOnce(const ClickBatch& batch, Clock::time_point de
 
 void ClickSender::NoteFailure(const absl::Status& status, const ClickBatch& batch) {
   const bool transient = IsTransientClickError(status.code());
+  refused_ = !transient;
   // A definitive refusal will not change by itself: retry at the slowest pace.
   backoff_ = !transient ? options_.max_backoff
              : backoff_ == absl::ZeroDuration()

@@ -70,7 +70,8 @@ class ClickSender {
   void Start();
 
   // Closes the queue, then for up to `flush_timeout` sends what it held
-  // (and what the spool holds, while calls succeed); what is left is
+  // and what the spool holds (retrying transient failures with backoff;
+  // not waiting at all once the service refused a batch); what is left is
   // spooled. Returns when done. Idempotent.
   void Stop(absl::Duration flush_timeout);
 
@@ -103,6 +104,7 @@ class ClickSender {
   uint64_t next_batch_ = 1;
   std::mt19937_64 rng_;
   absl::Duration backoff_ = absl::ZeroDuration();  // zero: healthy
+  bool refused_ = false;  // the last call failed with a non-transient error
   Clock::time_point next_attempt_{};
   Clock::time_point last_drop_log_{};
   uint64_t drops_since_log_ = 0;
