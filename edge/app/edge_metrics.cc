@@ -176,8 +176,7 @@ void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {
     Header(out, name, "gauge", help);
     absl::StrAppend(&out, name, " ", value, "\n");
   };
-  counter("edge_clicks_queued_total", "Click events queued (redirects that are clicks).",
-          q.pushed);
+  counter("edge_clicks_queued_total", "Click events queued (redirects that are clicks).", q.pushed);
   gauge("edge_clicks_queue_events", "Click events waiting in memory to be sent.", q.events);
   counter("edge_clicks_acknowledged_total", "Click events the service accepted.", c.events_acked);
   counter("edge_click_batches_acknowledged_total",
@@ -191,10 +190,10 @@ void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {
   Header(out, "edge_clicks_dropped_total", "counter",
          "Click events lost, by reason: the in-memory queue was full, the spool was at "
          "--click_spool_max_bytes, or the spool could not be written.");
-  absl::StrAppend(&out, "edge_clicks_dropped_total{reason=\"queue_full\"} ", q.dropped_full,
-                  "\n", "edge_clicks_dropped_total{reason=\"spool_full\"} ",
-                  c.dropped_spool_full, "\n", "edge_clicks_dropped_total{reason=\"spool_error\"} ",
-                  c.dropped_spool_error, "\n");
+  absl::StrAppend(&out, "edge_clicks_dropped_total{reason=\"queue_full\"} ", q.dropped_full, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_full\"} ", c.dropped_spool_full, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_error\"} ", c.dropped_spool_error,
+                  "\n");
   counter("edge_click_rpcs_total", "RecordClicks calls made.", c.rpcs);
   counter("edge_click_rpc_failures_total", "RecordClicks calls that failed.", c.rpc_failures);
   Header(out, "edge_click_rpc_duration_seconds", "summary", "Duration of RecordClicks calls.");

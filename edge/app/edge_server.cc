@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "edge/app/edge_metrics.h"
 #include "edge/app/redirect_handler.h"
-#include "edge/client_ip.h"
 #include "edge/clicks/click_spool.h"
 #include "edge/clicks/click_transport.h"
+#include "edge/client_ip.h"
 #include "edge/http/http_server.h"
 #include "edge/upstream/invalidation_watcher.h"
 #include "edge/upstream/resolve_batcher.h"
@@ -18,8 +18,8 @@
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
-#include "lib/grpcutil/api_key_channel.h"
 #include "lib/common/termination_signals.h"
+#include "lib/grpcutil/api_key_channel.h"
 
 namespace shortener::edge {
 
@@ -67,9 +67,10 @@ absl::Status ValidateClickConfig(const EdgeClickConfig& c) {
 // The spool of --click_spool_dir, or an in-memory one without it.
 absl::StatusOr<std::unique_ptr<ClickSpool>> OpenClickSpool(const EdgeClickConfig& c) {
   if (c.spool_dir.empty()) {
-    LogWarning("no --click_spool_dir: clicks that cannot be sent wait in memory (up to %d "
-               "bytes) and are lost if the edge stops before the service is back",
-               c.spool_max_bytes);
+    LogWarning(
+        "no --click_spool_dir: clicks that cannot be sent wait in memory (up to %d "
+        "bytes) and are lost if the edge stops before the service is back",
+        c.spool_max_bytes);
     return std::unique_ptr<ClickSpool>(std::make_unique<InMemoryClickSpool>(c.spool_max_bytes));
   }
   FileClickSpoolOptions options;
@@ -163,8 +164,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
                              OpenClickSpool(config.clicks));
   ClickQueue click_queue(config.clicks.queue);
   GrpcClickTransport click_transport(&client.stub());
-  ClickSender click_sender(&click_queue, click_spool.get(), &click_transport,
-                           config.clicks.sender);
+  ClickSender click_sender(&click_queue, click_spool.get(), &click_transport, config.clicks.sender);
   click_sender.Start();
 
   RedirectHandlerOptions handler_options;

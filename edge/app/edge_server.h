@@ -21,11 +21,11 @@
 namespace shortener::edge {
 
 struct EdgeClickConfig {
-  ClickQueueOptions queue;     // --click_queue_events, --click_queue_bytes
-  ClickSenderOptions sender;   // --click_batch, --click_flush_interval, --click_rpc_timeout
-  std::string spool_dir;       // --click_spool_dir; empty: in memory (lost on restart)
-  uint64_t spool_max_bytes = uint64_t{1} << 30;        // --click_spool_max_bytes
-  absl::Duration flush_timeout = absl::Seconds(5);     // --click_flush_timeout
+  ClickQueueOptions queue;    // --click_queue_events, --click_queue_bytes
+  ClickSenderOptions sender;  // --click_batch, --click_flush_interval, --click_rpc_timeout
+  std::string spool_dir;      // --click_spool_dir; empty: in memory (lost on restart)
+  uint64_t spool_max_bytes = uint64_t{1} << 30;     // --click_spool_max_bytes
+  absl::Duration flush_timeout = absl::Seconds(5);  // --click_flush_timeout
 };
 
 struct EdgeConfig {

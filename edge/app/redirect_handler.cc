@@ -54,8 +54,13 @@ RedirectHandler::RedirectHandler(const codec::ShortCodec* codec, LinkCache* cach
                                  ServiceClient* client, ResolveBatcher* resolver,
                                  EdgeMetrics* metrics, ClickRecording clicks,
                                  RedirectHandlerOptions options)
-    : codec_(codec), cache_(cache), client_(client), resolver_(resolver), metrics_(metrics),
-      clicks_(clicks), options_(std::move(options)) {}
+    : codec_(codec),
+      cache_(cache),
+      client_(client),
+      resolver_(resolver),
+      metrics_(metrics),
+      clicks_(clicks),
+      options_(std::move(options)) {}
 
 void RedirectHandler::Handle(http::Exchange& exchange) {
   const http::Request& request = exchange.request();
@@ -226,8 +231,8 @@ std::optional<ClickEvent> RedirectHandler::PrepareClick(const http::Request& req
   peer.is_v6 = request.peer.is_v6;
   peer.bytes = request.peer.bytes;
   char ip[kMaxIpTextLength];
-  const absl::string_view client = FormatIpAddress(
-      ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies), ip);
+  const absl::string_view client =
+      FormatIpAddress(ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies), ip);
   return MakeClickEvent(code, absl::Now(), client, request.user_agent, request.referer, 0);
 }
 

@@ -32,10 +32,10 @@
 
 #include "edge/app/edge_metrics.h"
 #include "edge/cache/link_cache.h"
-#include "edge/client_ip.h"
 #include "edge/clicks/click_queue.h"
 #include "edge/clicks/click_sender.h"
 #include "edge/clicks/click_spool.h"
+#include "edge/client_ip.h"
 #include "edge/http/http_server.h"
 #include "edge/request_target.h"
 #include "edge/upstream/invalidation_watcher.h"

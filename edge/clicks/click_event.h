@@ -32,15 +32,13 @@ struct ClickEvent {
 
   // What the event costs in memory, for the queue's byte bound.
   size_t ApproximateBytes() const {
-    return sizeof(ClickEvent) + code.size() + client_ip.size() + user_agent.size() +
-           referer.size();
+    return sizeof(ClickEvent) + code.size() + client_ip.size() + user_agent.size() + referer.size();
   }
 };
 
 // Builds an event, truncating the header values.
 ClickEvent MakeClickEvent(absl::string_view code, absl::Time time, absl::string_view client_ip,
-                          absl::string_view user_agent, absl::string_view referer,
-                          int http_status);
+                          absl::string_view user_agent, absl::string_view referer, int http_status);
 
 // Whether a redirect answered to this request is a click. HEAD requests
 // (link checkers, unfurlers) and browser prefetches ("Purpose: prefetch" or

@@ -12,8 +12,7 @@ bool ClickQueue::Push(ClickEvent event) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_ || events_.size() >= options_.max_events ||
-        bytes_ + bytes > options_.max_bytes) {
+    if (closed_ || events_.size() >= options_.max_events || bytes_ + bytes > options_.max_bytes) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }

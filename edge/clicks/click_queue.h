@@ -26,15 +26,15 @@
 namespace shortener::edge {
 
 struct ClickQueueOptions {
-  size_t max_events = 100'000;         // --click_queue_events
-  size_t max_bytes = 64 * 1024 * 1024; // --click_queue_bytes (ApproximateBytes)
+  size_t max_events = 100'000;          // --click_queue_events
+  size_t max_bytes = 64 * 1024 * 1024;  // --click_queue_bytes (ApproximateBytes)
 };
 
 struct ClickQueueStats {
-  uint64_t pushed = 0;             // events accepted
-  uint64_t dropped_full = 0;       // events refused: queue full (or closed)
-  uint64_t events = 0;             // events waiting now
-  uint64_t bytes = 0;              // their approximate bytes
+  uint64_t pushed = 0;        // events accepted
+  uint64_t dropped_full = 0;  // events refused: queue full (or closed)
+  uint64_t events = 0;        // events waiting now
+  uint64_t bytes = 0;         // their approximate bytes
 };
 
 class ClickQueue {

@@ -38,14 +38,18 @@ bool IsTransientClickError(absl::StatusCode code) {
 
 ClickSender::ClickSender(ClickQueue* queue, ClickSpool* spool, ClickTransport* transport,
                          ClickSenderOptions options)
-    : queue_(queue), spool_(spool), transport_(transport), options_(std::move(options)),
+    : queue_(queue),
+      spool_(spool),
+      transport_(transport),
+      options_(std::move(options)),
       instance_id_(options_.instance_id) {
   std::random_device device;
   const uint64_t random = (uint64_t{device()} << 32) ^ device();
   rng_.seed(options_.seed != 0 ? options_.seed : random);
   // Unique across restarts and replicas without coordination: 64 random
   // bits per process, then a sequence.
-  if (instance_id_.empty()) instance_id_ = absl::StrFormat("%016x", (uint64_t{device()} << 32) ^ device());
+  if (instance_id_.empty())
+    instance_id_ = absl::StrFormat("%016x", (uint64_t{device()} << 32) ^ device());
 }
 
 ClickSender::~ClickSender() { Stop(absl::ZeroDuration()); }
@@ -84,8 +88,7 @@ void ClickSender::Run() {
       ReplayOne(now + ToSteady(options_.rpc_timeout));
     }
   }
-  Flush(Clock::now() +
-        std::chrono::nanoseconds(flush_timeout_ns_.load(std::memory_order_relaxed)));
+  Flush(Clock::now() + std::chrono::nanoseconds(flush_timeout_ns_.load(std::memory_order_relaxed)));
 }
 
 void ClickSender::Flush(Clock::time_point deadline) {
@@ -118,10 +121,11 @@ void ClickSender::Flush(Clock::time_point deadline) {
   }
   const ClickSpoolStats left = spool_->Stats();
   if (left.batches > 0) {
-    LogWarning("click sender stopped with %d batches (%d bytes) in the spool: they are sent "
-               "when the edge runs again with the same --click_spool_dir (an in-memory spool "
-               "loses them)",
-               left.batches, left.bytes);
+    LogWarning(
+        "click sender stopped with %d batches (%d bytes) in the spool: they are sent "
+        "when the edge runs again with the same --click_spool_dir (an in-memory spool "
+        "loses them)",
+        left.batches, left.bytes);
   }
 }
 
@@ -161,14 +165,14 @@ bool ClickSender::ReplayOne(Clock::time_point deadline) {
 
 absl::Status ClickSender::SendOnce(const ClickBatch& batch, Clock::time_point deadline) {
   const Clock::time_point start = Clock::now();
-  const absl::Duration timeout =
-      std::min(options_.rpc_timeout,
-               absl::FromChrono(std::max(deadline - start, Clock::duration(std::chrono::milliseconds(1)))));
+  const absl::Duration timeout = std::min(
+      options_.rpc_timeout,
+      absl::FromChrono(std::max(deadline - start, Clock::duration(std::chrono::milliseconds(1)))));
   const absl::Status status = transport_->Send(batch, timeout);
   Add(counters_.rpcs, 1);
-  Add(counters_.rpc_ns, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                  Clock::now() - start)
-                                                  .count()));
+  Add(counters_.rpc_ns,
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   if (status.ok()) {
     Add(counters_.batches_acked, 1);
     Add(counters_.events_acked, batch.events.size());
@@ -188,10 +192,9 @@ void ClickSender::NoteFailure(const absl::Status& status, const ClickBatch& batc
   const bool transient = IsTransientClickError(status.code());
   refused_ = !transient;
   // A definitive refusal will not change by itself: retry at the slowest pace.
-  backoff_ = !transient ? options_.max_backoff
-             : backoff_ == absl::ZeroDuration()
-                 ? options_.initial_backoff
-                 : std::min(backoff_ * 2, options_.max_backoff);
+  backoff_ = !transient                         ? options_.max_backoff
+             : backoff_ == absl::ZeroDuration() ? options_.initial_backoff
+                                                : std::min(backoff_ * 2, options_.max_backoff);
   // Full jitter over the upper half: replicas that failed together do not
   // retry together.
   std::uniform_real_distribution<double> jitter(0.5, 1.0);
@@ -200,15 +203,17 @@ void ClickSender::NoteFailure(const absl::Status& status, const ClickBatch& batc
   if (!transient) {
     if (now - last_error_log_ >= kLogEvery || last_error_log_ == Clock::time_point{}) {
       last_error_log_ = now;
-      LogError("click sender: the service refuses RecordClicks (%s) for batch %s: clicks are "
-               "kept in the spool and retried every %s; check the edge's key has the "
-               "record_clicks scope and the service's version",
-               status.ToString(), batch.id, absl::FormatDuration(options_.max_backoff));
+      LogError(
+          "click sender: the service refuses RecordClicks (%s) for batch %s: clicks are "
+          "kept in the spool and retried every %s; check the edge's key has the "
+          "record_clicks scope and the service's version",
+          status.ToString(), batch.id, absl::FormatDuration(options_.max_backoff));
     }
   } else if (backoff_ == options_.initial_backoff) {
-    LogWarning("click sender: RecordClicks failed (%s) for batch %s: spooling, retrying with "
-               "backoff",
-               status.ToString(), batch.id);
+    LogWarning(
+        "click sender: RecordClicks failed (%s) for batch %s: spooling, retrying with "
+        "backoff",
+        status.ToString(), batch.id);
   }
 }
 
@@ -225,9 +230,10 @@ void ClickSender::Spool(const ClickBatch& batch) {
   const Clock::time_point now = Clock::now();
   if (last_drop_log_ == Clock::time_point{} || now - last_drop_log_ >= kLogEvery) {
     last_drop_log_ = now;
-    LogError("click events DROPPED: %d since the last such line (%s); counted in "
-             "edge_clicks_dropped_total",
-             drops_since_log_, status.ToString());
+    LogError(
+        "click events DROPPED: %d since the last such line (%s); counted in "
+        "edge_clicks_dropped_total",
+        drops_since_log_, status.ToString());
     drops_since_log_ = 0;
   }
 }

@@ -37,9 +37,9 @@
 namespace shortener::edge {
 
 struct ClickSenderOptions {
-  size_t batch_size = 1000;                           // --click_batch
-  absl::Duration flush_interval = absl::Seconds(1);   // --click_flush_interval
-  absl::Duration rpc_timeout = absl::Seconds(5);      // deadline of one RecordClicks
+  size_t batch_size = 1000;                          // --click_batch
+  absl::Duration flush_interval = absl::Seconds(1);  // --click_flush_interval
+  absl::Duration rpc_timeout = absl::Seconds(5);     // deadline of one RecordClicks
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(30);
   std::string instance_id;  // batch id prefix; empty: 16 random hex digits
@@ -47,12 +47,12 @@ struct ClickSenderOptions {
 };
 
 struct ClickSenderStats {
-  uint64_t rpcs = 0;                 // RecordClicks calls made
-  uint64_t rpc_failures = 0;         // of them, failed
-  uint64_t rpc_seconds_ns = 0;       // their summed duration
-  uint64_t batches_acked = 0;        // batches the service accepted (replays included)
+  uint64_t rpcs = 0;            // RecordClicks calls made
+  uint64_t rpc_failures = 0;    // of them, failed
+  uint64_t rpc_seconds_ns = 0;  // their summed duration
+  uint64_t batches_acked = 0;   // batches the service accepted (replays included)
   uint64_t events_acked = 0;
-  uint64_t batches_spooled = 0;      // batches written to the spool
+  uint64_t batches_spooled = 0;  // batches written to the spool
   uint64_t events_spooled = 0;
   uint64_t batches_replayed = 0;     // spooled batches later accepted
   uint64_t dropped_spool_full = 0;   // events lost: spool at its cap
@@ -111,9 +111,9 @@ class ClickSender {
   Clock::time_point last_error_log_{};
 
   struct Counters {
-    std::atomic<uint64_t> rpcs{0}, rpc_failures{0}, rpc_ns{0}, batches_acked{0},
-        events_acked{0}, batches_spooled{0}, events_spooled{0}, batches_replayed{0},
-        dropped_spool_full{0}, dropped_spool_error{0};
+    std::atomic<uint64_t> rpcs{0}, rpc_failures{0}, rpc_ns{0}, batches_acked{0}, events_acked{0},
+        batches_spooled{0}, events_spooled{0}, batches_replayed{0}, dropped_spool_full{0},
+        dropped_spool_error{0};
   } counters_;
 };
 

@@ -27,8 +27,8 @@ constexpr absl::string_view kSuffix = ".spool";
 
 // The one place errno becomes a Status here.
 absl::Status IoError(absl::string_view what, const std::string& path, int err) {
-  return absl::InternalError(absl::StrCat("click spool: ", what, " ", path, ": ",
-                                          std::strerror(err)));
+  return absl::InternalError(
+      absl::StrCat("click spool: ", what, " ", path, ": ", std::strerror(err)));
 }
 
 void PutU32(char* out, uint32_t v) {
@@ -36,7 +36,8 @@ void PutU32(char* out, uint32_t v) {
 }
 uint32_t GetU32(const char* in) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
   return v;
 }
 
@@ -91,13 +92,13 @@ class FileClickSpool : public ClickSpool {
  private:
   struct Segment {
     uint64_t seq = 0;
-    uint64_t bytes = 0;    // file size
-    size_t pending = 0;    // records not acknowledged
+    uint64_t bytes = 0;  // file size
+    size_t pending = 0;  // records not acknowledged
   };
   struct Record {
-    uint64_t seq = 0;      // its segment
-    uint64_t offset = 0;   // of its header
-    uint32_t length = 0;   // payload bytes
+    uint64_t seq = 0;     // its segment
+    uint64_t offset = 0;  // of its header
+    uint32_t length = 0;  // payload bytes
   };
 
   std::string PathOf(uint64_t seq) const {
@@ -146,8 +147,8 @@ absl::Status FileClickSpool::Load() {
               GetU32(bytes->data() + offset + 4)) {
         // Only a crash mid-write leaves this: the rest of the file is the torn
         // record (never appended to again), so it ends the segment.
-        LogWarning("click spool: %s: torn or corrupt record at byte %d of %d skipped", path,
-                   offset, bytes->size());
+        LogWarning("click spool: %s: torn or corrupt record at byte %d of %d skipped", path, offset,
+                   bytes->size());
         break;
       }
       records_.push_back({seq, offset, length});
@@ -192,8 +193,8 @@ absl::Status FileClickSpool::Append(const ClickBatch& batch) {
   const uint64_t size = kHeaderBytes + payload.size();
   if (bytes_.load(std::memory_order_relaxed) + size > options_.max_bytes) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("click spool ", options_.dir, " is full (--click_spool_max_bytes=",
-                     options_.max_bytes, ")"));
+        absl::StrCat("click spool ", options_.dir,
+                     " is full (--click_spool_max_bytes=", options_.max_bytes, ")"));
   }
   if (write_fd_ < 0 || segments_.back().bytes >= options_.segment_bytes) {
     if (absl::Status s = StartSegment(); !s.ok()) return s;
@@ -281,8 +282,8 @@ absl::Status FileClickSpool::DropFront() {
 }  // namespace
 
 uint32_t SpoolChecksum(const std::string& payload) {
-  return static_cast<uint32_t>(
-      ::crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+  return static_cast<uint32_t>(::crc32(0L, reinterpret_cast<const Bytef*>(payload.data()),
+                                       static_cast<uInt>(payload.size())));
 }
 
 absl::StatusOr<std::unique_ptr<ClickSpool>> OpenFileClickSpool(FileClickSpoolOptions options) {

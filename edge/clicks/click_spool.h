@@ -66,9 +66,9 @@ class ClickSpool {
 };
 
 struct FileClickSpoolOptions {
-  std::string dir;                                    // --click_spool_dir; created if missing
-  uint64_t max_bytes = uint64_t{1} << 30;             // --click_spool_max_bytes
-  uint64_t segment_bytes = 16 * 1024 * 1024;          // start a new file past this size
+  std::string dir;                            // --click_spool_dir; created if missing
+  uint64_t max_bytes = uint64_t{1} << 30;     // --click_spool_max_bytes
+  uint64_t segment_bytes = 16 * 1024 * 1024;  // start a new file past this size
 };
 
 // Opens (creating if needed) the spool directory and indexes the batches

@@ -1,8 +1,7 @@
 #include "edge/clicks/click_event.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 namespace shortener::edge {
 namespace {

@@ -1,12 +1,11 @@
 #include "edge/clicks/click_queue.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 

@@ -3,13 +3,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
@@ -87,8 +86,8 @@ TEST_CASE("the file spool replays batches oldest first with their ids and events
   REQUIRE(front->has_value());
   CHECK((*front)->events.size() == 3);
   CHECK((*front)->events[2].code == "c1x2");
-  CHECK(Drain(*spool) == std::vector<std::string>{"edge-1", "edge-2", "edge-3", "edge-4",
-                                                  "edge-5"});
+  CHECK(Drain(*spool) ==
+        std::vector<std::string>{"edge-1", "edge-2", "edge-3", "edge-4", "edge-5"});
   CHECK(spool->Stats().bytes == 0);
   CHECK(dir.Files().empty());
 }
@@ -124,8 +123,7 @@ TEST_CASE("a segment is deleted once all its batches are acknowledged", "[clicks
   CHECK(Drain(*spool) == std::vector<std::string>{"edge-2", "edge-3"});
 }
 
-TEST_CASE("a torn last record is skipped and the records before it replayed",
-          "[clicks][spool]") {
+TEST_CASE("a torn last record is skipped and the records before it replayed", "[clicks][spool]") {
   TempDir dir;
   {
     std::unique_ptr<ClickSpool> spool = Open(dir.path());
@@ -134,9 +132,7 @@ TEST_CASE("a torn last record is skipped and the records before it replayed",
   REQUIRE(dir.Files().size() == 1);
   const std::string file = dir.Files()[0];
   const auto size = std::filesystem::file_size(file);
-  SECTION("cut inside the last record") {
-    std::filesystem::resize_file(file, size - 5);
-  }
+  SECTION("cut inside the last record") { std::filesystem::resize_file(file, size - 5); }
   SECTION("garbage in the last record's payload") {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(size - 3));

@@ -108,8 +108,8 @@ class FakeClickServer {
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&service);
     server_ = builder.BuildAndStart();
-    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_),
-                                   grpc::InsecureChannelCredentials());
+    channel_ =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
     stub = v1::ShortenService::NewStub(channel_);
   }
   ~FakeClickServer() { server_->Shutdown(std::chrono::system_clock::now()); }

@@ -43,7 +43,7 @@ TEST_CASE("redirects produce click events and HEAD requests and prefetches do no
   const std::string target = "/" + link.code();
   CHECK(f.Get(target).status == 302);  // a miss: the event is pushed with the answer
   CHECK(f.Get(target, "GET", "User-Agent: test-browser\r\nReferer: https://ref.example/\r\n")
-            .status == 302);         // a hit
+            .status == 302);  // a hit
   CHECK(f.Get(target, "HEAD").status == 302);
   CHECK(f.Get(target, "GET", "Purpose: prefetch\r\n").status == 302);
   CHECK(f.Get(target, "GET", "Sec-Purpose: Prefetch;prerender\r\n").status == 302);
