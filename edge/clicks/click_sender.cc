@@ -87,6 +87,7 @@ void ClickSender::Run() {
     if (!spool_->empty() && now >= next_attempt_) {
       ReplayOne(now + ToSteady(options_.rpc_timeout));
     }
+    LogQueueDrops();
   }
   Flush(Clock::now() + std::chrono::nanoseconds(flush_timeout_ns_.load(std::memory_order_relaxed)));
 }
@@ -236,6 +237,24 @@ void ClickSender::Spool(const ClickBatch& batch) {
         drops_since_log_, status.ToString());
     drops_since_log_ = 0;
   }
+}
+
+void ClickSender::LogQueueDrops() {
+  // The event loops only count their drops (no logging on the hot path);
+  // the sender says so in the log, at most once a minute.
+  const Clock::time_point now = Clock::now();
+  if (last_queue_drop_log_ != Clock::time_point{} && now - last_queue_drop_log_ < kLogEvery) {
+    return;
+  }
+  const uint64_t dropped = queue_->Stats().dropped_full;
+  if (dropped == queue_drops_logged_) return;
+  LogError(
+      "click events DROPPED: %d since the last such line (the click queue was full: "
+      "--click_queue_events/--click_queue_bytes, or the sender cannot keep up); counted in "
+      "edge_clicks_dropped_total{reason=\"queue_full\"}",
+      dropped - queue_drops_logged_);
+  queue_drops_logged_ = dropped;
+  last_queue_drop_log_ = now;
 }
 
 ClickSenderStats ClickSender::Stats() const {

@@ -90,6 +90,7 @@ class ClickSender {
   absl::Status SendOnce(const ClickBatch& batch, Clock::time_point deadline);
   void Spool(const ClickBatch& batch);
   void NoteFailure(const absl::Status& status, const ClickBatch& batch);
+  void LogQueueDrops();
 
   ClickQueue* queue_;
   ClickSpool* spool_;
@@ -109,6 +110,8 @@ class ClickSender {
   Clock::time_point last_drop_log_{};
   uint64_t drops_since_log_ = 0;
   Clock::time_point last_error_log_{};
+  Clock::time_point last_queue_drop_log_{};
+  uint64_t queue_drops_logged_ = 0;
 
   struct Counters {
     std::atomic<uint64_t> rpcs{0}, rpc_failures{0}, rpc_ns{0}, batches_acked{0}, events_acked{0},
