@@ -46,7 +46,7 @@ ABSL_FLAG(absl::Duration, click_flush_interval, kDefaults.clicks.sender.flush_in
 ABSL_FLAG(absl::Duration, click_rpc_timeout, kDefaults.clicks.sender.rpc_timeout, "deadline of one RecordClicks call");
 ABSL_FLAG(int64_t, click_queue_events, static_cast<int64_t>(kDefaults.clicks.queue.max_events), "most click events waiting in memory; more are dropped and counted");
 ABSL_FLAG(int64_t, click_queue_bytes, static_cast<int64_t>(kDefaults.clicks.queue.max_bytes), "most bytes of click events waiting in memory (estimated)");
-ABSL_FLAG(std::string, click_spool_dir, "", "directory where click batches wait while the service cannot take them (replayed on start); empty: in memory, lost on restart");
+ABSL_FLAG(std::string, click_spool_dir, "", "directory where click batches wait while the service cannot take them (replayed on start); empty: in memory (capped at --click_queue_bytes), lost on restart");
 ABSL_FLAG(int64_t, click_spool_max_bytes, static_cast<int64_t>(kDefaults.clicks.spool_max_bytes), "most bytes the click spool may take; past it click events are dropped and counted");
 ABSL_FLAG(absl::Duration, click_flush_timeout, kDefaults.clicks.flush_timeout, "on SIGTERM, how long queued clicks may take to be sent before the rest is spooled");
 

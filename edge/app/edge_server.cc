@@ -67,11 +67,14 @@ absl::Status ValidateClickConfig(const EdgeClickConfig& c) {
 // The spool of --click_spool_dir, or an in-memory one without it.
 absl::StatusOr<std::unique_ptr<ClickSpool>> OpenClickSpool(const EdgeClickConfig& c) {
   if (c.spool_dir.empty()) {
+    // Capped like the queue, not by --click_spool_max_bytes: that one is
+    // sized for a disk, and a service that refuses clicks for hours must
+    // not grow the edge's memory by a gigabyte.
     LogWarning(
-        "no --click_spool_dir: clicks that cannot be sent wait in memory (up to %d "
-        "bytes) and are lost if the edge stops before the service is back",
-        c.spool_max_bytes);
-    return std::unique_ptr<ClickSpool>(std::make_unique<InMemoryClickSpool>(c.spool_max_bytes));
+        "no --click_spool_dir: clicks that cannot be sent wait in memory (up to %d bytes, "
+        "--click_queue_bytes) and are lost if the edge stops before the service takes them",
+        c.queue.max_bytes);
+    return std::unique_ptr<ClickSpool>(std::make_unique<InMemoryClickSpool>(c.queue.max_bytes));
   }
   FileClickSpoolOptions options;
   options.dir = c.spool_dir;
