@@ -1,5 +1,6 @@
 #include "edge/clicks/click_queue.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <set>
@@ -111,6 +112,42 @@ TEST_CASE("concurrent producers lose nothing below the bound and count every dro
   CHECK(std::set<std::string>(received.begin(), received.end()).size() == received.size());
   CHECK(stats.events == 0);
   CHECK(stats.bytes == 0);
+}
+
+}  // namespace
+}  // namespace shortener::edge
+
+namespace shortener::edge {
+namespace {
+
+// What a click costs an event loop: building the event (the few string
+// copies) and pushing it, with the sender's consumer popping meanwhile.
+// Run by hand: edge_clicks_test "[bench]".
+TEST_CASE("cost of recording one click on the hot path", "[.][bench]") {
+  constexpr int kEvents = 1'000'000;
+  ClickQueueOptions options;
+  options.max_events = 100'000;
+  ClickQueue queue(options);
+  std::atomic<bool> done{false};
+  std::thread consumer([&] {
+    while (!done.load()) {
+      queue.WaitForBatch(1000, In(1000));
+      queue.Pop(1000);
+    }
+  });
+  const std::string ua =
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+      "Gecko) Version/17.1 Mobile/15E148 Safari/604.1";
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kEvents; ++i) {
+    queue.Push(MakeClickEvent("Ab3xYz9", absl::Now(), "203.0.113.7", ua, "", 302));
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  done.store(true);
+  queue.Close();
+  consumer.join();
+  const double ns = std::chrono::duration<double, std::nano>(elapsed).count() / kEvents;
+  WARN("per click: " << ns << " ns; dropped " << queue.Stats().dropped_full << " of " << kEvents);
 }
 
 }  // namespace
