@@ -84,8 +84,14 @@ TEST_CASE("clicks the service refuses are kept in the spool directory across res
   const v1::ShortenResponse link = f.Shorten("https://example.com/spooled");
   CHECK(f.Get("/" + link.code()).status == 302);
   CHECK(WaitForMetricAtLeast(*f.edge, "edge_click_spool_batches", 1));
-  REQUIRE(f.edge->process().Signal(SIGTERM));
-  CHECK(f.edge->process().Wait(absl::Seconds(10)) == 0);
+  SECTION("after SIGTERM") {
+    REQUIRE(f.edge->process().Signal(SIGTERM));
+    CHECK(f.edge->process().Wait(absl::Seconds(10)) == 0);
+  }
+  SECTION("after SIGKILL: a spooled batch was synced before it counted as spooled") {
+    REQUIRE(f.edge->process().Signal(SIGKILL));
+    f.edge->process().Wait(absl::Seconds(10));
+  }
   CHECK_FALSE(std::filesystem::is_empty(spool));
   // A new edge on the same directory picks the batch up (and tries it).
   f.edge = f.StartEdge(f.service->target(),
