@@ -97,8 +97,9 @@ void ClickSender::Flush(Clock::time_point deadline) {
     std::vector<ClickEvent> events = queue_->Pop(options_.batch_size);
     if (events.empty()) break;
     ClickBatch batch{absl::StrFormat("%s-%d", instance_id_, next_batch_++), std::move(events)};
-    // At shutdown a failing service gets no backoff: one failure and the
-    // rest goes to the spool (Dispatch sees it non-empty).
+    // Each batch is tried at once unless batches wait in the spool already
+    // (Dispatch then spools it behind them, keeping the order); the replay
+    // below retries them with backoff until the deadline.
     if (Clock::now() >= deadline) {
       Spool(batch);
     } else {
@@ -108,9 +109,8 @@ void ClickSender::Flush(Clock::time_point deadline) {
   }
   // Replay what the spool holds until the deadline, backoff included: an
   // in-memory spool dies with the process, and a service that blinked
-  // should not leave a file spool behind.
-  // A refusal (PERMISSION_DENIED, UNIMPLEMENTED, ...) will not change
-  // within the timeout: do not wait for it.
+  // should not leave a file spool behind. A refusal (PERMISSION_DENIED,
+  // UNIMPLEMENTED, ...) will not change within the timeout: no waiting.
   while (!spool_->empty() && !refused_) {
     const Clock::time_point now = Clock::now();
     if (now >= deadline) break;
