@@ -41,6 +41,15 @@ ABSL_FLAG(int64_t, max_request_line, static_cast<int64_t>(kDefaults.max_request_
 ABSL_FLAG(absl::Duration, idle_timeout, kDefaults.idle_timeout, "keep-alive connections idle this long are closed");
 ABSL_FLAG(bool, access_log, kDefaults.access_log, "log one line per request (client IP, method, status, code) to stderr");
 
+ABSL_FLAG(int, click_batch, static_cast<int>(kDefaults.clicks.sender.batch_size), "most click events per RecordClicks batch");
+ABSL_FLAG(absl::Duration, click_flush_interval, kDefaults.clicks.sender.flush_interval, "a batch of click events is sent at least this often (sooner when --click_batch events wait)");
+ABSL_FLAG(absl::Duration, click_rpc_timeout, kDefaults.clicks.sender.rpc_timeout, "deadline of one RecordClicks call");
+ABSL_FLAG(int64_t, click_queue_events, static_cast<int64_t>(kDefaults.clicks.queue.max_events), "most click events waiting in memory; more are dropped and counted");
+ABSL_FLAG(int64_t, click_queue_bytes, static_cast<int64_t>(kDefaults.clicks.queue.max_bytes), "most bytes of click events waiting in memory (estimated)");
+ABSL_FLAG(std::string, click_spool_dir, "", "directory where click batches wait while the service cannot take them (replayed on start); empty: in memory (capped at --click_queue_bytes), lost on restart");
+ABSL_FLAG(int64_t, click_spool_max_bytes, static_cast<int64_t>(kDefaults.clicks.spool_max_bytes), "most bytes the click spool may take; past it click events are dropped and counted");
+ABSL_FLAG(absl::Duration, click_flush_timeout, kDefaults.clicks.flush_timeout, "on SIGTERM, how long queued clicks may take to be sent before the rest is spooled");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("the HTTP redirect edge (see docs/edge.md)");
   absl::FlagsUsageConfig usage;
@@ -75,6 +84,14 @@ int main(int argc, char** argv) {
   c.max_request_line = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_request_line)));
   c.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
   c.access_log = absl::GetFlag(FLAGS_access_log);
+  c.clicks.sender.batch_size = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_click_batch)));
+  c.clicks.sender.flush_interval = absl::GetFlag(FLAGS_click_flush_interval);
+  c.clicks.sender.rpc_timeout = absl::GetFlag(FLAGS_click_rpc_timeout);
+  c.clicks.queue.max_events = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_click_queue_events)));
+  c.clicks.queue.max_bytes = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_click_queue_bytes)));
+  c.clicks.spool_dir = absl::GetFlag(FLAGS_click_spool_dir);
+  c.clicks.spool_max_bytes = static_cast<uint64_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_click_spool_max_bytes)));
+  c.clicks.flush_timeout = absl::GetFlag(FLAGS_click_flush_timeout);
 
   // As in shorten-service: gRPC's absl::Mutex deadlock detection costs CPU.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);

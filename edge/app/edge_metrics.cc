@@ -161,7 +161,45 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   absl::StrAppend(&out, "edge_http_protocol_errors_total ", s.protocol_errors, "\n");
   Header(out, "edge_http_open_connections", "gauge", "Open client connections.");
   absl::StrAppend(&out, "edge_http_open_connections ", s.open_connections, "\n");
+  RenderClicks(gauges, out);
   return out;
+}
+
+void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {
+  const ClickQueueStats& q = gauges.click_queue;
+  const ClickSenderStats& c = gauges.click_sender;
+  const auto counter = [&out](absl::string_view name, absl::string_view help, uint64_t value) {
+    Header(out, name, "counter", help);
+    absl::StrAppend(&out, name, " ", value, "\n");
+  };
+  const auto gauge = [&out](absl::string_view name, absl::string_view help, uint64_t value) {
+    Header(out, name, "gauge", help);
+    absl::StrAppend(&out, name, " ", value, "\n");
+  };
+  counter("edge_clicks_queued_total", "Click events queued (redirects that are clicks).", q.pushed);
+  gauge("edge_clicks_queue_events", "Click events waiting in memory to be sent.", q.events);
+  counter("edge_clicks_acknowledged_total", "Click events the service accepted.", c.events_acked);
+  counter("edge_click_batches_acknowledged_total",
+          "RecordClicks batches the service accepted (replays included).", c.batches_acked);
+  counter("edge_clicks_spooled_total", "Click events written to the spool.", c.events_spooled);
+  counter("edge_click_batches_spooled_total", "Batches written to the spool.", c.batches_spooled);
+  counter("edge_click_batches_replayed_total", "Spooled batches later accepted by the service.",
+          c.batches_replayed);
+  gauge("edge_click_spool_batches", "Batches waiting in the spool.", gauges.click_spool.batches);
+  gauge("edge_click_spool_bytes", "Bytes the spool takes.", gauges.click_spool.bytes);
+  Header(out, "edge_clicks_dropped_total", "counter",
+         "Click events lost, by reason: the in-memory queue was full, the spool was at "
+         "--click_spool_max_bytes, or the spool could not be written.");
+  absl::StrAppend(&out, "edge_clicks_dropped_total{reason=\"queue_full\"} ", q.dropped_full, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_full\"} ", c.dropped_spool_full, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_error\"} ", c.dropped_spool_error,
+                  "\n");
+  counter("edge_click_rpcs_total", "RecordClicks calls made.", c.rpcs);
+  counter("edge_click_rpc_failures_total", "RecordClicks calls that failed.", c.rpc_failures);
+  Header(out, "edge_click_rpc_duration_seconds", "summary", "Duration of RecordClicks calls.");
+  absl::StrAppend(&out, "edge_click_rpc_duration_seconds_sum ",
+                  absl::StrFormat("%.9f", static_cast<double>(c.rpc_seconds_ns) * 1e-9), "\n",
+                  "edge_click_rpc_duration_seconds_count ", c.rpcs, "\n");
 }
 
 }  // namespace shortener::edge

@@ -20,6 +20,9 @@
 
 #include "absl/time/time.h"
 #include "edge/cache/link_cache.h"
+#include "edge/clicks/click_queue.h"
+#include "edge/clicks/click_sender.h"
+#include "edge/clicks/click_spool.h"
 #include "edge/http/http_server.h"
 #include "edge/http_status.h"
 #include "edge/request_target.h"
@@ -64,6 +67,9 @@ class EdgeMetrics {
     uint64_t resolve_rpcs = 0;   // Resolve + BatchResolve calls sent
     uint64_t resolve_codes = 0;  // codes they carried
     bool service_ready = false;
+    ClickQueueStats click_queue;
+    ClickSenderStats click_sender;
+    ClickSpoolStats click_spool;
   };
   std::string Render(const Gauges& gauges) const;
 
@@ -82,6 +88,7 @@ class EdgeMetrics {
     counter.fetch_add(1, std::memory_order_relaxed);
   }
   static int StatusSlot(int status);
+  static void RenderClicks(const Gauges& gauges, std::string& out);
 
   int loop_count_;
   std::unique_ptr<Loop[]> loops_;

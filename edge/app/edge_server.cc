@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "edge/app/edge_metrics.h"
 #include "edge/app/redirect_handler.h"
+#include "edge/clicks/click_spool.h"
+#include "edge/clicks/click_transport.h"
 #include "edge/client_ip.h"
 #include "edge/http/http_server.h"
 #include "edge/upstream/invalidation_watcher.h"
@@ -16,8 +18,8 @@
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
-#include "lib/grpcutil/api_key_channel.h"
 #include "lib/common/termination_signals.h"
+#include "lib/grpcutil/api_key_channel.h"
 
 namespace shortener::edge {
 
@@ -40,6 +42,52 @@ absl::Status SplitHostPort(const std::string& flag, const std::string& value, st
   *port = p;
   return absl::OkStatus();
 }
+
+namespace {
+
+absl::Status ValidateClickConfig(const EdgeClickConfig& c) {
+  if (c.sender.batch_size < 1 || c.sender.batch_size > 10000) {
+    return absl::InvalidArgumentError("--click_batch must be 1..10000");
+  }
+  if (c.sender.flush_interval <= absl::ZeroDuration() ||
+      c.sender.rpc_timeout <= absl::ZeroDuration() || c.flush_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--click_flush_interval and --click_rpc_timeout must be > 0, --click_flush_timeout >= 0");
+  }
+  if (c.queue.max_events < 1 || c.queue.max_bytes < 4096) {
+    return absl::InvalidArgumentError(
+        "--click_queue_events must be >= 1 and --click_queue_bytes >= 4096");
+  }
+  if (c.spool_max_bytes < 1024 * 1024) {
+    return absl::InvalidArgumentError("--click_spool_max_bytes must be >= 1048576");
+  }
+  return absl::OkStatus();
+}
+
+// The spool of --click_spool_dir, or an in-memory one without it.
+absl::StatusOr<std::unique_ptr<ClickSpool>> OpenClickSpool(const EdgeClickConfig& c) {
+  if (c.spool_dir.empty()) {
+    // Capped like the queue, not by --click_spool_max_bytes: that one is
+    // sized for a disk, and a service that refuses clicks for hours must
+    // not grow the edge's memory by a gigabyte.
+    LogWarning(
+        "no --click_spool_dir: clicks that cannot be sent wait in memory (up to %d bytes, "
+        "--click_queue_bytes) and are lost if the edge stops before the service takes them",
+        c.queue.max_bytes);
+    return std::unique_ptr<ClickSpool>(std::make_unique<InMemoryClickSpool>(c.queue.max_bytes));
+  }
+  FileClickSpoolOptions options;
+  options.dir = c.spool_dir;
+  options.max_bytes = c.spool_max_bytes;
+  absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(options);
+  if (!spool.ok()) {
+    return absl::Status(spool.status().code(),
+                        absl::StrCat("--click_spool_dir: ", spool.status().message()));
+  }
+  return spool;
+}
+
+}  // namespace
 
 absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   std::string host;
@@ -76,6 +124,7 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   }
   if (c.resolve_in_flight < 1) return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
   if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
+  SHORTENER_RETURN_IF_ERROR(ValidateClickConfig(c.clicks));
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateClientTlsOptions(c.service_tls));
   return TrustedProxies::Parse(c.trusted_proxies).status();
 }
@@ -113,6 +162,14 @@ absl::Status RunEdge(const EdgeConfig& config) {
                                                            EdgeChannelArguments(), api_key));
   ServiceClient client(std::move(channel), client_options);
 
+  // Clicks: opened before serving so a bad spool directory stops the start.
+  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ClickSpool> click_spool,
+                             OpenClickSpool(config.clicks));
+  ClickQueue click_queue(config.clicks.queue);
+  GrpcClickTransport click_transport(&client.stub());
+  ClickSender click_sender(&click_queue, click_spool.get(), &click_transport, config.clicks.sender);
+  click_sender.Start();
+
   RedirectHandlerOptions handler_options;
   handler_options.target.max_request_line = config.max_request_line;
   handler_options.trusted_proxies = std::move(trusted);
@@ -122,6 +179,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   batcher_options.max_in_flight = config.resolve_in_flight;
   ResolveBatcher resolver(&client, batcher_options);
   RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics,
+                          ClickRecording{&click_queue, &click_sender, click_spool.get()},
                           std::move(handler_options));
 
   InvalidationWatcherOptions watcher_options;
@@ -151,10 +209,13 @@ absl::Status RunEdge(const EdgeConfig& config) {
   LogInfo("signal %d: draining (up to %s)", signo, absl::FormatDuration(config.shutdown_grace));
   // Stop HTTP first (in-flight misses are answered), then wait for the
   // Resolve calls still out: their callbacks use the resolver, the cache,
-  // the handler and the metrics, destroyed when this function returns.
+  // the handler and the metrics, destroyed when this function returns. Then
+  // flush the clicks (bounded by --click_flush_timeout; the rest is spooled).
   (*server)->Shutdown(config.shutdown_grace);
   handler.set_server(nullptr);
   resolver.Drain();
+  // Only now: answers to the misses drained above push clicks too.
+  click_sender.Stop(config.clicks.flush_timeout);
   watcher.Stop();
   LogInfo("redirect-edge stopped");
   return absl::OkStatus();

@@ -1,7 +1,9 @@
 // Wiring of redirect-edge: codec (from the shared secret file), cache,
-// service client, invalidation watcher, HTTP server; runs until SIGTERM or
-// SIGINT, then drains: stop accepting, finish in-flight requests (misses
-// included), close connections, stop the stream, exit.
+// service client, invalidation watcher, click queue + spool + sender, HTTP
+// server; runs until SIGTERM or SIGINT, then drains: stop accepting, finish
+// in-flight requests (misses included), close connections, flush the
+// clicks (send for up to --click_flush_timeout, spool the rest), stop the
+// stream, exit.
 #ifndef SHORTENER_EDGE_APP_EDGE_SERVER_H_
 #define SHORTENER_EDGE_APP_EDGE_SERVER_H_
 
@@ -12,9 +14,19 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "edge/cache/link_cache.h"
+#include "edge/clicks/click_queue.h"
+#include "edge/clicks/click_sender.h"
 #include "lib/grpcutil/tls.h"
 
 namespace shortener::edge {
+
+struct EdgeClickConfig {
+  ClickQueueOptions queue;    // --click_queue_events, --click_queue_bytes
+  ClickSenderOptions sender;  // --click_batch, --click_flush_interval, --click_rpc_timeout
+  std::string spool_dir;      // --click_spool_dir; empty: in memory (lost on restart)
+  uint64_t spool_max_bytes = uint64_t{1} << 30;     // --click_spool_max_bytes
+  absl::Duration flush_timeout = absl::Seconds(5);  // --click_flush_timeout
+};
 
 struct EdgeConfig {
   std::string listen = "127.0.0.1:8080";     // HOST:PORT, [V6]:PORT; port 0: any
@@ -33,6 +45,7 @@ struct EdgeConfig {
   size_t max_request_line = 8 * 1024;
   absl::Duration idle_timeout = absl::Seconds(60);
   bool access_log = false;
+  EdgeClickConfig clicks;
 };
 
 // Checks values that need no I/O. INVALID_ARGUMENT naming the flag.

@@ -52,8 +52,14 @@ int64_t MonotonicNowNs() {
 
 RedirectHandler::RedirectHandler(const codec::ShortCodec* codec, LinkCache* cache,
                                  ServiceClient* client, ResolveBatcher* resolver,
-                                 EdgeMetrics* metrics, RedirectHandlerOptions options)
-    : codec_(codec), cache_(cache), client_(client), resolver_(resolver), metrics_(metrics),
+                                 EdgeMetrics* metrics, ClickRecording clicks,
+                                 RedirectHandlerOptions options)
+    : codec_(codec),
+      cache_(cache),
+      client_(client),
+      resolver_(resolver),
+      metrics_(metrics),
+      clicks_(clicks),
       options_(std::move(options)) {}
 
 void RedirectHandler::Handle(http::Exchange& exchange) {
@@ -115,6 +121,10 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
       });
   if (found == CacheLookup::kFresh) {
     metrics_->CountResponse(exchange.loop_index(), status);
+    if (clicks_.queue != nullptr && IsRedirectStatus(status)) {
+      std::optional<ClickEvent> click = PrepareClick(exchange.request(), code, head);
+      RecordClick(click, status);
+    }
     if (options_.access_log) LogAccess(AccessPrefix(exchange.request()), status, code);
     return;
   }
@@ -125,8 +135,9 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
   std::string access_prefix;
   if (options_.access_log) access_prefix = AccessPrefix(exchange.request());
   const int loop = exchange.loop_index();
+  std::optional<ClickEvent> click = PrepareClick(exchange.request(), code, head);
   auto waiter = [this, deferred = exchange.Defer(), head, keep_alive, loop,
-                 access_prefix = std::move(access_prefix),
+                 access_prefix = std::move(access_prefix), click = std::move(click),
                  code = std::string(code)](const ResolveResult& result) mutable {
     // Runs on the thread that completes the fetch (a gRPC thread; the main
     // thread when shutdown drains): format the date here, the loop's is out
@@ -141,6 +152,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
     const int status = Append(bytes, PlanForOutcome(result), options);
     metrics_->CountResponse(loop, status);
     deferred.Complete(bytes);
+    RecordClick(click, status);
     if (options_.access_log) LogAccess(access_prefix, status, code);
   };
   std::optional<FetchTicket> ticket =
@@ -204,7 +216,32 @@ std::string RedirectHandler::MetricsText() const {
   const ResolveBatcher::Stats batches = resolver_->GetStats();
   gauges.resolve_rpcs = batches.calls;
   gauges.resolve_codes = batches.codes;
+  if (clicks_.queue != nullptr) gauges.click_queue = clicks_.queue->Stats();
+  if (clicks_.sender != nullptr) gauges.click_sender = clicks_.sender->Stats();
+  if (clicks_.spool != nullptr) gauges.click_spool = clicks_.spool->Stats();
   return metrics_->Render(gauges);
+}
+
+std::optional<ClickEvent> RedirectHandler::PrepareClick(const http::Request& request,
+                                                        absl::string_view code, bool head) const {
+  if (clicks_.queue == nullptr || !CountsAsClick(head, request.purpose, request.sec_purpose)) {
+    return std::nullopt;
+  }
+  IpAddress peer;
+  peer.is_v6 = request.peer.is_v6;
+  peer.bytes = request.peer.bytes;
+  char ip[kMaxIpTextLength];
+  const absl::string_view client =
+      FormatIpAddress(ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies), ip);
+  return MakeClickEvent(code, absl::Now(), client, request.user_agent, request.referer, 0);
+}
+
+void RedirectHandler::RecordClick(std::optional<ClickEvent>& click, int status) const {
+  if (!click.has_value() || !IsRedirectStatus(status)) return;
+  click->http_status = status;
+  // A full queue drops and counts (edge_clicks_dropped_total): never wait.
+  clicks_.queue->Push(*std::move(click));
+  click.reset();
 }
 
 std::string RedirectHandler::AccessPrefix(const http::Request& request) const {

@@ -1,0 +1,37 @@
+// The seam between the click sender and the shorten-service: one blocking
+// RecordClicks call per batch. Blocking is fine here: only the sender's own
+// thread calls it, never an event loop or a gRPC reactor.
+//
+// Thread safety: GrpcClickTransport::Send is thread-safe (gRPC stubs are).
+#ifndef SHORTENER_EDGE_CLICKS_CLICK_TRANSPORT_H_
+#define SHORTENER_EDGE_CLICKS_CLICK_TRANSPORT_H_
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "edge/clicks/click_event.h"
+#include "shortener/v1/shortener.grpc.pb.h"
+
+namespace shortener::edge {
+
+class ClickTransport {
+ public:
+  virtual ~ClickTransport() = default;
+  // Sends `batch` and waits up to `timeout` for the answer. OK once the
+  // service has recorded it (or had already: same batch id); otherwise the
+  // call's status (UNAVAILABLE, DEADLINE_EXCEEDED, PERMISSION_DENIED, ...).
+  virtual absl::Status Send(const ClickBatch& batch, absl::Duration timeout) = 0;
+};
+
+class GrpcClickTransport : public ClickTransport {
+ public:
+  // `stub` (its channel carries the edge's API key) must outlive this.
+  explicit GrpcClickTransport(v1::ShortenService::StubInterface* stub) : stub_(stub) {}
+  absl::Status Send(const ClickBatch& batch, absl::Duration timeout) override;
+
+ private:
+  v1::ShortenService::StubInterface* stub_;
+};
+
+}  // namespace shortener::edge
+
+#endif  // SHORTENER_EDGE_CLICKS_CLICK_TRANSPORT_H_

@@ -1,0 +1,363 @@
+#include "edge/clicks/click_sender.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/edge/clicks/fake_click_service.h"
+
+namespace shortener::edge {
+namespace {
+
+ClickEvent Event(const std::string& code) {
+  return MakeClickEvent(code, absl::Now(), "10.0.0.1", "Mozilla/5.0", "", 302);
+}
+
+// Polls `done` for up to `timeout`; true once it holds.
+bool WaitUntil(const std::function<bool()>& done,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+ClickSenderOptions FastOptions() {
+  ClickSenderOptions options;
+  options.batch_size = 1000;
+  options.flush_interval = absl::Milliseconds(50);
+  options.rpc_timeout = absl::Seconds(2);
+  options.initial_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(100);
+  options.instance_id = "test";
+  options.seed = 42;
+  return options;
+}
+
+std::vector<std::string> Codes(const std::string& prefix, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(absl::StrCat(prefix, i));
+  return out;
+}
+
+TEST_CASE("the sender ships full batches at once and the rest when stopped", "[clicks][sender]") {
+  FakeClickServer server;
+  REQUIRE(server.started());
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 10;
+  options.flush_interval = absl::Hours(1);  // only size triggers a batch
+  ClickSender sender(&queue, &spool, &transport, options);
+  sender.Start();
+  for (const std::string& code : Codes("c", 25)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.Recorded().size() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(server.service.Recorded().size() == 2);  // 5 events wait for a full batch or Stop
+  sender.Stop(absl::Seconds(5));
+  const std::vector<std::string> ids = server.service.Recorded();
+  REQUIRE(ids.size() == 3);
+  CHECK(ids == std::vector<std::string>{"test-1", "test-2", "test-3"});
+  CHECK(server.service.BatchSize(ids[0]) == 10);
+  CHECK(server.service.BatchSize(ids[2]) == 5);
+  CHECK(server.service.RecordedCodes() == Codes("c", 25));
+  const ClickSenderStats stats = sender.Stats();
+  CHECK(stats.batches_acked == 3);
+  CHECK(stats.events_acked == 25);
+  CHECK(stats.rpc_failures == 0);
+  CHECK(stats.batches_spooled == 0);
+}
+
+TEST_CASE("the sender ships a partial batch after the flush interval", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  sender.Start();
+  for (const std::string& code : Codes("t", 3)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.Recorded().size() == 1; }, std::chrono::seconds(2)));
+  CHECK(server.service.RecordedCodes() == Codes("t", 3));
+  sender.Stop(absl::Seconds(1));
+}
+
+TEST_CASE("a batch that failed with UNAVAILABLE is retried with the same id", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  server.service.FailNext(2);
+  sender.Start();
+  for (const std::string& code : Codes("r", 4)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.Recorded().size() == 1; }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.Calls() == std::vector<std::string>{"test-1", "test-1", "test-1"});
+  CHECK(server.service.RecordedCodes() == Codes("r", 4));
+  const ClickSenderStats stats = sender.Stats();
+  CHECK(stats.rpc_failures == 2);
+  CHECK(stats.batches_spooled == 1);
+  CHECK(stats.batches_replayed == 1);
+}
+
+TEST_CASE("a batch whose answer was lost is sent again and counted once", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  server.service.LoseAckNext(1);
+  sender.Start();
+  for (const std::string& code : Codes("l", 3)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return sender.Stats().batches_replayed == 1; }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.Calls() == std::vector<std::string>{"test-1", "test-1"});
+  CHECK(server.service.RecordedCodes() == Codes("l", 3));
+}
+
+void OutageAndRecovery(ClickSpool& spool, grpc::StatusCode outage_code) {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 5;
+  ClickSender sender(&queue, &spool, &transport, options);
+  server.service.SetDown(true, outage_code);
+  sender.Start();
+  const std::vector<std::string> codes = Codes("o", 60);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    REQUIRE(queue.Push(Event(codes[i])));
+    if (i % 7 == 6) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  CHECK(WaitUntil([&] { return sender.Stats().events_spooled == codes.size(); }));
+  CHECK(server.service.Recorded().empty());
+  CHECK(spool.Stats().batches == sender.Stats().batches_spooled);
+  server.service.SetDown(false);
+  CHECK(WaitUntil([&] { return spool.empty(); }));
+  sender.Stop(absl::Seconds(1));
+
+  // Every event exactly once, in the order the edge saw them.
+  CHECK(server.service.RecordedCodes() == codes);
+  const std::vector<std::string> recorded = server.service.Recorded();
+  CHECK(std::set<std::string>(recorded.begin(), recorded.end()).size() == recorded.size());
+  // Batches were retried (same ids) while the service failed.
+  CHECK(server.service.Calls().size() > recorded.size());
+  const ClickSenderStats stats = sender.Stats();
+  CHECK(stats.batches_replayed == recorded.size());
+  CHECK(stats.dropped_spool_full == 0);
+}
+
+TEST_CASE("while the service is down batches are spooled and replayed in order once it is back",
+          "[clicks][sender]") {
+  SECTION("in-memory spool") {
+    InMemoryClickSpool spool(1 << 20);
+    OutageAndRecovery(spool, grpc::StatusCode::UNAVAILABLE);
+  }
+  SECTION("file spool") {
+    char templ[] = "/tmp/click_sender_test.XXXXXX";
+    REQUIRE(mkdtemp(templ) != nullptr);
+    {
+      FileClickSpoolOptions spool_options;
+      spool_options.dir = templ;
+      spool_options.segment_bytes = 512;  // several segments, deleted as acknowledged
+      absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
+      REQUIRE(spool.ok());
+      OutageAndRecovery(**spool, grpc::StatusCode::UNAVAILABLE);
+    }
+    CHECK(std::filesystem::is_empty(templ));
+    std::filesystem::remove_all(templ);
+  }
+}
+
+TEST_CASE("batches refused with PERMISSION_DENIED are kept and delivered once it is fixed",
+          "[clicks][sender]") {
+  InMemoryClickSpool spool(1 << 20);
+  OutageAndRecovery(spool, grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_CASE("events beyond the spool cap are dropped and counted", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1);  // nothing fits
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  server.service.SetDown(true);
+  sender.Start();
+  for (const std::string& code : Codes("d", 4)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return sender.Stats().dropped_spool_full == 4; }));
+  sender.Stop(absl::ZeroDuration());
+  CHECK(server.service.Recorded().empty());
+}
+
+TEST_CASE("stopping sends what is queued at once", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.flush_interval = absl::Hours(1);
+  ClickSender sender(&queue, &spool, &transport, options);
+  sender.Start();
+  for (const std::string& code : Codes("s", 7)) REQUIRE(queue.Push(Event(code)));
+  const auto start = std::chrono::steady_clock::now();
+  sender.Stop(absl::Seconds(5));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+  CHECK(server.service.RecordedCodes() == Codes("s", 7));
+  CHECK_FALSE(queue.Push(Event("late")));  // closed
+}
+
+TEST_CASE("stopping while the service is down spools the queue for the next run",
+          "[clicks][sender]") {
+  char templ[] = "/tmp/click_sender_test.XXXXXX";
+  REQUIRE(mkdtemp(templ) != nullptr);
+  FileClickSpoolOptions spool_options;
+  spool_options.dir = templ;
+  FakeClickServer server;
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.flush_interval = absl::Hours(1);
+  {
+    absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
+    REQUIRE(spool.ok());
+    ClickQueue queue(ClickQueueOptions{});
+    ClickSender sender(&queue, spool->get(), &transport, options);
+    server.service.SetDown(true);
+    sender.Start();
+    for (const std::string& code : Codes("k", 6)) REQUIRE(queue.Push(Event(code)));
+    const auto start = std::chrono::steady_clock::now();
+    sender.Stop(absl::Milliseconds(300));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    CHECK((*spool)->Stats().batches == 1);
+  }
+  // The next run (a new instance id) replays the spooled batch under its
+  // original id.
+  server.service.SetDown(false);
+  absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
+  REQUIRE(spool.ok());
+  ClickQueue queue(ClickQueueOptions{});
+  options.instance_id = "next";
+  ClickSender sender(&queue, spool->get(), &transport, options);
+  sender.Start();
+  CHECK(WaitUntil([&] { return (*spool)->empty(); }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.Recorded() == std::vector<std::string>{"test-1"});
+  CHECK(server.service.RecordedCodes() == Codes("k", 6));
+  std::filesystem::remove_all(templ);
+}
+
+TEST_CASE("stopping does not wait out the flush timeout for a service that refuses batches",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.flush_interval = absl::Hours(1);
+  ClickSender sender(&queue, &spool, &transport, options);
+  server.service.SetDown(true, grpc::StatusCode::UNIMPLEMENTED);
+  sender.Start();
+  for (const std::string& code : Codes("u", 3)) REQUIRE(queue.Push(Event(code)));
+  const auto start = std::chrono::steady_clock::now();
+  sender.Stop(absl::Seconds(30));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(server.service.Calls().size() == 1);
+  CHECK(spool.Stats().batches == 1);  // kept, not dropped
+  CHECK(sender.Stats().dropped_spool_full == 0);
+}
+
+TEST_CASE("a transient failure at shutdown is retried within the flush timeout",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.flush_interval = absl::Hours(1);
+  ClickSender sender(&queue, &spool, &transport, options);
+  server.service.FailNext(3);
+  sender.Start();
+  for (const std::string& code : Codes("v", 3)) REQUIRE(queue.Push(Event(code)));
+  sender.Stop(absl::Seconds(5));
+  CHECK(server.service.Calls() == std::vector<std::string>{"test-1", "test-1", "test-1", "test-1"});
+  CHECK(server.service.RecordedCodes() == Codes("v", 3));
+  CHECK(spool.empty());
+}
+
+// In-memory transport for the TSan run (gRPC's own libraries are not
+// instrumented, so concurrency tests keep them out): records batches by id
+// like the service, fails the first `fail_first` calls.
+class RecordingTransport : public ClickTransport {
+ public:
+  explicit RecordingTransport(int fail_first) : fail_left_(fail_first) {}
+  absl::Status Send(const ClickBatch& batch, absl::Duration) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fail_left_ > 0) {
+      --fail_left_;
+      return absl::UnavailableError("injected");
+    }
+    if (ids_.insert(batch.id).second) {
+      for (const ClickEvent& e : batch.events) codes_.push_back(e.code);
+    }
+    return absl::OkStatus();
+  }
+  std::vector<std::string> codes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return codes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  int fail_left_;
+  std::set<std::string> ids_;
+  std::vector<std::string> codes_;
+};
+
+TEST_CASE("concurrent producers feed the sender and every event arrives once",
+          "[clicks][sender][concurrent]") {
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 24);
+  RecordingTransport transport(3);
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 100;
+  ClickSender sender(&queue, &spool, &transport, options);
+  sender.Start();
+  std::atomic<bool> producing{true};
+  std::thread scraper([&] {  // /metrics reads the figures meanwhile
+    while (producing.load()) {
+      (void)sender.Stats();
+      (void)spool.Stats();
+      (void)queue.Stats();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 3; ++p) {
+    producers.emplace_back([&queue, p] {
+      for (int i = 0; i < 1000; ++i) queue.Push(Event(absl::StrCat(p, "-", i)));
+    });
+  }
+  for (std::thread& t : producers) t.join();
+  producing.store(false);
+  scraper.join();
+  sender.Stop(absl::Seconds(5));
+  const std::vector<std::string> codes = transport.codes();
+  CHECK(codes.size() == 3000);
+  CHECK(std::set<std::string>(codes.begin(), codes.end()).size() == 3000);
+  CHECK(sender.Stats().events_acked >= 3000);
+}
+
+}  // namespace
+}  // namespace shortener::edge
