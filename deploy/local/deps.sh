@@ -6,7 +6,7 @@ set -euo pipefail
 SHORTENER_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev curl
+  libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev zlib1g-dev curl
   postgresql postgresql-contrib
   openssl  # the tests make their TLS certificates with it
 )
