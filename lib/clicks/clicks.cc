@@ -83,8 +83,7 @@ std::string ClientId(absl::string_view ip, absl::string_view user_agent) {
       size < 16) {
     return "";  // not expected: SHA-256 is always available
   }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), 16));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), 16));
 }
 
 std::string ReferrerHost(absl::string_view referer) {

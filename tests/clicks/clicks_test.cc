@@ -49,8 +49,8 @@ TEST_CASE("IPv4-mapped IPv6 addresses are treated as IPv4", "[clicks]") {
 
 TEST_CASE("anything but an address literal gives no IP", "[clicks]") {
   for (const char* bad : {"", "example.com", "192.0.2.7:80", "[2001:db8::1]", "fe80::1%eth0",
-                          "192.0.2", "192.0.2.256", " 192.0.2.7", "1.2.3.4\n",
-                          "2001:db8::1::2", "0123456789012345678901234567890123456789012345678"}) {
+                          "192.0.2", "192.0.2.256", " 192.0.2.7", "1.2.3.4\n", "2001:db8::1::2",
+                          "0123456789012345678901234567890123456789012345678"}) {
     INFO(bad);
     CHECK(AnonymizeIp(bad).empty());
     CHECK(CanonicalIp(bad).empty());
