@@ -127,6 +127,42 @@ absl::Time MonthStart(absl::Time t) {
   return absl::FromCivil(absl::ToCivilMonth(t, absl::UTCTimeZone()), absl::UTCTimeZone());
 }
 
+std::string DeviceColumn(useragent::DeviceType device) {
+  // Spelled here rather than through useragent::DeviceTypeName: these are
+  // the values the schema accepts, and this library needs only the
+  // classifier's types, not the classifier.
+  switch (device) {
+    case useragent::DeviceType::kDesktop:
+      return "desktop";
+    case useragent::DeviceType::kMobile:
+      return "mobile";
+    case useragent::DeviceType::kTablet:
+      return "tablet";
+    case useragent::DeviceType::kBot:
+      return "bot";
+  }
+  return "desktop";  // not reached: every enumerator is handled above
+}
+
+ClickRow MakeClickRow(const ClickEvent& event, const useragent::ClientInfo& client,
+                      bool keep_full_ip) {
+  ClickRow row;
+  row.link_id = event.link_id;
+  row.time = event.time;
+  // A bot flag without a bot device (or the reverse) would count a click on
+  // one side and describe it on the other: either one makes it a bot.
+  row.bot = client.bot || client.device == useragent::DeviceType::kBot;
+  row.client_id = ClientId(event.client_ip, event.user_agent);
+  row.ip = keep_full_ip ? CanonicalIp(event.client_ip) : AnonymizeIp(event.client_ip);
+  row.browser = client.browser;
+  row.browser_major = client.browser_major;
+  row.os = client.os;
+  row.os_version = client.os_version;
+  row.device = row.bot ? "bot" : DeviceColumn(client.device);
+  row.referrer_host = ReferrerHost(event.referer);
+  return row;
+}
+
 std::vector<HourlyCount> GroupHourly(absl::Span<const ClickRow> rows) {
   // Ordered map: the sorted output comes for free; batches are at most a
   // few thousand rows.

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "lib/useragent/user_agent.h"
 
 namespace shortener::clicks {
 
@@ -63,6 +64,25 @@ absl::Time TruncateToHour(absl::Time t);
 
 // The first instant of the UTC month `t` falls in.
 absl::Time MonthStart(absl::Time t);
+
+// The visits.device value of a device type: "desktop", "mobile", "tablet",
+// "bot" (the words of the table's CHECK constraint).
+std::string DeviceColumn(useragent::DeviceType device);
+
+// One click as the RecordClicks RPC delivers it, once its code is resolved.
+struct ClickEvent {
+  int64_t link_id = 0;
+  absl::Time time;
+  absl::string_view client_ip;  // as the edge saw it; may be empty or garbage
+  absl::string_view user_agent;
+  absl::string_view referer;
+};
+
+// The row to store for `event`, whose User-Agent classified as `client`: the
+// client id from the full IP, the IP anonymised unless `keep_full_ip`, the
+// referrer host. No country (that needs a GeoIP lookup).
+ClickRow MakeClickRow(const ClickEvent& event, const useragent::ClientInfo& client,
+                      bool keep_full_ip);
 
 // One row of click_counts.
 struct HourlyCount {

@@ -147,5 +147,55 @@ TEST_CASE("grouping keeps every click of a random batch", "[clicks]") {
   CHECK(total == 5000);
 }
 
+TEST_CASE("a click event becomes a row with derived visit fields", "[clicks]") {
+  useragent::ClientInfo client;
+  client.browser = "Safari";
+  client.browser_major = 17;
+  client.os = "iOS";
+  client.os_version = "17.4";
+  client.device = useragent::DeviceType::kMobile;
+  ClickEvent event;
+  event.link_id = 42;
+  event.time = At("2026-11-22T08:30:00Z");
+  event.client_ip = "2001:db8:1:2::7";
+  event.user_agent = "Mozilla/5.0 (iPhone)";
+  event.referer = "https://t.co/abc";
+  ClickRow row = MakeClickRow(event, client, false);
+  CHECK(row.link_id == 42);
+  CHECK(row.time == event.time);
+  CHECK_FALSE(row.bot);
+  CHECK(row.client_id == ClientId("2001:db8:1:2::7", "Mozilla/5.0 (iPhone)"));
+  CHECK(row.ip == "2001:db8:1::");
+  CHECK(row.browser == "Safari");
+  CHECK(row.browser_major == 17);
+  CHECK(row.os == "iOS");
+  CHECK(row.os_version == "17.4");
+  CHECK(row.device == "mobile");
+  CHECK(row.referrer_host == "t.co");
+  CHECK(row.country.empty());
+  CHECK(MakeClickRow(event, client, true).ip == "2001:db8:1:2::7");
+  // A bot either way is a bot both ways.
+  client.bot = true;
+  CHECK(MakeClickRow(event, client, false).device == "bot");
+  client.bot = false;
+  client.device = useragent::DeviceType::kBot;
+  CHECK(MakeClickRow(event, client, false).bot);
+  // Garbage in the event gives empty fields, never a failure.
+  event.client_ip = "unknown";
+  event.referer = "not a url";
+  row = MakeClickRow(event, useragent::ClientInfo{}, false);
+  CHECK(row.ip.empty());
+  CHECK(row.referrer_host.empty());
+  CHECK(row.device == "desktop");
+  CHECK(row.client_id.size() == 32);
+}
+
+TEST_CASE("every device type has its column value", "[clicks]") {
+  CHECK(DeviceColumn(useragent::DeviceType::kDesktop) == "desktop");
+  CHECK(DeviceColumn(useragent::DeviceType::kMobile) == "mobile");
+  CHECK(DeviceColumn(useragent::DeviceType::kTablet) == "tablet");
+  CHECK(DeviceColumn(useragent::DeviceType::kBot) == "bot");
+}
+
 }  // namespace
 }  // namespace shortener::clicks
