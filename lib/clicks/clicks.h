@@ -20,7 +20,8 @@ namespace shortener::clicks {
 
 // One click as the store writes it: the count key (link_id, hour of time,
 // bot) and the visit's fields, already derived (client id, anonymised IP,
-// classified User-Agent). An empty ip or country is stored as NULL.
+// classified User-Agent). An empty ip, referrer_host or country is stored as
+// NULL.
 struct ClickRow {
   int64_t link_id = 0;
   absl::Time time;

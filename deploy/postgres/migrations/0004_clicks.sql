@@ -43,8 +43,8 @@ CREATE TABLE visits (
   os_version    text NOT NULL,
   device        text NOT NULL CHECK (device IN ('desktop', 'mobile', 'tablet', 'bot')),
   bot           boolean NOT NULL,
-  -- Host of the Referer; '' when there was none.
-  referrer_host text NOT NULL,
+  -- Host of the Referer; NULL when there was none (or no usable one).
+  referrer_host text,
   -- ISO 3166 alpha-2 from the GeoIP database; NULL when unknown or none.
   country       text
 ) PARTITION BY RANGE (time);

@@ -71,7 +71,7 @@ std::vector<std::string> BuildVisits(absl::Span<const ClickRow> rows) {
     os_versions.Add(r.os_version);
     devices.Add(r.device);
     bots.Add(absl::string_view(r.bot ? "t" : "f"));
-    referrers.Add(r.referrer_host);
+    r.referrer_host.empty() ? referrers.AddNull() : referrers.Add(r.referrer_host);
     r.country.empty() ? countries.AddNull() : countries.Add(r.country);
   }
   return {times.Build(),    link_ids.Build(), client_ids.Build(), ips.Build(),
