@@ -338,14 +338,13 @@ TEST_CASE("replicas creating one partition at once all succeed", "[pg][clicks][c
   const std::string conninfo = SharedPgCluster().ConnInfo();
   std::vector<std::unique_ptr<PgClickStore>> replicas;
   for (int i = 0; i < 4; ++i) replicas.push_back(NewStore(conninfo));
+  // Built here: At() asserts, and assertions belong to the test thread.
+  const std::vector<ClickRow> rows = {Click(10001, At("2032-07-04T12:00:00Z"))};
   std::vector<absl::Status> results(replicas.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < replicas.size(); ++i) {
     threads.emplace_back([&, i] {
-      results[i] = replicas[i]
-                       ->Record(absl::StrCat("newmonth-", i),
-                                {Click(10001, At("2032-07-04T12:00:00Z"))}, true)
-                       .status();
+      results[i] = replicas[i]->Record(absl::StrCat("newmonth-", i), rows, true).status();
     });
   }
   for (std::thread& t : threads) t.join();
