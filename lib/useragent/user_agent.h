@@ -8,6 +8,19 @@
 // are "Other" on "Other", device desktop, not a bot (an empty User-Agent is
 // a bot: every browser sends one).
 //
+// What the results mean (docs/analytics.md has the full rules):
+//  - `browser` and `os` come from fixed tables, never from the input, so the
+//    set of values statistics group by stays bounded. A bot's `browser` is
+//    its name ("Googlebot", "WhatsApp", "curl"); a bot known only by a
+//    generic word ("...bot", "crawler", "spider") is "Other".
+//  - A bot's `os` is "Other" and its `os_version` empty: what crawlers claim
+//    (Googlebot smartphone "is" Android 6.0.1) is a disguise.
+//  - Versions are what the agent sends, and browsers freeze some: Windows 11
+//    says NT 10.0 ("10"), Chrome 110+ says macOS 10.15.7 and Android 10.
+//  - iPadOS 13+ Safari sends the macOS desktop User-Agent: it is macOS /
+//    desktop here, as the header cannot tell them apart.
+//  - os_version is at most three dotted components of at most six digits.
+//
 // Thread safety: stateless functions over constant tables.
 #ifndef SHORTENER_LIB_USERAGENT_USER_AGENT_H_
 #define SHORTENER_LIB_USERAGENT_USER_AGENT_H_

@@ -77,7 +77,10 @@ void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, 
     return;
   }
   lookup_pool_->Schedule([this, ctx, rpc, cost, hash = std::move(hash), done = std::move(done)] {
-    auth::KeyCache::Result loaded = keys_->Load(hash);
+    // Calls that missed together queue here together: the first one's load
+    // serves the rest.
+    std::optional<auth::KeyCache::Result> cached = keys_->Find(hash);
+    auth::KeyCache::Result loaded = cached.has_value() ? *std::move(cached) : keys_->Load(hash);
     if (!loaded.ok()) {
       done(loaded.status());
       return;

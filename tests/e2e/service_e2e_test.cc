@@ -99,6 +99,7 @@ TEST_CASE("Errors carry canonical codes and messages that name the problem", "[e
   CHECK(f.stub->RecordClicks(E2eFixture::Ctx().get(), clicks, &clicks_out).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
   v1::GetClickStatsRequest stats;
+  stats.set_code("promo-2027");  // an existing link of the caller's
   v1::GetClickStatsResponse stats_out;
   CHECK(f.stub->GetClickStats(E2eFixture::Ctx().get(), stats, &stats_out).error_code() ==
         grpc::StatusCode::UNIMPLEMENTED);
