@@ -53,15 +53,6 @@ struct PgClickStoreOptions {
   int max_record_attempts = 3;
 };
 
-struct RecordOutcome {
-  // The batch id had been recorded before: nothing was written.
-  bool duplicate = false;
-  // Clicks added to click_counts (0 for a duplicate).
-  int64_t counted = 0;
-  // Rows added to visits (0 for a duplicate or without record_visits).
-  int64_t visits = 0;
-};
-
 class PgClickStore {
  public:
   // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
