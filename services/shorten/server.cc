@@ -179,7 +179,9 @@ struct ServiceParts {
   std::unique_ptr<Shortener> shortener;
   std::unique_ptr<clicks::PgClickStore> click_store;
   std::unique_ptr<ClickRecorder> click_recorder;
-  std::unique_ptr<PeriodicTask> retention;  // null when visits are kept forever
+  // Daily: next month's visits partition, retention. Null without visits
+  // and retention.
+  std::unique_ptr<PeriodicTask> retention;
   std::unique_ptr<ShortenServiceImpl> service;
 
   // Call after the gRPC server has shut down (no RPC in flight).
@@ -268,8 +270,8 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   return absl::OkStatus();
 }
 
-// The click store, RecordClicks' logic over it, and the daily sweep that
-// drops visits partitions older than the retention.
+// The click store, RecordClicks' logic over it, and the daily task that
+// creates next month's visits partition and drops those past the retention.
 absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
   clicks::PgClickStoreOptions options;
   options.conninfo = config.postgres;
@@ -283,13 +285,26 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
       [store](const std::string& batch_id, absl::Span<const clicks::ClickRow> rows,
               bool record_visits) { return store->Record(batch_id, rows, record_visits); },
       recorder_options);
-  if (config.visits_retention_months == 0) return absl::OkStatus();
+  if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
   const int months = config.visits_retention_months;
-  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months] {
-    // Keeps the current month and the `months` before it.
+  const bool record_visits = config.record_visits;
+  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months,
+                                                                     record_visits] {
     const absl::TimeZone utc = absl::UTCTimeZone();
-    const absl::Time cutoff = absl::FromCivil(absl::ToCivilMonth(absl::Now(), utc) - months, utc);
-    absl::StatusOr<std::vector<std::string>> dropped = store->DropVisitPartitionsOlderThan(cutoff);
+    const absl::CivilMonth this_month = absl::ToCivilMonth(absl::Now(), utc);
+    if (record_visits) {
+      // Next month's partition a day or more ahead: its DDL then never
+      // holds up the first batch of the month.
+      absl::Status prepared = store->PrepareVisitPartition(absl::FromCivil(this_month + 1, utc));
+      if (!prepared.ok()) {
+        LogWarning("visits partition for next month: %s (next try in a day)",
+                   prepared.ToString());
+      }
+    }
+    if (months == 0) return;
+    // Keeps the current month and the `months` before it.
+    absl::StatusOr<std::vector<std::string>> dropped =
+        store->DropVisitPartitionsOlderThan(absl::FromCivil(this_month - months, utc));
     if (!dropped.ok()) {
       LogWarning("visits retention: %s (next try in a day)", dropped.status().ToString());
     } else if (!dropped->empty()) {

@@ -334,6 +334,18 @@ TEST_CASE("retention drops only partitions that end by the cutoff", "[pg][clicks
   CHECK(Visits(conninfo, link) == 2);
 }
 
+TEST_CASE("a visits partition can be prepared ahead of its month", "[pg][clicks]") {
+  const std::string conninfo = SharedPgCluster().ConnInfo();
+  auto store = NewStore(conninfo);
+  REQUIRE_THAT(store->PrepareVisitPartition(At("2033-05-31T23:59:59Z")), IsOk());
+  REQUIRE_THAT(store->PrepareVisitPartition(At("2033-05-01T00:00:00Z")), IsOk());
+  CHECK(Scalar(conninfo, "SELECT count(*) FROM pg_class WHERE relname = 'visits_2033_05'") == 1);
+  // Another replica that never saw it finds it there.
+  REQUIRE_THAT(NewStore(conninfo)->PrepareVisitPartition(At("2033-05-10T00:00:00Z")), IsOk());
+  REQUIRE_THAT(store->Record("ahead-1", {Click(11001, At("2033-05-10T00:00:00Z"))}, true), IsOk());
+  CHECK(Visits(conninfo, 11001) == 1);
+}
+
 TEST_CASE("replicas creating one partition at once all succeed", "[pg][clicks][concurrent]") {
   const std::string conninfo = SharedPgCluster().ConnInfo();
   std::vector<std::unique_ptr<PgClickStore>> replicas;

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/clock.h"
 #include "lib/grpcutil/status.h"
 #include "tests/e2e/e2e_fixture.h"
 
@@ -86,6 +89,16 @@ TEST_CASE("RecordClicks counts a batch once and stores anonymised visits", "[e2e
                "SELECT count(*) FROM visits v JOIN link_aliases a ON a.link_id = v.link_id"
                " WHERE a.alias = 'spring-sale'") == 1);
   CHECK(Scalar(f, "SELECT count(DISTINCT client_id) FROM visits") == 2);
+
+  // The daily task (first run at start) made next month's partition ahead.
+  const absl::TimeZone utc = absl::UTCTimeZone();
+  const std::string next_month =
+      absl::StrCat("visits_", absl::FormatCivilTime(absl::ToCivilMonth(absl::Now(), utc) + 1));
+  const std::string query = absl::StrCat("SELECT count(*) FROM pg_class WHERE relname = '",
+                                         absl::StrReplaceAll(next_month, {{"-", "_"}}), "'");
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (Scalar(f, query) == 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(50));
+  CHECK(Scalar(f, query) == 1);
 }
 
 TEST_CASE("RecordClicks refuses malformed batches", "[e2e][clicks]") {

@@ -194,6 +194,10 @@ absl::Status PgClickStore::EnsurePartitions(const std::set<absl::Time>& months) 
   return absl::OkStatus();
 }
 
+absl::Status PgClickStore::PrepareVisitPartition(absl::Time t) {
+  return EnsurePartitions({MonthStart(t)});
+}
+
 void PgClickStore::ForgetPartitions() {
   std::lock_guard<std::mutex> lock(mu_);
   known_months_.clear();

@@ -73,6 +73,13 @@ class PgClickStore {
   absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
                                        bool record_visits);
 
+  // Creates the visits partition of the UTC month `t` falls in, unless this
+  // process knows it exists. Record does this by itself when a batch needs
+  // it; calling it ahead (say, daily for next month) keeps the partition DDL,
+  // which briefly locks the visits table, off the first batch of a month.
+  // Errors as Record's.
+  absl::Status PrepareVisitPartition(absl::Time t);
+
   // Retention: drops every visits partition whose month ends at or before
   // `cutoff` (so nothing at or after `cutoff` goes). Returns the names of the
   // partitions dropped, oldest first. Errors as Record's.
