@@ -47,6 +47,9 @@ ABSL_FLAG(int64_t, id_initial_step, kDefaults.id_initial_step, "ids leased per s
 ABSL_FLAG(int64_t, id_max_step, kDefaults.id_max_step, "most ids leased per segment");
 ABSL_FLAG(absl::Duration, id_segment_lifetime, kDefaults.id_segment_lifetime, "target lifetime of an id segment; the step adapts to it");
 ABSL_FLAG(absl::Duration, db_startup_timeout, kDefaults.db_startup_timeout, "how long to wait for the database at start");
+ABSL_FLAG(bool, record_visits, kDefaults.record_visits, "store a visit row per click (time, client id, IP, browser, OS, device, referrer host) besides the hourly counts");
+ABSL_FLAG(bool, keep_full_ips, kDefaults.keep_full_ips, "store full client IPs in visits; default: IPv4 last octet zeroed, IPv6 kept to /48");
+ABSL_FLAG(int, visits_retention_months, kDefaults.visits_retention_months, "visits older than this many months (besides the current one) are dropped by a daily sweep; 0: keep forever");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight calls may take to finish");
 
 int main(int argc, char** argv) {
@@ -94,6 +97,9 @@ int main(int argc, char** argv) {
   c.id_segment_lifetime = absl::GetFlag(FLAGS_id_segment_lifetime);
   c.db_startup_timeout = absl::GetFlag(FLAGS_db_startup_timeout);
   c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  c.record_visits = absl::GetFlag(FLAGS_record_visits);
+  c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);
+  c.visits_retention_months = absl::GetFlag(FLAGS_visits_retention_months);
 
   // Debian's abseil checks every absl::Mutex (used inside gRPC) for lock-order
   // cycles under a global lock: measurable CPU per call, no use in production.

@@ -132,4 +132,20 @@ ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request) {
   return spec;
 }
 
+RecordClicksInput FromProto(const v1::RecordClicksRequest& request) {
+  RecordClicksInput input;
+  input.batch_id = request.batch_id();
+  input.events.reserve(static_cast<size_t>(request.events_size()));
+  for (const v1::ClickEvent& event : request.events()) {
+    ClickInput click;
+    click.code = event.code();
+    if (event.has_time()) click.time = grpcutil::FromProtoTimestamp(event.time());
+    click.client_ip = event.client_ip();
+    click.user_agent = event.user_agent();
+    click.referer = event.referer();
+    input.events.push_back(std::move(click));
+  }
+  return input;
+}
+
 }  // namespace shortener::service

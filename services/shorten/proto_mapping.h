@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/auth/pg/pg_api_key_store.h"
+#include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
@@ -14,6 +15,8 @@ namespace shortener::service {
 // INVALID_ARGUMENT for an unknown redirect_type value.
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
 void ToProto(const LinkView& view, v1::Link* out);
+// Field for field; an event without a time gets none (ClickRecorder skips it).
+RecordClicksInput FromProto(const v1::RecordClicksRequest& request);
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
 void ToProto(const LinkView& view, v1::ResolveResponse* out);
 

@@ -11,10 +11,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "lib/auth/key_cache.h"
 #include "lib/auth/pg/pg_api_key_store.h"
 #include "lib/auth/token_bucket.h"
+#include "lib/clicks/pg/pg_click_store.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
@@ -32,6 +34,8 @@
 #include "lib/url/deny_list_file.h"
 #include "lib/url/url_policy.h"
 #include "services/shorten/authorizer.h"
+#include "services/shorten/click_recorder.h"
+#include "services/shorten/periodic_task.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/shorten_service.h"
@@ -142,6 +146,11 @@ absl::Status ValidateConfig(const ServerConfig& c) {
           absl::StrCat("--denied_domains: ", entry.status().message()));
     }
   }
+  if (c.visits_retention_months < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--visits_retention_months: must be 0 (keep forever) or more, got ",
+        c.visits_retention_months));
+  }
   return grpcutil::ValidateServerTlsOptions(c.tls);
 }
 
@@ -168,11 +177,17 @@ struct ServiceParts {
   std::unique_ptr<Authorizer> authorizer;
   std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub and the key cache
   std::unique_ptr<Shortener> shortener;
+  std::unique_ptr<clicks::PgClickStore> click_store;
+  std::unique_ptr<ClickRecorder> click_recorder;
+  // Daily: next month's visits partition, retention. Null without visits
+  // and retention.
+  std::unique_ptr<PeriodicTask> retention;
   std::unique_ptr<ShortenServiceImpl> service;
 
   // Call after the gRPC server has shut down (no RPC in flight).
   void Stop() {
     deny_list.reset();        // no more deny list reloads
+    retention.reset();        // no more retention sweeps
     listener.reset();         // no more hub or key cache calls from the listener thread
     key_lookup_pool.reset();  // finishes the key look-ups queued
     blocking_pool.reset();    // runs what is queued (it may still hand links to the committer)
@@ -255,6 +270,50 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   return absl::OkStatus();
 }
 
+// The click store, RecordClicks' logic over it, and the daily task that
+// creates next month's visits partition and drops those past the retention.
+absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
+  clicks::PgClickStoreOptions options;
+  options.conninfo = config.postgres;
+  SHORTENER_ASSIGN_OR_RETURN(parts.click_store, clicks::PgClickStore::Create(options));
+  clicks::PgClickStore* store = parts.click_store.get();
+  ClickRecorderOptions recorder_options;
+  recorder_options.record_visits = config.record_visits;
+  recorder_options.keep_full_ips = config.keep_full_ips;
+  parts.click_recorder = std::make_unique<ClickRecorder>(
+      parts.shortener.get(),
+      [store](const std::string& batch_id, absl::Span<const clicks::ClickRow> rows,
+              bool record_visits) { return store->Record(batch_id, rows, record_visits); },
+      recorder_options);
+  if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
+  const int months = config.visits_retention_months;
+  const bool record_visits = config.record_visits;
+  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months,
+                                                                     record_visits] {
+    const absl::TimeZone utc = absl::UTCTimeZone();
+    const absl::CivilMonth this_month = absl::ToCivilMonth(absl::Now(), utc);
+    if (record_visits) {
+      // Next month's partition a day or more ahead: its DDL then never
+      // holds up the first batch of the month.
+      absl::Status prepared = store->PrepareVisitPartition(absl::FromCivil(this_month + 1, utc));
+      if (!prepared.ok()) {
+        LogWarning("visits partition for next month: %s (next try in a day)",
+                   prepared.ToString());
+      }
+    }
+    if (months == 0) return;
+    // Keeps the current month and the `months` before it.
+    absl::StatusOr<std::vector<std::string>> dropped =
+        store->DropVisitPartitionsOlderThan(absl::FromCivil(this_month - months, utc));
+    if (!dropped.ok()) {
+      LogWarning("visits retention: %s (next try in a day)", dropped.status().ToString());
+    } else if (!dropped->empty()) {
+      LogInfo("visits retention: dropped %s", absl::StrJoin(*dropped, ", "));
+    }
+  });
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& config) {
   auto parts = std::make_unique<ServiceParts>();
   SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
@@ -318,9 +377,10 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   parts->shortener = std::make_unique<Shortener>(
       parts->codec.get(), parts->url_policy.get(), parts->ids.get(), parts->link_store.get(),
       parts->committer.get(), parts->reads.get(), parts->blocking_pool.get(), options);
+  SHORTENER_RETURN_IF_ERROR(BuildClicks(config, *parts));
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
-      parts->authorizer.get(), parts->key_admin.get());
+      parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get());
   return parts;
 }
 

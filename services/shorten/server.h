@@ -48,6 +48,9 @@ struct ServerConfig {
   absl::Duration id_segment_lifetime = absl::Minutes(15);
   absl::Duration db_startup_timeout = absl::Seconds(60);
   absl::Duration shutdown_grace = absl::Seconds(10);
+  bool record_visits = true;            // a visits row per click besides the hourly counts
+  bool keep_full_ips = false;           // false: IPv4 /24, IPv6 /48
+  int visits_retention_months = 13;     // visits partitions kept; 0: forever
 };
 
 // Checks flag values that do not need I/O. INVALID_ARGUMENT naming the flag.

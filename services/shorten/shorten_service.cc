@@ -207,11 +207,16 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
-                                                           const v1::RecordClicksRequest*,
-                                                           v1::RecordClicksResponse*) {
-  return Authorized(ctx, Rpc::kRecordClicks, 1, [](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
-    FinishWith(reactor,
-               absl::UnimplementedError("RecordClicks: click statistics are not implemented yet"));
+                                                           const v1::RecordClicksRequest* request,
+                                                           v1::RecordClicksResponse* response) {
+  return Authorized(ctx, Rpc::kRecordClicks, 1, [this, request, response](
+                                                    PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
+    // Alias look-ups and the store block: off the reactor thread.
+    blocking_pool_->Schedule([this, reactor, request, response] {
+      absl::StatusOr<RecordClicksOutput> out = clicks_->Record(FromProto(*request));
+      if (out.ok()) response->set_accepted(out->accepted);
+      FinishWith(reactor, out.status());
+    });
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "lib/common/thread_pool.h"
 #include "services/shorten/authorizer.h"
+#include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/rpc_counters.h"
@@ -26,12 +27,13 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
  public:
   // All outlive the service.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
-                     Authorizer* authorizer, KeyAdmin* key_admin)
+                     Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks)
       : shortener_(shortener),
         blocking_pool_(blocking_pool),
         hub_(hub),
         authorizer_(authorizer),
-        key_admin_(key_admin) {}
+        key_admin_(key_admin),
+        clicks_(clicks) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -102,6 +104,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   InvalidationHub* hub_;
   Authorizer* authorizer_;
   KeyAdmin* key_admin_;
+  ClickRecorder* clicks_;
   RpcCounters counters_;
 };
 

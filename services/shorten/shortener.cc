@@ -279,6 +279,15 @@ absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
   return Found(code, store_->GetByAlias(std::string(code)));
 }
 
+absl::StatusOr<int64_t> Shortener::LinkIdOf(absl::string_view code) {
+  absl::StatusOr<std::optional<int64_t>> id = ParseCode(code);
+  if (!id.ok()) return Found(code, id.status()).status();
+  if (id->has_value()) return **id;
+  absl::StatusOr<store::Link> link = Found(code, store_->GetByAlias(std::string(code)));
+  if (!link.ok()) return link.status();
+  return link->id;
+}
+
 void Shortener::Resolve(absl::string_view code, ResolveDone done) {
   absl::StatusOr<std::optional<int64_t>> id = ParseCode(code);
   if (!id.ok()) {

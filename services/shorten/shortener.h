@@ -115,6 +115,11 @@ class Shortener {
   // revoked it. Errors as Resolve; ownership as GetLink (another tenant's
   // link is NOT_FOUND and stays untouched).
   absl::StatusOr<LinkView> Revoke(absl::string_view code, const auth::Principal* caller = nullptr);
+  // The link id `code` names, for click statistics: a generated code is
+  // decoded (no database look-up: the edge only reports codes it redirected),
+  // an alias is looked up in the store, so this blocks; call it off gRPC
+  // reactor threads. Errors as Resolve.
+  absl::StatusOr<int64_t> LinkIdOf(absl::string_view code);
 
  private:
   // Validates `input` and turns it into a row to create, with an id taken

@@ -96,8 +96,9 @@ TEST_CASE("Errors carry canonical codes and messages that name the problem", "[e
 
   v1::RecordClicksRequest clicks;
   v1::RecordClicksResponse clicks_out;
+  // No batch id (clicks_e2e_test.cc has the rest).
   CHECK(f.stub->RecordClicks(E2eFixture::Ctx().get(), clicks, &clicks_out).error_code() ==
-        grpc::StatusCode::UNIMPLEMENTED);
+        grpc::StatusCode::INVALID_ARGUMENT);
   v1::GetClickStatsRequest stats;
   stats.set_code("promo-2027");  // an existing link of the caller's
   v1::GetClickStatsResponse stats_out;

@@ -1,0 +1,224 @@
+#include "lib/clicks/pg/pg_click_store.h"
+
+#include <pqxx/pqxx>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "lib/clicks/pg/queries.h"
+#include "lib/store/pg/pg_arrays.h"
+
+namespace shortener::clicks {
+namespace {
+
+using store::ArrayLiteral;
+
+constexpr size_t kMaxBatchId = 128;
+
+bool HasNul(const std::string& text) { return text.find('\0') != std::string::npos; }
+
+absl::Status ValidateBatch(const std::string& batch_id, absl::Span<const ClickRow> rows) {
+  if (batch_id.empty() || batch_id.size() > kMaxBatchId) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_id: must be 1 to 128 bytes, got ", batch_id.size()));
+  }
+  if (HasNul(batch_id)) return absl::InvalidArgumentError("batch_id: contains a NUL byte");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ClickRow& r = rows[i];
+    if (r.device != "desktop" && r.device != "mobile" && r.device != "tablet" &&
+        r.device != "bot") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rows[", i, "].device: must be desktop, mobile, tablet or bot"));
+    }
+    // libpq parameters are C strings: a NUL byte would cut an array short.
+    for (const std::string* text :
+         {&r.client_id, &r.ip, &r.browser, &r.os, &r.os_version, &r.referrer_host, &r.country}) {
+      if (HasNul(*text)) {
+        return absl::InvalidArgumentError(absl::StrCat("rows[", i, "]: a NUL byte in a field"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The count upsert's four array parameters.
+struct CountArrays {
+  std::string link_ids, hours, bots, counts;
+};
+
+CountArrays BuildCounts(const std::vector<HourlyCount>& grouped) {
+  ArrayLiteral link_ids, hours, bots, counts;
+  for (const HourlyCount& c : grouped) {
+    link_ids.Add(c.link_id);
+    hours.AddTime(c.hour);
+    bots.Add(absl::string_view(c.bot ? "t" : "f"));
+    counts.Add(c.count);
+  }
+  return {link_ids.Build(), hours.Build(), bots.Build(), counts.Build()};
+}
+
+// The visit insert's twelve array parameters, in column order.
+std::vector<std::string> BuildVisits(absl::Span<const ClickRow> rows) {
+  ArrayLiteral times, link_ids, client_ids, ips, browsers, majors, oses, os_versions, devices, bots,
+      referrers, countries;
+  for (const ClickRow& r : rows) {
+    times.AddTime(r.time);
+    link_ids.Add(r.link_id);
+    client_ids.Add(r.client_id);
+    r.ip.empty() ? ips.AddNull() : ips.Add(r.ip);
+    browsers.Add(r.browser);
+    majors.Add(static_cast<int64_t>(r.browser_major));
+    oses.Add(r.os);
+    os_versions.Add(r.os_version);
+    devices.Add(r.device);
+    bots.Add(absl::string_view(r.bot ? "t" : "f"));
+    r.referrer_host.empty() ? referrers.AddNull() : referrers.Add(r.referrer_host);
+    r.country.empty() ? countries.AddNull() : countries.Add(r.country);
+  }
+  return {times.Build(),    link_ids.Build(), client_ids.Build(), ips.Build(),
+          browsers.Build(), majors.Build(),   oses.Build(),       os_versions.Build(),
+          devices.Build(),  bots.Build(),     referrers.Build(),  countries.Build()};
+}
+
+void PrepareClickQueries(pqxx::connection& conn) {
+  {
+    pqxx::nontransaction tx(conn);
+    tx.exec1(pg_queries::kSynchronousCommit);
+  }
+  for (const pg_queries::Query& q : pg_queries::kAllQueries) conn.prepare(q.name, q.sql);
+}
+
+// Thrown out of the write transaction when an insert found no partition for
+// a visit (dropped by a retention sweep after this process cached it).
+struct PartitionMissing {};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PgClickStore>> PgClickStore::Create(PgClickStoreOptions options) {
+  if (options.max_record_attempts < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_record_attempts: must be at least 1, got ", options.max_record_attempts));
+  }
+  if (options.acquire_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("acquire_timeout: must be positive");
+  }
+  absl::Status valid = pg::ConnectionPool::Validate(
+      pg::ConnectionPoolOptions{options.conninfo, options.pool_size, nullptr});
+  if (!valid.ok()) return valid;
+  return std::unique_ptr<PgClickStore>(new PgClickStore(std::move(options)));
+}
+
+PgClickStore::PgClickStore(PgClickStoreOptions options)
+    : options_(std::move(options)),
+      pool_(pg::ConnectionPoolOptions{options_.conninfo, options_.pool_size, PrepareClickQueries}) {
+}
+
+absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
+                                                   absl::Span<const ClickRow> rows,
+                                                   bool record_visits) {
+  absl::Status valid = ValidateBatch(batch_id, rows);
+  if (!valid.ok()) return valid;
+  // Everything the statements take is built once, outside the retry loop.
+  const CountArrays counts = BuildCounts(GroupHourly(rows));
+  const bool write_visits = record_visits && !rows.empty();
+  std::vector<std::string> visits;
+  std::set<absl::Time> months;
+  if (write_visits) {
+    visits = BuildVisits(rows);
+    for (const ClickRow& r : rows) months.insert(MonthStart(r.time));
+  }
+  const int events = static_cast<int>(rows.size());
+
+  absl::Status status;
+  for (int attempt = 0; attempt < options_.max_record_attempts; ++attempt) {
+    status = EnsurePartitions(months);
+    if (!status.ok()) return status;
+    RecordOutcome outcome;
+    bool partition_missing = false;
+    status = pool_.Run("record clicks", Deadline(), [&](pqxx::connection& conn) -> absl::Status {
+      try {
+        pqxx::work tx(conn);
+        if (tx.exec_prepared(pg_queries::kInsertBatch.name, batch_id, events).empty()) {
+          // Recorded before: leave without writing (the transaction rolls
+          // back, which releases nothing of value: it wrote nothing).
+          outcome.duplicate = true;
+          return absl::OkStatus();
+        }
+        if (!rows.empty()) {
+          tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours,
+                           counts.bots, counts.counts);
+        }
+        if (write_visits) {
+          try {
+            tx.exec_prepared(pg_queries::kInsertVisits.name, visits[0], visits[1], visits[2],
+                             visits[3], visits[4], visits[5], visits[6], visits[7], visits[8],
+                             visits[9], visits[10], visits[11]);
+          } catch (const pqxx::check_violation&) {
+            // The only CHECK a validated visit can fail is "no partition for
+            // the row" (device was checked above).
+            throw PartitionMissing{};
+          }
+          outcome.visits = events;
+        }
+        tx.commit();
+        outcome.counted = events;
+        return absl::OkStatus();
+      } catch (const PartitionMissing&) {
+        partition_missing = true;
+        return absl::AbortedError("record clicks: a visits partition was dropped meanwhile");
+      }
+    });
+    if (status.ok()) return outcome;
+    if (partition_missing) ForgetPartitions();
+    // A deadlock victim or a dropped partition left nothing behind: try again.
+    if (!absl::IsAborted(status)) return status;
+  }
+  return status;
+}
+
+absl::Status PgClickStore::EnsurePartitions(const std::set<absl::Time>& months) {
+  for (absl::Time month : months) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (known_months_.count(month) > 0) continue;
+    }
+    absl::Status status =
+        pool_.Run("create visits partition", Deadline(), [&](pqxx::connection& conn) {
+          pqxx::nontransaction tx(conn);
+          tx.exec_prepared(pg_queries::kCreatePartition.name, store::PgTimestamp(month));
+          return absl::OkStatus();
+        });
+    if (!status.ok()) return status;
+    std::lock_guard<std::mutex> lock(mu_);
+    known_months_.insert(month);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PgClickStore::PrepareVisitPartition(absl::Time t) {
+  return EnsurePartitions({MonthStart(t)});
+}
+
+void PgClickStore::ForgetPartitions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  known_months_.clear();
+}
+
+absl::StatusOr<std::vector<std::string>> PgClickStore::DropVisitPartitionsOlderThan(
+    absl::Time cutoff) {
+  std::vector<std::string> dropped;
+  absl::Status status =
+      pool_.Run("drop visits partitions", Deadline(), [&](pqxx::connection& conn) {
+        pqxx::nontransaction tx(conn);
+        for (const pqxx::row& row :
+             tx.exec_prepared(pg_queries::kDropPartitions.name, store::PgTimestamp(cutoff))) {
+          dropped.push_back(row[0].as<std::string>());
+        }
+        return absl::OkStatus();
+      });
+  // Even on failure some may be gone: look them up again when needed.
+  ForgetPartitions();
+  if (!status.ok()) return status;
+  return dropped;
+}
+
+}  // namespace shortener::clicks

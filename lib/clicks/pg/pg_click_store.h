@@ -1,0 +1,105 @@
+// PgClickStore: click statistics on PostgreSQL (schema in
+// deploy/postgres/migrations/0004_clicks.sql), for any number of service
+// replicas sharing one database.
+//
+// Record writes one batch of clicks in one transaction with a constant
+// number of statements: the batch id (a batch id recorded before makes the
+// call a no-op, so the edge may retry freely), one upsert of the batch's
+// hourly counts, and optionally one multi-row insert of its visits. It
+// returns only after the commit is flushed (synchronous_commit is forced on
+// for the store's connections): an acknowledged batch survives a crash.
+//
+// Visits go into monthly partitions (visits_YYYY_MM, UTC) which the store
+// creates when a batch first needs one (through the migration's
+// create_visits_partition, serialised across replicas by an advisory lock)
+// and then remembers for the life of the process. A partition dropped by
+// another replica's retention sweep is noticed on insert and created again.
+//
+// Connections come from a lazy pool: Create does not connect, a database
+// outage gives UNAVAILABLE, and the same store works again once the database
+// is back.
+//
+// Thread-safe.
+#ifndef SHORTENER_LIB_CLICKS_PG_PG_CLICK_STORE_H_
+#define SHORTENER_LIB_CLICKS_PG_PG_CLICK_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "lib/clicks/clicks.h"
+#include "lib/pg/connection_pool.h"
+
+namespace shortener::clicks {
+
+struct PgClickStoreOptions {
+  // libpq connection string; may hold a password (never in a message).
+  std::string conninfo;
+  // Database connections at most. Default 4.
+  int pool_size = 4;
+  // How long a call waits for a free connection before UNAVAILABLE.
+  // Default 5 s.
+  absl::Duration acquire_timeout = absl::Seconds(5);
+  // Record attempts when a transaction is chosen as a deadlock victim or
+  // finds a visits partition dropped under it, before it gives up with
+  // ABORTED. Default 3.
+  int max_record_attempts = 3;
+};
+
+class PgClickStore {
+ public:
+  // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
+  // non-positive acquire_timeout or a malformed conninfo. Does not connect.
+  static absl::StatusOr<std::unique_ptr<PgClickStore>> Create(PgClickStoreOptions options);
+
+  // Records batch `batch_id` of `rows`: their hourly counts and, when
+  // `record_visits`, one visit each; all of it or (on any error) none of it.
+  // A batch id recorded before, by any replica, gives duplicate = true and
+  // writes nothing, whatever the rows; of two concurrent calls with one
+  // batch id exactly one records. An empty batch records its id only.
+  // Errors: INVALID_ARGUMENT (batch_id empty, over 128 bytes or with a NUL
+  // byte; a row's device not one of desktop, mobile, tablet, bot; a NUL byte
+  // in a text field); UNAVAILABLE (database unreachable, or the connection
+  // lost during the commit: the outcome is unknown, and sending the same
+  // batch id again is always safe); ABORTED (max_record_attempts deadlocks);
+  // DEADLINE_EXCEEDED (statement timeout); INTERNAL (anything else).
+  absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
+                                       bool record_visits);
+
+  // Creates the visits partition of the UTC month `t` falls in, unless this
+  // process knows it exists. Record does this by itself when a batch needs
+  // it; calling it ahead (say, daily for next month) keeps the partition DDL,
+  // which briefly locks the visits table, off the first batch of a month.
+  // Errors as Record's.
+  absl::Status PrepareVisitPartition(absl::Time t);
+
+  // Retention: drops every visits partition whose month ends at or before
+  // `cutoff` (so nothing at or after `cutoff` goes). Returns the names of the
+  // partitions dropped, oldest first. Errors as Record's.
+  absl::StatusOr<std::vector<std::string>> DropVisitPartitionsOlderThan(absl::Time cutoff);
+
+ private:
+  explicit PgClickStore(PgClickStoreOptions options);
+
+  absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
+  // Creates the partitions of `months` (MonthStart values) this process has
+  // not created or seen yet.
+  absl::Status EnsurePartitions(const std::set<absl::Time>& months);
+  void ForgetPartitions();
+
+  const PgClickStoreOptions options_;
+  pg::ConnectionPool pool_;
+  std::mutex mu_;
+  std::set<absl::Time> known_months_;  // guarded by mu_: partitions known to exist
+};
+
+}  // namespace shortener::clicks
+
+#endif  // SHORTENER_LIB_CLICKS_PG_PG_CLICK_STORE_H_

@@ -1,0 +1,69 @@
+// Every SQL statement of PgClickStore, as named constants, prepared on every
+// pooled connection and executed only with parameters. Conventions as in
+// lib/store/pg/queries.h: times go in as timestamptz text, batches as array
+// literals expanded with unnest (a constant number of statements per batch).
+// The partition DDL is in the functions of migration 0004_clicks.sql, so no
+// SQL is ever built from text here.
+#ifndef SHORTENER_LIB_CLICKS_PG_QUERIES_H_
+#define SHORTENER_LIB_CLICKS_PG_QUERIES_H_
+
+namespace shortener::clicks::pg_queries {
+
+struct Query {
+  const char* name;
+  const char* sql;
+};
+
+// SQL laid out as SQL, not as C++:
+// clang-format off
+
+// $1 batch id, $2 events. One row when the batch is new; none when it was
+// recorded before (or, in a concurrent transaction, is being: this insert
+// waits for it, then finds it committed, or inserts if it rolled back).
+inline constexpr Query kInsertBatch{
+    "clicks_insert_batch",
+    "INSERT INTO click_batches (batch_id, events) VALUES ($1, $2)"
+    " ON CONFLICT (batch_id) DO NOTHING RETURNING 1"};
+
+// $1 link ids, $2 hours, $3 bot flags, $4 counts: one row per distinct key
+// (GroupHourly), in key order so concurrent batches lock rows in one order.
+inline constexpr Query kUpsertCounts{
+    "clicks_upsert_counts",
+    "INSERT INTO click_counts AS c (link_id, hour, bot, count)"
+    " SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::bigint[])"
+    " ON CONFLICT (link_id, hour, bot) DO UPDATE SET count = c.count + EXCLUDED.count"};
+
+// $1..$12 one array per column, one element per visit. The partitions of
+// every month in the batch must exist (kCreatePartition).
+inline constexpr Query kInsertVisits{
+    "clicks_insert_visits",
+    "INSERT INTO visits (time, link_id, client_id, ip, browser, browser_major, os,"
+    "                    os_version, device, bot, referrer_host, country)"
+    " SELECT * FROM unnest($1::timestamptz[], $2::bigint[], $3::text[], $4::inet[],"
+    "                      $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],"
+    "                      $10::boolean[], $11::text[], $12::text[])"};
+
+// $1 the first instant of a UTC month: creates its visits partition unless
+// it exists. Row: the partition's name.
+inline constexpr Query kCreatePartition{
+    "clicks_create_partition", "SELECT create_visits_partition($1::timestamptz)"};
+
+// $1 cutoff. Rows: the names of the partitions dropped.
+inline constexpr Query kDropPartitions{
+    "clicks_drop_partitions", "SELECT * FROM drop_visits_partitions_before($1::timestamptz)"};
+
+// clang-format on
+
+// Prepared on every new connection.
+inline constexpr Query kAllQueries[] = {
+    kInsertBatch, kUpsertCounts, kInsertVisits, kCreatePartition, kDropPartitions,
+};
+
+// Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):
+// a commit is acknowledged only once it is flushed to disk, whatever the
+// server's default, because a recorded batch id must never be lost.
+inline constexpr char kSynchronousCommit[] = "SELECT set_config('synchronous_commit', 'on', false)";
+
+}  // namespace shortener::clicks::pg_queries
+
+#endif  // SHORTENER_LIB_CLICKS_PG_QUERIES_H_

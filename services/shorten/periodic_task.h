@@ -1,0 +1,39 @@
+// PeriodicTask: runs a function on its own thread at start and then every
+// `period` until destroyed (for housekeeping such as the visits retention
+// sweep). The destructor wakes the thread and joins it, waiting for a run in
+// progress.
+//
+// Thread-safe; the function runs on the task's thread only.
+#ifndef SHORTENER_SERVICES_SHORTEN_PERIODIC_TASK_H_
+#define SHORTENER_SERVICES_SHORTEN_PERIODIC_TASK_H_
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "absl/time/time.h"
+
+namespace shortener::service {
+
+class PeriodicTask {
+ public:
+  PeriodicTask(absl::Duration period, std::function<void()> fn);
+  ~PeriodicTask();
+  PeriodicTask(const PeriodicTask&) = delete;
+  PeriodicTask& operator=(const PeriodicTask&) = delete;
+
+ private:
+  void Loop();
+
+  const absl::Duration period_;
+  const std::function<void()> fn_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;   // guarded by mu_
+  std::thread thread_;  // last: starts after the members it reads
+};
+
+}  // namespace shortener::service
+
+#endif  // SHORTENER_SERVICES_SHORTEN_PERIODIC_TASK_H_
