@@ -39,6 +39,38 @@
 
 namespace shortener::clicks {
 
+// How GetClickStats-style reads cut a range into buckets (UTC).
+enum class StatsGranularity { kHour, kDay };
+
+// One bucket of ClickStats: [start, start + one hour or day).
+struct StatsBucket {
+  absl::Time start;
+  int64_t human_clicks = 0;
+  int64_t bot_clicks = 0;
+  // Distinct client ids among the bucket's human visits.
+  int64_t unique_visitors = 0;
+};
+
+// One entry of a top list: a value and its human clicks.
+struct CountedValue {
+  std::string value;
+  int64_t clicks = 0;
+};
+
+// What Stats returns. Counts come from click_counts; uniques and the top
+// lists from visits, so they are zero / empty when visits are not recorded.
+struct ClickStats {
+  // Every bucket of the range, oldest first, zeros included.
+  std::vector<StatsBucket> buckets;
+  int64_t total_human_clicks = 0;
+  int64_t total_bot_clicks = 0;
+  // Distinct client ids over the whole range (not a sum of the buckets').
+  int64_t total_unique_visitors = 0;
+  // Human clicks per value, most first (ties by value), at most kMaxTop
+  // each; empty values are left out.
+  std::vector<CountedValue> top_browsers, top_os, top_devices, top_countries, top_referrers;
+};
+
 struct PgClickStoreOptions {
   // libpq connection string; may hold a password (never in a message).
   std::string conninfo;
@@ -84,6 +116,24 @@ class PgClickStore {
   // `cutoff` (so nothing at or after `cutoff` goes). Returns the names of the
   // partitions dropped, oldest first. Errors as Record's.
   absl::StatusOr<std::vector<std::string>> DropVisitPartitionsOlderThan(absl::Time cutoff);
+
+  // Entries per top list of ClickStats.
+  static constexpr int kMaxTop = 10;
+  // Buckets one Stats call may return: 31 days of hours, 3 years of days.
+  static constexpr int64_t kMaxHourBuckets = 31 * 24;
+  static constexpr int64_t kMaxDayBuckets = 3 * 366;
+
+  // Statistics of `link_id` over [start, end), widened to whole UTC buckets
+  // (start rounded down, end rounded up to a bucket boundary). Three
+  // statements: counts, uniques, top lists. Errors: INVALID_ARGUMENT (end
+  // before start; more buckets than kMaxHourBuckets / kMaxDayBuckets), and
+  // otherwise as Record's.
+  absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
+                                   StatsGranularity granularity);
+
+  // Human clicks of `link_id` ever counted (what GetLink reports). Errors as
+  // Record's.
+  absl::StatusOr<int64_t> HumanTotal(int64_t link_id);
 
  private:
   explicit PgClickStore(PgClickStoreOptions options);

@@ -52,11 +52,53 @@ inline constexpr Query kCreatePartition{
 inline constexpr Query kDropPartitions{
     "clicks_drop_partitions", "SELECT * FROM drop_visits_partitions_before($1::timestamptz)"};
 
+// Reads. $1 link id, $2 start, $3 end (exclusive), $4 'hour' or 'day'.
+// Rows: bucket start (epoch seconds, UTC), bot, clicks.
+inline constexpr Query kStatsCounts{
+    "clicks_stats_counts",
+    "SELECT extract(epoch FROM date_trunc($4, hour, 'UTC'))::bigint, bot, sum(count)::bigint"
+    " FROM click_counts WHERE link_id = $1 AND hour >= $2::timestamptz AND hour < $3::timestamptz"
+    " GROUP BY 1, 2"};
+
+// Same parameters. Rows: bucket start (NULL for the whole range), distinct
+// human client ids; one statement so the total is not a sum of buckets.
+inline constexpr Query kStatsUniques{
+    "clicks_stats_uniques",
+    "SELECT b, count(DISTINCT client_id) FROM"
+    " (SELECT extract(epoch FROM date_trunc($4, time, 'UTC'))::bigint AS b, client_id"
+    "  FROM visits WHERE link_id = $1 AND time >= $2::timestamptz AND time < $3::timestamptz"
+    "    AND NOT bot) v"
+    " GROUP BY GROUPING SETS ((b), ())"};
+
+// $1 link id, $2 start, $3 end, $4 entries per list. Rows: list name
+// (browser, os, device, country, referrer), value, human clicks; most
+// clicks first within a list.
+inline constexpr Query kStatsTops{
+    "clicks_stats_tops",
+    "WITH v AS (SELECT browser, os, device, country, referrer_host FROM visits"
+    "           WHERE link_id = $1 AND time >= $2::timestamptz AND time < $3::timestamptz"
+    "             AND NOT bot),"
+    " t AS (SELECT 'browser' AS k, browser AS val, count(*) AS n FROM v GROUP BY browser"
+    "       UNION ALL SELECT 'os', os, count(*) FROM v GROUP BY os"
+    "       UNION ALL SELECT 'device', device, count(*) FROM v GROUP BY device"
+    "       UNION ALL SELECT 'country', country, count(*) FROM v GROUP BY country"
+    "       UNION ALL SELECT 'referrer', referrer_host, count(*) FROM v GROUP BY referrer_host)"
+    " SELECT k, val, n FROM (SELECT k, val, n,"
+    "                        row_number() OVER (PARTITION BY k ORDER BY n DESC, val) AS r"
+    "                        FROM t WHERE val IS NOT NULL AND val <> '') s"
+    " WHERE r <= $4 ORDER BY k, n DESC, val"};
+
+// $1 link id. Row: human clicks ever counted.
+inline constexpr Query kHumanTotal{
+    "clicks_human_total",
+    "SELECT coalesce(sum(count), 0)::bigint FROM click_counts WHERE link_id = $1 AND NOT bot"};
+
 // clang-format on
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatch, kUpsertCounts, kInsertVisits, kCreatePartition, kDropPartitions,
+    kInsertBatch, kUpsertCounts,  kInsertVisits, kCreatePartition,
+    kDropPartitions, kStatsCounts, kStatsUniques, kStatsTops, kHumanTotal,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):
