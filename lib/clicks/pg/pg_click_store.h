@@ -34,42 +34,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "lib/clicks/click_stats.h"
 #include "lib/clicks/clicks.h"
 #include "lib/pg/connection_pool.h"
 
 namespace shortener::clicks {
-
-// How GetClickStats-style reads cut a range into buckets (UTC).
-enum class StatsGranularity { kHour, kDay };
-
-// One bucket of ClickStats: [start, start + one hour or day).
-struct StatsBucket {
-  absl::Time start;
-  int64_t human_clicks = 0;
-  int64_t bot_clicks = 0;
-  // Distinct client ids among the bucket's human visits.
-  int64_t unique_visitors = 0;
-};
-
-// One entry of a top list: a value and its human clicks.
-struct CountedValue {
-  std::string value;
-  int64_t clicks = 0;
-};
-
-// What Stats returns. Counts come from click_counts; uniques and the top
-// lists from visits, so they are zero / empty when visits are not recorded.
-struct ClickStats {
-  // Every bucket of the range, oldest first, zeros included.
-  std::vector<StatsBucket> buckets;
-  int64_t total_human_clicks = 0;
-  int64_t total_bot_clicks = 0;
-  // Distinct client ids over the whole range (not a sum of the buckets').
-  int64_t total_unique_visitors = 0;
-  // Human clicks per value, most first (ties by value), at most kMaxTop
-  // each; empty values are left out.
-  std::vector<CountedValue> top_browsers, top_os, top_devices, top_countries, top_referrers;
-};
 
 struct PgClickStoreOptions {
   // libpq connection string; may hold a password (never in a message).
