@@ -118,7 +118,12 @@ class FileClickSpool : public ClickSpool {
 
 absl::Status FileClickSpool::Load() {
   std::error_code ec;
-  std::filesystem::create_directories(options_.dir, ec);
+  // The spool holds full IPs, User-Agents and Referers until they are sent:
+  // a directory the edge creates is private to its user (files are 0600).
+  if (std::filesystem::create_directories(options_.dir, ec)) {
+    std::filesystem::permissions(options_.dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
   if (ec) return IoError("create directory", options_.dir, ec.value());
   std::vector<uint64_t> seqs;
   for (const auto& entry : std::filesystem::directory_iterator(options_.dir, ec)) {

@@ -107,6 +107,23 @@ TEST_CASE("a reopened spool replays what a previous run left", "[clicks][spool]"
   CHECK(dir.Files().empty());
 }
 
+TEST_CASE("the spool directory and its files are private to the edge's user", "[clicks][spool]") {
+  // Spooled batches hold full IPs, User-Agents and Referers.
+  TempDir parent;
+  const std::string dir = parent.path() + "/spool/nested";
+  std::unique_ptr<ClickSpool> spool = Open(dir);
+  REQUIRE_THAT(spool->Append(Batch(1)), IsOk());
+  namespace fs = std::filesystem;
+  CHECK(fs::status(dir).permissions() == fs::perms::owner_all);
+  const std::vector<std::string> files = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+    return out;
+  }();
+  REQUIRE(files.size() == 1);
+  CHECK(fs::status(files[0]).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
+}
+
 TEST_CASE("a segment is deleted once all its batches are acknowledged", "[clicks][spool]") {
   TempDir dir;
   // Small segments: every batch starts a new file once the last one has any.
