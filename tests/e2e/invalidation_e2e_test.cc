@@ -304,7 +304,15 @@ TEST_CASE("SIGTERM with open invalidation streams ends them and exits 0 promptly
   for (Watcher* w : {&w1, &w2}) {
     std::optional<grpc::Status> ended = w->WaitForEnd(absl::Seconds(5));
     REQUIRE(ended.has_value());
-    CHECK(ended->error_code() == grpc::StatusCode::UNAVAILABLE);
+    // UNAVAILABLE ("subscribe again") normally. A stream whose last write the
+    // server had not yet seen complete when it closed (the client may already
+    // have the message; seen on a loaded machine) is cancelled instead, so
+    // that a subscriber that stopped reading cannot hold up the drain. Edges
+    // resubscribe on either; what matters is that the stream ends, with an
+    // error, promptly.
+    const grpc::StatusCode code = ended->error_code();
+    INFO("stream ended with " << code << ": " << ended->error_message());
+    CHECK((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED));
   }
   CHECK_THAT(ServedLine(f.service->Log()), Catch::Contains("WatchInvalidations=2"));
 }
