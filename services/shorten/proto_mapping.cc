@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "lib/common/status_macros.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::service {
@@ -9,20 +10,38 @@ namespace shortener::service {
 using grpcutil::FromProtoTimestamp;
 using grpcutil::ToProtoTimestamp;
 
+namespace {
+
+// `field` as a time; INVALID_ARGUMENT naming it when out of
+// google.protobuf.Timestamp's valid range (0001-01-01 to 9999-12-31).
+absl::StatusOr<absl::Time> CheckedTime(const google::protobuf::Timestamp& ts,
+                                       absl::string_view field) {
+  if (ts.seconds() < -62135596800 || ts.seconds() > 253402300799 || ts.nanos() < 0 ||
+      ts.nanos() > 999999999) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field,
+        ": out of range (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z, nanos 0 to 999999999)"));
+  }
+  return FromProtoTimestamp(ts);
+}
+
+void ToProto(const std::vector<clicks::CountedValue>& values,
+             google::protobuf::RepeatedPtrField<v1::CountedValue>* out) {
+  for (const clicks::CountedValue& value : values) {
+    v1::CountedValue* entry = out->Add();
+    entry->set_value(value.value);
+    entry->set_clicks(value.clicks);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   ShortenInput in;
   in.long_url = request.long_url();
   in.custom_alias = request.custom_alias();
   if (request.has_expire_time()) {
-    // google.protobuf.Timestamp's valid range: 0001-01-01 to 9999-12-31.
-    const auto& ts = request.expire_time();
-    if (ts.seconds() < -62135596800 || ts.seconds() > 253402300799 || ts.nanos() < 0 ||
-        ts.nanos() > 999999999) {
-      return absl::InvalidArgumentError(
-          "expire_time: out of range (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z, nanos 0 to "
-          "999999999)");
-    }
-    in.expire_time = FromProtoTimestamp(ts);
+    SHORTENER_ASSIGN_OR_RETURN(in.expire_time, CheckedTime(request.expire_time(), "expire_time"));
   }
   switch (request.redirect_type()) {
     case v1::REDIRECT_TYPE_UNSPECIFIED:
@@ -146,6 +165,49 @@ RecordClicksInput FromProto(const v1::RecordClicksRequest& request) {
     input.events.push_back(std::move(click));
   }
   return input;
+}
+
+absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request) {
+  ClickStatsQuery query;
+  if (request.has_start_time()) {
+    SHORTENER_ASSIGN_OR_RETURN(query.start, CheckedTime(request.start_time(), "start_time"));
+  }
+  if (request.has_end_time()) {
+    SHORTENER_ASSIGN_OR_RETURN(query.end, CheckedTime(request.end_time(), "end_time"));
+  }
+  switch (request.granularity()) {
+    case v1::GRANULARITY_UNSPECIFIED:
+      break;
+    case v1::GRANULARITY_HOUR:
+      query.granularity = clicks::StatsGranularity::kHour;
+      break;
+    case v1::GRANULARITY_DAY:
+      query.granularity = clicks::StatsGranularity::kDay;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("granularity: unknown value ", static_cast<int>(request.granularity()),
+                       " (GRANULARITY_HOUR or GRANULARITY_DAY)"));
+  }
+  return query;
+}
+
+void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out) {
+  for (const clicks::StatsBucket& bucket : stats.buckets) {
+    v1::ClickBucket* b = out->add_buckets();
+    *b->mutable_start_time() = ToProtoTimestamp(bucket.start);
+    b->set_human_clicks(bucket.human_clicks);
+    b->set_bot_clicks(bucket.bot_clicks);
+    b->set_unique_visitors(bucket.unique_visitors);
+  }
+  out->set_total_human_clicks(stats.total_human_clicks);
+  out->set_total_bot_clicks(stats.total_bot_clicks);
+  out->set_total_unique_visitors(stats.total_unique_visitors);
+  ToProto(stats.top_browsers, out->mutable_top_browsers());
+  ToProto(stats.top_os, out->mutable_top_os());
+  ToProto(stats.top_devices, out->mutable_top_devices());
+  ToProto(stats.top_countries, out->mutable_top_countries());
+  ToProto(stats.top_referrers, out->mutable_top_referrers());
 }
 
 }  // namespace shortener::service

@@ -3,7 +3,11 @@
 #ifndef SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 #define SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/clicks/click_stats.h"
 #include "lib/auth/pg/pg_api_key_store.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
@@ -12,6 +16,14 @@
 
 namespace shortener::service {
 
+// GetClickStats' request as given: unset fields are nullopt (defaults are
+// clicks::ResolveStatsRange's).
+struct ClickStatsQuery {
+  std::optional<absl::Time> start;
+  std::optional<absl::Time> end;
+  std::optional<clicks::StatsGranularity> granularity;
+};
+
 // INVALID_ARGUMENT for an unknown redirect_type value.
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
 void ToProto(const LinkView& view, v1::Link* out);
@@ -19,6 +31,11 @@ void ToProto(const LinkView& view, v1::Link* out);
 RecordClicksInput FromProto(const v1::RecordClicksRequest& request);
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
 void ToProto(const LinkView& view, v1::ResolveResponse* out);
+
+// INVALID_ARGUMENT naming the field for a time out of Timestamp's range or
+// an unknown granularity.
+absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request);
+void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 
 void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out);
 ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request);

@@ -380,7 +380,8 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   SHORTENER_RETURN_IF_ERROR(BuildClicks(config, *parts));
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
-      parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get());
+      parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get(),
+      parts->click_store.get());
   return parts;
 }
 

@@ -183,12 +183,23 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
                                                PrincipalPtr caller,
                                                grpc::ServerUnaryReactor* reactor) {
     const auth::Principal* who = caller.get();
-    shortener_->GetLink(request->code(), who,
-                        [reactor, response, caller = std::move(caller)](
-                            absl::StatusOr<LinkView> view) {
-                          if (view.ok()) ToProto(*view, response);
-                          FinishWith(reactor, view.status());
-                        });
+    shortener_->GetLink(
+        request->code(), who,
+        [this, reactor, response, caller = std::move(caller)](absl::StatusOr<LinkView> view) {
+          if (!view.ok()) {
+            FinishWith(reactor, view.status());
+            return;
+          }
+          ToProto(*view, response);
+          // The click count is a second read (of click_counts): blocking, so
+          // on the pool. If it fails the whole call does (UNAVAILABLE, as
+          // the link's own read would), rather than report 0 clicks.
+          blocking_pool_->Schedule([this, reactor, response, link_id = view->link.id] {
+            absl::StatusOr<int64_t> total = click_stats_->HumanTotal(link_id);
+            if (total.ok()) response->set_click_count(*total);
+            FinishWith(reactor, total.status());
+          });
+        });
   });
 }
 
@@ -222,20 +233,39 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerC
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
                                                             const v1::GetClickStatsRequest* request,
-                                                            v1::GetClickStatsResponse*) {
-  return Authorized(ctx, Rpc::kGetClickStats, 1, [this, request](
+                                                            v1::GetClickStatsResponse* response) {
+  return Authorized(ctx, Rpc::kGetClickStats, 1, [this, request, response](
                                                      PrincipalPtr caller,
                                                      grpc::ServerUnaryReactor* reactor) {
-    // Ownership first, as GetLink: another tenant's link is NOT_FOUND even
-    // before statistics exist.
+    absl::StatusOr<ClickStatsQuery> query = FromProto(*request);
+    if (!query.ok()) {
+      FinishWith(reactor, query.status());
+      return;
+    }
+    absl::StatusOr<clicks::StatsRange> range =
+        clicks::ResolveStatsRange(query->start, query->end, query->granularity, absl::Now());
+    if (!range.ok()) {
+      FinishWith(reactor, range.status());
+      return;
+    }
+    // Ownership first, as GetLink: another tenant's link is NOT_FOUND, word
+    // for word as a code that does not exist.
     const auth::Principal* who = caller.get();
-    shortener_->GetLink(request->code(), who,
-                        [reactor, caller = std::move(caller)](absl::StatusOr<LinkView> view) {
-                          FinishWith(reactor, view.ok() ? absl::UnimplementedError(
-                                                              "GetClickStats: click statistics "
-                                                              "are not implemented yet")
-                                                        : view.status());
-                        });
+    shortener_->GetLink(
+        request->code(), who,
+        [this, reactor, response, range = *range,
+         caller = std::move(caller)](absl::StatusOr<LinkView> view) {
+          if (!view.ok()) {
+            FinishWith(reactor, view.status());
+            return;
+          }
+          blocking_pool_->Schedule([this, reactor, response, range, link_id = view->link.id] {
+            absl::StatusOr<clicks::ClickStats> stats =
+                click_stats_->Stats(link_id, range.start, range.end, range.granularity);
+            if (stats.ok()) ToProto(*stats, response);
+            FinishWith(reactor, stats.status());
+          });
+        });
   });
 }
 

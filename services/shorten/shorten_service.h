@@ -12,6 +12,7 @@
 #include <memory>
 #include <utility>
 
+#include "lib/clicks/click_stats.h"
 #include "lib/common/thread_pool.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
@@ -27,13 +28,15 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
  public:
   // All outlive the service.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
-                     Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks)
+                     Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
+                     clicks::ClickStatsReader* click_stats)
       : shortener_(shortener),
         blocking_pool_(blocking_pool),
         hub_(hub),
         authorizer_(authorizer),
         key_admin_(key_admin),
-        clicks_(clicks) {}
+        clicks_(clicks),
+        click_stats_(click_stats) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -105,6 +108,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   Authorizer* authorizer_;
   KeyAdmin* key_admin_;
   ClickRecorder* clicks_;
+  clicks::ClickStatsReader* click_stats_;
   RpcCounters counters_;
 };
 

@@ -90,15 +90,18 @@ std::vector<std::string> SplitList(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now) {
+// An RFC 3339 time, a date, or a positive duration counted from `now`
+// forward (`direction` 1) or back (-1). INVALID_ARGUMENT naming `flag`.
+absl::StatusOr<absl::Time> ParseTimeOrDuration(absl::string_view flag, absl::string_view text,
+                                               absl::Time now, int direction) {
   const std::string trimmed(absl::StripAsciiWhitespace(text));
   absl::Duration d;
   if (absl::ParseDuration(trimmed, &d) || ParseDays(trimmed, &d)) {
     if (d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--expire: duration must be positive and finite, got \"", text, "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": duration must be positive and finite, got \"", text, "\""));
     }
-    return now + d;
+    return now + direction * d;
   }
   absl::Time t;
   std::string error;
@@ -107,9 +110,39 @@ absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now) {
     return t;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--expire: \"", text,
+      flag, ": \"", text,
       "\" is neither an RFC 3339 time (2027-01-01T00:00:00Z), a date (2027-01-01) nor a "
       "duration (24h, 90m, 7d)"));
+}
+
+absl::StatusOr<absl::Time> ParseExpire(absl::string_view text, absl::Time now) {
+  return ParseTimeOrDuration("--expire", text, now, 1);
+}
+
+absl::StatusOr<v1::GetClickStatsRequest> BuildClickStatsRequest(absl::string_view code,
+                                                                const StatsFlags& flags,
+                                                                absl::Time now) {
+  v1::GetClickStatsRequest request;
+  request.set_code(std::string(code));
+  // Unset bounds are the service's defaults; durations count back from now.
+  if (!flags.from.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(absl::Time from, ParseTimeOrDuration("--from", flags.from, now, -1));
+    *request.mutable_start_time() = grpcutil::ToProtoTimestamp(from);
+  }
+  if (!flags.to.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(absl::Time to, ParseTimeOrDuration("--to", flags.to, now, -1));
+    *request.mutable_end_time() = grpcutil::ToProtoTimestamp(to);
+  }
+  const std::string granularity = absl::AsciiStrToLower(absl::StripAsciiWhitespace(flags.granularity));
+  if (granularity == "hour") {
+    request.set_granularity(v1::GRANULARITY_HOUR);
+  } else if (granularity == "day") {
+    request.set_granularity(v1::GRANULARITY_DAY);
+  } else if (!granularity.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--granularity: must be hour or day, got \"", flags.granularity, "\""));
+  }
+  return request;
 }
 
 absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text) {
@@ -225,6 +258,10 @@ std::string UsageLine(absl::string_view command) {
     return "usage: shortenctl batch FILE|- [--expire=TIME|DURATION] [--redirect=CODE] "
            "[--force_new]";
   }
+  if (command == "stats") {
+    return "usage: shortenctl stats CODE [--from=TIME|DURATION] [--to=TIME|DURATION] "
+           "[--granularity=hour|day]";
+  }
   if (command == "resolve" || command == "get" || command == "revoke") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
   }
@@ -239,7 +276,7 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|revoke|keys ARGS (shortenctl --help for more)";
+         "shorten|batch|resolve|get|revoke|stats|keys ARGS (shortenctl --help for more)";
 }
 
 std::string UsageText() {
@@ -256,6 +293,10 @@ std::string UsageText() {
          "  resolve CODE   what CODE redirects to, and its state\n"
          "  get CODE       the whole link record\n"
          "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
+         "  stats CODE     clicks per day (or --granularity=hour), humans and bots apart,\n"
+         "                 unique visitors, top browsers/OS/devices/countries/referrers;\n"
+         "                 [--from=TIME|DURATION] [--to=...] (default the last 7 days;\n"
+         "                 a duration counts back from now: --from=30d)\n"
          "  keys create    create an API key (needs an admin key); prints the key, once\n"
          "                 --name=N --scopes=S1,S2 [--tenant=T] [--domains=D1,D2]\n"
          "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke stats\n"

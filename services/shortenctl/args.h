@@ -47,6 +47,16 @@ struct KeyFlags {
   }
 };
 
+// What `stats` asks for besides the code. Empty strings mean "not given"
+// (the service's defaults: the last 7 days, by day).
+struct StatsFlags {
+  std::string from;         // --from: RFC 3339 time, date, or duration back from now
+  std::string to;           // --to: the same; default now
+  std::string granularity;  // --granularity: hour|day
+
+  bool AnySet() const { return !from.empty() || !to.empty() || !granularity.empty(); }
+};
+
 // The absolute time an --expire value names, relative to `now` for durations.
 // Accepts an RFC 3339 time ("2027-01-01T00:00:00Z", offsets, fractions), a
 // date ("2027-01-01", midnight UTC), an absl duration ("24h", "1h30m") or a
@@ -62,6 +72,14 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
 // (the URL itself is the server's to judge).
 absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
                                                        const ShortenFlags& flags, absl::Time now);
+
+// The request for `stats CODE`: --from and --to as --expire's values, but
+// a duration counts back from `now` ("7d": a week ago); --granularity hour
+// or day (any case). INVALID_ARGUMENT naming the flag otherwise. Whether the
+// range makes sense is the server's to judge.
+absl::StatusOr<v1::GetClickStatsRequest> BuildClickStatsRequest(absl::string_view code,
+                                                                const StatsFlags& flags,
+                                                                absl::Time now);
 
 // The request for `keys create`. --scopes and --domains are split at commas
 // (blanks around items and empty items dropped). INVALID_ARGUMENT naming the

@@ -83,6 +83,11 @@ absl::StatusOr<v1::Link> ShortenClient::GetLink(const v1::GetLinkRequest& reques
   return Call(&v1::ShortenService::Stub::GetLink, request);
 }
 
+absl::StatusOr<v1::GetClickStatsResponse> ShortenClient::GetClickStats(
+    const v1::GetClickStatsRequest& request) {
+  return Call(&v1::ShortenService::Stub::GetClickStats, request);
+}
+
 absl::StatusOr<v1::Link> ShortenClient::Revoke(const v1::RevokeRequest& request) {
   return Call(&v1::ShortenService::Stub::Revoke, request);
 }

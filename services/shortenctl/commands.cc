@@ -168,6 +168,23 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   return kExitOk;
 }
 
+int RunStats(const Options& options, const Args& args, Console io) {
+  if (absl::Status usage = CheckCodeArgs("stats", args, options); !usage.ok()) {
+    return ReportUsageError(usage.message(), UsageLine("stats"), io.err);
+  }
+  absl::StatusOr<v1::GetClickStatsRequest> request =
+      BuildClickStatsRequest(args[0], options.stats, absl::Now());
+  if (!request.ok()) {
+    return ReportUsageError(request.status().message(), UsageLine("stats"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::GetClickStatsResponse> response = client->GetClickStats(*request);
+  if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  io.out << FormatClickStats(args[0], *request, *response, options.json);
+  return kExitOk;
+}
+
 int RunKeysCreate(const Options& options, const Args& args, Console io) {
   if (!args.empty()) {
     return ReportUsageError(absl::StrCat("keys create takes flags only, got \"", args[0],
@@ -244,7 +261,7 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 }
 
 bool IsCommand(absl::string_view command) {
-  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "revoke", "keys"}) {
+  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;
@@ -293,6 +310,10 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
         "--name, --tenant, --scopes, --domains, --rate and --burst apply to keys create only",
         UsageLine(command), io.err);
   }
+  if (options.stats.AnySet() && command != "stats") {
+    return ReportUsageError("--from, --to and --granularity apply to stats only",
+                            UsageLine(command), io.err);
+  }
   absl::StatusOr<std::string> api_key = ResolveApiKey(options.api_key_file, options.api_key);
   if (!api_key.ok()) return ReportUsageError(api_key.status().message(), UsageLine(""), io.err);
   Options resolved = options;
@@ -302,6 +323,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "batch") return RunBatch(resolved, rest, io);
   if (command == "resolve") return RunResolve(resolved, rest, io);
   if (command == "keys") return RunKeys(resolved, rest, io);
+  if (command == "stats") return RunStats(resolved, rest, io);
   return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 

@@ -1,4 +1,4 @@
-// The commands of shortenctl (shorten, batch, resolve, get, revoke, and
+// The commands of shortenctl (shorten, batch, resolve, get, revoke, stats and
 // keys create|list|revoke): check the arguments, make the RPCs through
 // ShortenClient with the API key, print the results, and map the outcome to
 // an exit code. main.cc only parses flags (and the environment) into Options.
@@ -38,6 +38,7 @@ struct Options {
   std::string api_key_file;
   ShortenFlags shorten;  // flags of shorten and batch
   KeyFlags keys;         // flags of keys create
+  StatsFlags stats;      // flags of stats
 };
 
 // Where a command reads (batch -) and writes.

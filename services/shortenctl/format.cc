@@ -204,4 +204,50 @@ std::string FormatApiKey(const v1::ApiKey& key, bool json) {
   return out;
 }
 
+std::string FormatClickStats(absl::string_view code, const v1::GetClickStatsRequest& request,
+                             const v1::GetClickStatsResponse& response, bool json) {
+  if (json) return ToJsonLine(response);
+  const bool hourly = request.granularity() == v1::GRANULARITY_HOUR;
+  const char* bucket_format = hourly ? "%Y-%m-%d %H:%M" : "%Y-%m-%d";
+  std::string out;
+  if (response.buckets().empty()) {
+    absl::StrAppend(&out, code, ": no buckets in the range\n");
+  } else {
+    const auto& first = response.buckets(0).start_time();
+    const auto& last = response.buckets(response.buckets_size() - 1).start_time();
+    absl::StrAppend(&out, code, ": clicks per ", hourly ? "hour" : "day", " (UTC), ",
+                    absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(first),
+                                     absl::UTCTimeZone()),
+                    " to ",
+                    absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(last),
+                                     absl::UTCTimeZone()),
+                    "\n");
+  }
+  std::vector<std::vector<std::string>> rows = {{"START", "HUMAN", "BOTS", "UNIQUE"}};
+  for (const v1::ClickBucket& bucket : response.buckets()) {
+    rows.push_back({absl::FormatTime(bucket_format,
+                                     grpcutil::FromProtoTimestamp(bucket.start_time()),
+                                     absl::UTCTimeZone()),
+                    absl::StrCat(bucket.human_clicks()), absl::StrCat(bucket.bot_clicks()),
+                    absl::StrCat(bucket.unique_visitors())});
+  }
+  rows.push_back({"total", absl::StrCat(response.total_human_clicks()),
+                  absl::StrCat(response.total_bot_clicks()),
+                  absl::StrCat(response.total_unique_visitors())});
+  absl::StrAppend(&out, FormatTable(rows));
+  const std::pair<const char*, const google::protobuf::RepeatedPtrField<v1::CountedValue>*>
+      tops[] = {{"browsers", &response.top_browsers()},   {"os", &response.top_os()},
+                {"devices", &response.top_devices()},     {"countries", &response.top_countries()},
+                {"referrers", &response.top_referrers()}};
+  for (const auto& [title, values] : tops) {
+    if (values->empty()) continue;
+    std::vector<std::string> items;
+    for (const v1::CountedValue& value : *values) {
+      items.push_back(absl::StrCat(value.value(), " ", value.clicks()));
+    }
+    absl::StrAppendFormat(&out, "top %-9s %s\n", title, absl::StrJoin(items, ", "));
+  }
+  return out;
+}
+
 }  // namespace shortener::ctl

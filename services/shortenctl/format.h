@@ -40,6 +40,13 @@ std::string FormatResolveResponse(absl::string_view code, const v1::ResolveRespo
 // get and revoke: the short URL, then every field of the link.
 std::string FormatLink(const v1::Link& link, bool json);
 
+// stats: a title line with the code and range, a table of buckets (START
+// HUMAN BOTS UNIQUE; hours as "2026-11-24 13:00", days as "2026-11-24"),
+// totals, then each non-empty top list as "value clicks" pairs. In JSON the
+// response proto.
+std::string FormatClickStats(absl::string_view code, const v1::GetClickStatsRequest& request,
+                             const v1::GetClickStatsResponse& response, bool json);
+
 // batch: one line per URL, "SHORT_URL<TAB>LONG_URL" or
 // "error: CODE_NAME: message<TAB>LONG_URL"; in JSON the result proto.
 std::string FormatBatchResult(absl::string_view long_url, const v1::BatchShortenResult& result,

@@ -55,6 +55,11 @@ ABSL_FLAG(std::string, domains, "",
           "keys create: comma-separated target domains (example.com, *.example.com); default all");
 ABSL_FLAG(std::string, rate, "", "keys create: requests per second; default no limit");
 ABSL_FLAG(std::string, burst, "", "keys create: token bucket size; default ceil(rate)");
+ABSL_FLAG(std::string, from, "",
+          "stats: start of the range, an RFC 3339 time, a date, or a duration back from now "
+          "(30d); default 7 days (1 day by hour) before --to");
+ABSL_FLAG(std::string, to, "", "stats: end of the range (excluded), as --from; default now");
+ABSL_FLAG(std::string, granularity, "", "stats: hour|day (default day)");
 
 int main(int argc, char** argv) {
   namespace ctl = shortener::ctl;
@@ -88,5 +93,8 @@ int main(int argc, char** argv) {
   options.keys.domains = absl::GetFlag(FLAGS_domains);
   options.keys.rate = absl::GetFlag(FLAGS_rate);
   options.keys.burst = absl::GetFlag(FLAGS_burst);
+  options.stats.from = absl::GetFlag(FLAGS_from);
+  options.stats.to = absl::GetFlag(FLAGS_to);
+  options.stats.granularity = absl::GetFlag(FLAGS_granularity);
   return ctl::Run(options, command_line->positional, {std::cin, std::cout, std::cerr});
 }

@@ -1,6 +1,7 @@
 // Pure click logic: IP anonymisation, client ids, referrer hosts, hour and
 // month buckets, grouping of a batch into hourly counts.
 #include "lib/clicks/clicks.h"
+#include "lib/clicks/click_stats.h"
 
 #include <catch2/catch.hpp>
 #include <random>
@@ -195,6 +196,31 @@ TEST_CASE("every device type has its column value", "[clicks]") {
   CHECK(DeviceColumn(useragent::DeviceType::kMobile) == "mobile");
   CHECK(DeviceColumn(useragent::DeviceType::kTablet) == "tablet");
   CHECK(DeviceColumn(useragent::DeviceType::kBot) == "bot");
+}
+
+TEST_CASE("ResolveStatsRange applies the defaults and refuses empty ranges", "[clicks]") {
+  const absl::Time now = absl::FromUnixSeconds(1893456000) + absl::Minutes(17);
+  StatsRange range = ResolveStatsRange(std::nullopt, std::nullopt, std::nullopt, now).value();
+  CHECK(range.granularity == StatsGranularity::kDay);
+  CHECK(range.end == now);
+  CHECK(range.start == now - absl::Hours(7 * 24));
+
+  range = ResolveStatsRange(std::nullopt, std::nullopt, StatsGranularity::kHour, now).value();
+  CHECK(range.start == now - absl::Hours(24));
+
+  const absl::Time end = now - absl::Hours(100);
+  range = ResolveStatsRange(std::nullopt, end, std::nullopt, now).value();
+  CHECK(range.end == end);
+  CHECK(range.start == end - absl::Hours(7 * 24));
+
+  for (const absl::Time start : {now, now + absl::Seconds(1)}) {
+    absl::StatusOr<StatsRange> bad = ResolveStatsRange(start, now, std::nullopt, now);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK_THAT(std::string(bad.status().message()), Catch::StartsWith("start_time:"));
+  }
+  // A start after now with no end: end is now, so it is refused too.
+  CHECK_FALSE(ResolveStatsRange(now + absl::Hours(1), std::nullopt, std::nullopt, now).ok());
 }
 
 }  // namespace

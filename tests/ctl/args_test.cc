@@ -64,6 +64,38 @@ TEST_CASE("ParseExpire rejects garbage and non-positive durations", "[ctl]") {
   }
 }
 
+TEST_CASE("BuildClickStatsRequest counts durations back from now and checks granularity",
+          "[ctl]") {
+  StatsFlags flags;
+  v1::GetClickStatsRequest plain = BuildClickStatsRequest("abc", flags, kNow).value();
+  CHECK(plain.code() == "abc");
+  CHECK_FALSE(plain.has_start_time());  // the service's defaults
+  CHECK_FALSE(plain.has_end_time());
+  CHECK(plain.granularity() == v1::GRANULARITY_UNSPECIFIED);
+
+  flags.from = "30d";
+  flags.to = "2027-01-01T00:00:00Z";
+  flags.granularity = "HOUR";
+  v1::GetClickStatsRequest req = BuildClickStatsRequest("abc", flags, kNow).value();
+  CHECK(grpcutil::FromProtoTimestamp(req.start_time()) == kNow - absl::Hours(30 * 24));
+  CHECK(grpcutil::FromProtoTimestamp(req.end_time()) ==
+        absl::FromCivil(absl::CivilDay(2027, 1, 1), absl::UTCTimeZone()));
+  CHECK(req.granularity() == v1::GRANULARITY_HOUR);
+
+  flags = StatsFlags{};
+  flags.granularity = "week";
+  CHECK_THAT(BuildClickStatsRequest("abc", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--granularity"));
+  flags = StatsFlags{};
+  flags.from = "yesterday";
+  CHECK_THAT(BuildClickStatsRequest("abc", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--from"));
+  flags = StatsFlags{};
+  flags.to = "-1h";
+  CHECK_THAT(BuildClickStatsRequest("abc", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--to"));
+}
+
 TEST_CASE("ParseRedirect maps HTTP statuses to redirect types", "[ctl]") {
   CHECK(ParseRedirect("301").value() == v1::REDIRECT_TYPE_MOVED_PERMANENTLY);
   CHECK(ParseRedirect("302").value() == v1::REDIRECT_TYPE_FOUND);
@@ -288,7 +320,7 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[ctl]") {
 TEST_CASE("usage lines name the command's arguments", "[ctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke|keys") != std::string::npos);
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke|stats|keys") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);
   CHECK(UsageLine("keys create").find("--name=N --scopes=S1,S2") != std::string::npos);
   CHECK(UsageLine("keys revoke") == "usage: shortenctl keys revoke ID");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/service_process.h"
 #include "tests/support/subprocess.h"
@@ -102,6 +104,7 @@ class CtlServiceFixture {
   }
 
   std::string stdout_path() const { return dir_ + "/out"; }
+  ServiceProcess& service() { return *service_; }
   // The key ServiceProcess had the service make (--bootstrap_admin_key_file).
   const std::string& admin_key_file() const { return service_->admin_key_file(); }
   // A path in the fixture's temp dir.
@@ -371,6 +374,68 @@ TEST_CASE("shortenctl takes the key from SHORTENER_API_KEY, but --api_key_file w
   CHECK(absl::StrContains(from_env.out, "ctl-env"));
   CHECK(file_wins.exit_code == 1);
   CHECK(absl::StrContains(file_wins.err, "PERMISSION_DENIED"));
+}
+
+TEST_CASE("shortenctl stats prints the click table and JSON", "[ctl][pg]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-stats"});
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.output, "code");
+  // Three human clicks and a bot on 2030-01-01, as an edge would report them.
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-stats-1");
+  const char* agents[] = {
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+      "Chrome/120.0.0.0 Safari/537.36",
+      "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"};
+  for (int i = 0; i < 4; ++i) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() =
+        grpcutil::ToProtoTimestamp(absl::FromUnixSeconds(1893456000 + 3600 * (i % 2)));
+    e->set_client_ip(i == 0 ? "192.0.2.1" : "192.0.2.2");
+    e->set_user_agent(agents[i == 3 ? 1 : 0]);
+    e->set_http_status(302);
+  }
+  v1::RecordClicksResponse recorded;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  REQUIRE(f.service().NewStub()->RecordClicks(&ctx, clicks, &recorded).ok());
+  REQUIRE(recorded.accepted() == 4);
+
+  Outcome hourly = f.Run({"stats", code, "--from=2030-01-01T00:00:00Z",
+                          "--to=2030-01-01T02:00:00Z", "--granularity=hour"});
+  INFO(hourly.output);
+  REQUIRE(hourly.exit_code == 0);
+  CHECK(absl::StrContains(hourly.output, code + ": clicks per hour (UTC), 2030-01-01 00:00 to "
+                                                "2030-01-01 01:00\n"));
+  CHECK(absl::StrContains(hourly.output, "START             HUMAN  BOTS  UNIQUE\n"));
+  CHECK(absl::StrContains(hourly.output, "2030-01-01 00:00  2      0     2\n"));
+  CHECK(absl::StrContains(hourly.output, "2030-01-01 01:00  1      1     1\n"));
+  CHECK(absl::StrContains(hourly.output, "total             3      1     2\n"));
+  CHECK(absl::StrContains(hourly.output, "top browsers  Chrome 3\n"));
+
+  Outcome json = f.Run({"--json", "stats", code, "--from=2030-01-01", "--to=2030-01-02"});
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  CHECK(absl::StrContains(json.output, "\"total_human_clicks\":\"3\""));
+  CHECK(absl::StrContains(json.output, "\"total_bot_clicks\":\"1\""));
+
+  Outcome get = f.Run({"get", code});
+  CHECK(Row(get.output, "clicks") == "3");
+
+  Outcome bad = f.Run({"stats", code, "--granularity=week"});
+  CHECK(bad.exit_code == 2);
+  CHECK(absl::StrContains(bad.output, "--granularity: must be hour or day, got \"week\""));
+  Outcome reversed = f.Run({"stats", code, "--from=2030-01-02", "--to=2030-01-01"});
+  CHECK(reversed.exit_code == 1);
+  CHECK(absl::StrContains(reversed.output, "INVALID_ARGUMENT: start_time"));
+  Outcome elsewhere = f.Run({"get", code, "--from=7d"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.output, "apply to stats only"));
+  Outcome missing = f.Run({"stats", "no-such-code"});
+  CHECK(missing.exit_code == 1);
+  CHECK(absl::StrContains(missing.output, "NOT_FOUND"));
 }
 
 }  // namespace

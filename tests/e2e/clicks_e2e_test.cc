@@ -101,6 +101,138 @@ TEST_CASE("RecordClicks counts a batch once and stores anonymised visits", "[e2e
   CHECK(Scalar(f, query) == 1);
 }
 
+constexpr char kIphoneSafari[] =
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1";
+constexpr char kFirefox[] =
+    "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0";
+
+v1::GetClickStatsResponse Stats(E2eFixture& f, const std::string& code, absl::Time start,
+                                absl::Time end, v1::Granularity granularity) {
+  v1::GetClickStatsRequest req;
+  req.set_code(code);
+  *req.mutable_start_time() = grpcutil::ToProtoTimestamp(start);
+  *req.mutable_end_time() = grpcutil::ToProtoTimestamp(end);
+  req.set_granularity(granularity);
+  v1::GetClickStatsResponse out;
+  grpc::Status st = f.stub->GetClickStats(E2eFixture::Ctx().get(), req, &out);
+  INFO(st.error_message());
+  REQUIRE(st.ok());
+  return out;
+}
+
+std::string Tops(const google::protobuf::RepeatedPtrField<v1::CountedValue>& values) {
+  std::string out;
+  for (const v1::CountedValue& v : values) absl::StrAppend(&out, v.value(), "=", v.clicks(), " ");
+  return out;
+}
+
+TEST_CASE("GetClickStats reports buckets totals unique visitors and top lists",
+          "[e2e][clicks]") {
+  E2eFixture f;
+  v1::ShortenResponse link;
+  REQUIRE(f.Shorten("https://example.com/stats", &link).ok());
+  v1::ShortenResponse other;
+  REQUIRE(f.Shorten("https://example.com/other", &other).ok());
+
+  const absl::Time day1 = absl::FromUnixSeconds(1893456000);  // 2030-01-01T00:00:00Z
+  v1::RecordClicksRequest req;
+  req.set_batch_id("stats-1");
+  // Hour 0: client A twice, client B once (unique 2). Hour 1: A again and a
+  // bot. Day 2: client C. Another link's click must not show.
+  AddEvent(req, link.code(), day1 + absl::Minutes(1), kChrome, "192.0.2.10");
+  AddEvent(req, link.code(), day1 + absl::Minutes(2), kChrome, "192.0.2.10");
+  AddEvent(req, link.code(), day1 + absl::Minutes(10), kIphoneSafari, "198.51.100.7");
+  AddEvent(req, link.code(), day1 + absl::Minutes(70), kChrome, "192.0.2.10");
+  AddEvent(req, link.code(), day1 + absl::Minutes(71), kGooglebot, "66.249.66.1");
+  AddEvent(req, link.code(), day1 + absl::Hours(25), kFirefox, "203.0.113.9");
+  AddEvent(req, other.code(), day1 + absl::Minutes(3), kChrome, "192.0.2.10");
+  req.mutable_events(2)->set_referer("https://t.co/abc");
+  req.mutable_events(5)->clear_referer();
+  v1::RecordClicksResponse recorded;
+  REQUIRE(f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &recorded).ok());
+  REQUIRE(recorded.accepted() == 7);
+
+  SECTION("by hour") {
+    v1::GetClickStatsResponse s =
+        Stats(f, link.code(), day1, day1 + absl::Hours(3), v1::GRANULARITY_HOUR);
+    REQUIRE(s.buckets_size() == 3);
+    CHECK(grpcutil::FromProtoTimestamp(s.buckets(0).start_time()) == day1);
+    CHECK(grpcutil::FromProtoTimestamp(s.buckets(2).start_time()) == day1 + absl::Hours(2));
+    CHECK(s.buckets(0).human_clicks() == 3);
+    CHECK(s.buckets(0).bot_clicks() == 0);
+    CHECK(s.buckets(0).unique_visitors() == 2);
+    CHECK(s.buckets(1).human_clicks() == 1);
+    CHECK(s.buckets(1).bot_clicks() == 1);
+    CHECK(s.buckets(1).unique_visitors() == 1);
+    CHECK(s.buckets(2).human_clicks() == 0);
+    CHECK(s.total_human_clicks() == 4);
+    CHECK(s.total_bot_clicks() == 1);
+    CHECK(s.total_unique_visitors() == 2);  // A in two hours counts once
+    CHECK(Tops(s.top_browsers()) == "Chrome=3 Safari=1 ");
+    CHECK(Tops(s.top_os()) == "Windows=3 iOS=1 ");
+    CHECK(Tops(s.top_devices()) == "desktop=3 mobile=1 ");
+    CHECK(Tops(s.top_referrers()) == "news.example.org=3 t.co=1 ");
+    CHECK(s.top_countries().empty());  // no --geoip_db
+  }
+  SECTION("by day, with a range that is widened to whole days") {
+    v1::GetClickStatsResponse s = Stats(f, link.code(), day1 + absl::Hours(5),
+                                        day1 + absl::Hours(30), v1::GRANULARITY_DAY);
+    REQUIRE(s.buckets_size() == 2);
+    CHECK(grpcutil::FromProtoTimestamp(s.buckets(0).start_time()) == day1);
+    CHECK(s.buckets(0).human_clicks() == 4);
+    CHECK(s.buckets(0).bot_clicks() == 1);
+    CHECK(s.buckets(0).unique_visitors() == 2);
+    CHECK(s.buckets(1).human_clicks() == 1);
+    CHECK(s.buckets(1).unique_visitors() == 1);
+    CHECK(s.total_human_clicks() == 5);
+    CHECK(s.total_unique_visitors() == 3);
+    CHECK(Tops(s.top_browsers()) == "Chrome=3 Firefox=1 Safari=1 ");
+  }
+  SECTION("GetLink reports the human total") {
+    v1::GetLinkRequest get;
+    get.set_code(link.code());
+    v1::Link got;
+    REQUIRE(f.stub->GetLink(E2eFixture::Ctx().get(), get, &got).ok());
+    CHECK(got.click_count() == 5);
+    get.set_code(other.code());
+    REQUIRE(f.stub->GetLink(E2eFixture::Ctx().get(), get, &got).ok());
+    CHECK(got.click_count() == 1);
+  }
+  SECTION("bad ranges and granularities are refused naming the field") {
+    v1::GetClickStatsRequest bad;
+    bad.set_code(link.code());
+    *bad.mutable_start_time() = grpcutil::ToProtoTimestamp(day1);
+    *bad.mutable_end_time() = grpcutil::ToProtoTimestamp(day1);
+    v1::GetClickStatsResponse out;
+    grpc::Status st = f.stub->GetClickStats(E2eFixture::Ctx().get(), bad, &out);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(), Catch::Contains("start_time"));
+
+    *bad.mutable_end_time() = grpcutil::ToProtoTimestamp(day1 + absl::Hours(24 * 40));
+    bad.set_granularity(v1::GRANULARITY_HOUR);
+    st = f.stub->GetClickStats(E2eFixture::Ctx().get(), bad, &out);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(), Catch::Contains("744"));
+
+    bad.set_granularity(static_cast<v1::Granularity>(7));
+    st = f.stub->GetClickStats(E2eFixture::Ctx().get(), bad, &out);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(), Catch::Contains("granularity"));
+
+    bad.set_granularity(v1::GRANULARITY_DAY);
+    bad.mutable_start_time()->set_seconds(-99999999999);
+    st = f.stub->GetClickStats(E2eFixture::Ctx().get(), bad, &out);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(), Catch::Contains("start_time"));
+
+    bad.clear_start_time();
+    bad.set_code("no-such-link");
+    st = f.stub->GetClickStats(E2eFixture::Ctx().get(), bad, &out);
+    CHECK(st.error_code() == grpc::StatusCode::NOT_FOUND);
+  }
+}
+
 TEST_CASE("RecordClicks refuses malformed batches", "[e2e][clicks]") {
   E2eFixture f;
   v1::RecordClicksRequest req;

@@ -54,7 +54,7 @@ struct PgClickStoreOptions {
   int max_record_attempts = 3;
 };
 
-class PgClickStore {
+class PgClickStore : public ClickStatsReader {
  public:
   // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
   // non-positive acquire_timeout or a malformed conninfo. Does not connect.
@@ -98,11 +98,11 @@ class PgClickStore {
   // before start; more buckets than kMaxHourBuckets / kMaxDayBuckets), and
   // otherwise as Record's.
   absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
-                                   StatsGranularity granularity);
+                                   StatsGranularity granularity) override;
 
   // Human clicks of `link_id` ever counted (what GetLink reports). Errors as
   // Record's.
-  absl::StatusOr<int64_t> HumanTotal(int64_t link_id);
+  absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
 
  private:
   explicit PgClickStore(PgClickStoreOptions options);
