@@ -45,6 +45,8 @@ struct RecordOutcome {
   int64_t counted = 0;
   // Rows added to visits (0 for a duplicate or without record_visits).
   int64_t visits = 0;
+  // Links whose click budget this batch exhausted (PgClickStore::Record).
+  std::vector<int64_t> exhausted;
 };
 
 // The canonical text form of an IPv4 or IPv6 address ("192.0.2.7",

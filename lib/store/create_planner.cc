@@ -45,7 +45,7 @@ class Planner {
         return absl::AlreadyExistsError(
             absl::StrCat("custom_alias ", Quote(*in.alias), " is already taken"));
       }
-    } else if (in.dedupe) {
+    } else if (Dedupes(in)) {
       auto it = state_.dedupe.find(OwnerKey(in.owner, in.long_url_sha256));
       if (it != state_.dedupe.end() && it->second.link.has_value() &&
           IsLiveAt(*it->second.link, StoreTime(in.create_time))) {
@@ -56,7 +56,7 @@ class Planner {
     Link link = NewRow(in);
     if (in.alias.has_value()) {
       state_.aliases.insert(*in.alias);
-    } else if (in.dedupe) {
+    } else if (Dedupes(in)) {
       RecordDedupeTarget(in, link);
     }
     RecordRequest(in, link);
@@ -85,6 +85,7 @@ class Planner {
     link.redirect_status = in.redirect_status;
     link.create_time = StoreTime(in.create_time);
     if (in.expire_time.has_value()) link.expire_time = StoreTime(*in.expire_time);
+    link.max_clicks = in.max_clicks;
     return link;
   }
 
@@ -151,7 +152,12 @@ bool IsStorableText(absl::string_view s) {
 absl::Time StoreTime(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
 
 bool IsLiveAt(const Link& link, absl::Time at) {
-  return !link.revoke_time.has_value() && (!link.expire_time.has_value() || *link.expire_time > at);
+  return !link.revoke_time.has_value() && !link.clicks_exhausted_time.has_value() &&
+         (!link.expire_time.has_value() || *link.expire_time > at);
+}
+
+bool Dedupes(const NewLink& link) {
+  return link.dedupe && !link.alias.has_value() && !link.max_clicks.has_value();
 }
 
 absl::Status ValidateNewLink(const NewLink& link) {
@@ -168,6 +174,10 @@ absl::Status ValidateNewLink(const NewLink& link) {
   if (st.ok()) st = CheckText("owner", link.owner);
   if (st.ok() && link.alias.has_value()) st = CheckText("custom_alias", *link.alias);
   if (st.ok() && link.request_id.has_value()) st = CheckText("request_id", *link.request_id);
+  if (st.ok() && link.max_clicks.has_value() && *link.max_clicks <= 0) {
+    st = absl::InvalidArgumentError(
+        absl::StrCat("max_clicks: must be positive, got ", *link.max_clicks));
+  }
   return st;
 }
 
@@ -178,7 +188,7 @@ BatchKeys CollectKeys(absl::Span<const NewLink> links) {
     if (link.request_id.has_value()) keys.requests.emplace_back(link.owner, *link.request_id);
     if (link.alias.has_value()) {
       keys.aliases.push_back(*link.alias);
-    } else if (link.dedupe) {
+    } else if (Dedupes(link)) {
       keys.dedupe.emplace_back(link.owner, link.long_url_sha256);
     }
   }

@@ -38,8 +38,12 @@ using OwnerKey = std::pair<std::string, std::string>;
 absl::Time StoreTime(absl::Time t);
 
 // Whether `link` may be returned by dedupe for an item created at `at`: not
-// revoked, and not expired at `at`.
+// revoked, its click budget not exhausted, and not expired at `at`.
 bool IsLiveAt(const Link& link, absl::Time at);
+
+// Whether item `link` takes part in dedupe (returns an existing link, becomes
+// the key's target): dedupe set, no alias, no click budget.
+bool Dedupes(const NewLink& link);
 
 // Whether PostgreSQL can store `s` as text: valid UTF-8 without NUL bytes.
 bool IsStorableText(absl::string_view s);
@@ -47,7 +51,7 @@ bool IsStorableText(absl::string_view s);
 // OK, or INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
 // redirect_status not 301/302/307/308, text (long_url, owner, alias,
 // request_id) not valid UTF-8 or holding a NUL byte (PostgreSQL stores
-// neither).
+// neither), max_clicks set but not positive.
 absl::Status ValidateNewLink(const NewLink& link);
 
 // The keys of the valid items of a batch, each once, sorted.
@@ -104,11 +108,11 @@ struct CreatePlan {
 //     other hash -> ALREADY_EXISTS "request_id \"r\" was already used with a
 //     different long_url";
 //  3. alias taken -> ALREADY_EXISTS "custom_alias \"x\" is already taken";
-//  4. no alias, dedupe, and the dedupe key names a link live at the item's
+//  4. Dedupes(item), and the dedupe key names a link live at the item's
 //     create_time -> that link, created=false;
-//  5. otherwise a new link (created=true). Without alias and with dedupe it
-//     becomes the key's dedupe target. Links with an alias or made with
-//     dedupe=false are never dedupe targets.
+//  5. otherwise a new link (created=true). When Dedupes(item) it becomes
+//     the key's dedupe target; links with an alias, a click budget or made
+//     with dedupe=false never are.
 // Steps 4 and 5 record (owner, request_id) -> the returned link.
 CreatePlan PlanCreate(absl::Span<const NewLink> links, KeyState state);
 

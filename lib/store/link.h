@@ -19,6 +19,11 @@ struct Link {
   absl::Time create_time = absl::UnixEpoch();
   std::optional<absl::Time> expire_time;
   std::optional<absl::Time> revoke_time;
+  // Budget of human clicks; nullopt = unlimited.
+  std::optional<int64_t> max_clicks;
+  // When the click store counted the max_clicks-th human click; set only
+  // with max_clicks. From then on the link is expired (IsExhausted).
+  std::optional<absl::Time> clicks_exhausted_time;
 };
 
 // A link to create. The id is allocated by the caller (segment allocator);
@@ -32,6 +37,9 @@ struct NewLink {
   int redirect_status = 302;
   absl::Time create_time = absl::UnixEpoch();
   std::optional<absl::Time> expire_time;
+  // Budget of human clicks (> 0); nullopt = unlimited. An item with a budget
+  // never dedupes and is never a dedupe target: each budget is its own.
+  std::optional<int64_t> max_clicks;
   // When true, an existing live link (not revoked, not expired at
   // create_time) of the same owner and URL is returned instead of a new one.
   // false = force_new. Ignored for custom aliases (an alias always asks for

@@ -24,18 +24,18 @@ class LinkStore {
   // does not fail the others), durably: when this returns, every OK result is
   // committed. Result i belongs to links[i]. Per item, in this order:
   //  - INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
-  //    redirect_status not 301/302/307/308, or text (long_url, owner, alias,
+  //    redirect_status not 301/302/307/308, max_clicks not positive, or text (long_url, owner, alias,
   //    request_id) not valid UTF-8 or holding a NUL byte.
   //  - OK, created=false: (owner, request_id) was seen before with the same
   //    URL hash: returns that call's link (whatever `dedupe` says now, and
   //    even if that link was revoked since).
   //  - ALREADY_EXISTS "request_id \"r\" was already used with a different long_url".
   //  - ALREADY_EXISTS "custom_alias \"x\" is already taken".
-  //  - OK, created=false: no alias, dedupe=true, and the owner's dedupe link
-  //    for this URL hash is live at the item's create_time (not revoked,
-  //    expire_time unset or later): returns it. The dedupe link is the last
-  //    link created with dedupe=true and no alias; links with an alias or
-  //    created with dedupe=false are never returned by dedupe.
+  //  - OK, created=false: no alias, no max_clicks, dedupe=true, and the
+  //    owner's dedupe link for this URL hash is live at the item's
+  //    create_time (not revoked, expire_time unset or later): returns it. The
+  //    dedupe link is the last link created with dedupe=true, no alias and no
+  //    max_clicks; other links are never returned by dedupe.
   //  - OK, created=true: a new row with the item's id.
   // A failed item records nothing (its request_id stays unused). Times are
   // stored at microsecond precision (rounded down).

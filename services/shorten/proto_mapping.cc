@@ -40,6 +40,7 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   ShortenInput in;
   in.long_url = request.long_url();
   in.custom_alias = request.custom_alias();
+  in.max_clicks = request.max_clicks();
   if (request.has_expire_time()) {
     SHORTENER_ASSIGN_OR_RETURN(in.expire_time, CheckedTime(request.expire_time(), "expire_time"));
   }
@@ -102,6 +103,7 @@ void ToProto(const LinkView& view, v1::Link* out) {
   if (view.link.revoke_time) *out->mutable_revoke_time() = ToProtoTimestamp(*view.link.revoke_time);
   out->set_owner(view.link.owner);
   out->set_click_count(0);
+  out->set_max_clicks(view.link.max_clicks.value_or(0));
 }
 
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out) {

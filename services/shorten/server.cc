@@ -272,9 +272,14 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
 
 // The click store, RecordClicks' logic over it, and the daily task that
 // creates next month's visits partition and drops those past the retention.
-absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
+absl::Status BuildClicks(const ServerConfig& config, const std::string& invalidation_channel,
+                         ServiceParts& parts) {
   clicks::PgClickStoreOptions options;
   options.conninfo = config.postgres;
+  // Exhausted click budgets are announced like revocations.
+  options.invalidation_channel = invalidation_channel;
+  const codec::ShortCodec* codec = parts.codec.get();
+  options.generated_code = [codec](int64_t id) { return codec->Encode(static_cast<uint64_t>(id)); };
   SHORTENER_ASSIGN_OR_RETURN(parts.click_store, clicks::PgClickStore::Create(options));
   clicks::PgClickStore* store = parts.click_store.get();
   ClickRecorderOptions recorder_options;
@@ -377,7 +382,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   parts->shortener = std::make_unique<Shortener>(
       parts->codec.get(), parts->url_policy.get(), parts->ids.get(), parts->link_store.get(),
       parts->committer.get(), parts->reads.get(), parts->blocking_pool.get(), options);
-  SHORTENER_RETURN_IF_ERROR(BuildClicks(config, *parts));
+  SHORTENER_RETURN_IF_ERROR(BuildClicks(config, store_options.invalidation_channel, *parts));
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
       parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get(),

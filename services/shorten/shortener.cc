@@ -119,16 +119,22 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
         " is not in the future"));
   }
   SHORTENER_RETURN_IF_ERROR(ValidateRequestId(input.request_id, options_.max_request_id_length));
+  if (input.max_clicks < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_clicks: must be positive (or 0 for unlimited), got ", input.max_clicks));
+  }
+  if (input.max_clicks > 0) link.max_clicks = input.max_clicks;
   link.expire_time = input.expire_time;
   link.redirect_status = input.redirect_status;
   link.long_url_sha256 = Sha256(link.long_url);
   link.owner = input.caller != nullptr ? input.caller->tenant : options_.owner;
-  // Only plain requests (no alias, no expiry, default 302) are answered with
-  // an existing link: a vanity alias is a deliberate new name, and a request
-  // with its own expiry or redirect type must not silently get a link with
-  // other settings.
+  // Only plain requests (no alias, no expiry, no click budget, default 302)
+  // are answered with an existing link: a vanity alias is a deliberate new
+  // name, a budget is the caller's own (sharing one would spend it twice),
+  // and a request with its own expiry or redirect type must not silently get
+  // a link with other settings.
   link.dedupe = !input.force_new && !link.alias.has_value() && !link.expire_time.has_value() &&
-                link.redirect_status == 302;
+                !link.max_clicks.has_value() && link.redirect_status == 302;
   if (!input.request_id.empty()) link.request_id = input.request_id;
   // Ids are allocated last so that invalid requests do not burn them.
   SHORTENER_ASSIGN_OR_RETURN(link.id, ids_->Next(id_deadline));
@@ -238,7 +244,8 @@ LinkView Shortener::ToView(const store::Link& link, std::string code) const {
   view.short_url = absl::StrCat(options_.base_url, view.code);
   if (link.revoke_time.has_value()) {
     view.state = LinkState::kRevoked;
-  } else if (link.expire_time.has_value() && *link.expire_time <= now_()) {
+  } else if (link.clicks_exhausted_time.has_value() ||
+             (link.expire_time.has_value() && *link.expire_time <= now_())) {
     view.state = LinkState::kExpired;
   } else {
     view.state = LinkState::kActive;

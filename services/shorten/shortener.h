@@ -40,6 +40,7 @@ struct ShortenInput {
   int redirect_status = 302;            // 301, 302, 307 or 308
   bool force_new = false;
   std::string request_id;               // empty: no idempotency key
+  int64_t max_clicks = 0;               // human click budget; 0: unlimited
   // Who asks: the link is owned by caller->tenant, and the target host must
   // be in caller->allowed_domains (PERMISSION_DENIED naming the host and the
   // key otherwise). Null (tests, tools): owner ShortenerOptions::owner, any

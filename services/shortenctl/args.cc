@@ -169,6 +169,11 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
   }
   request.set_force_new(flags.force_new);
   request.set_request_id(flags.request_id);
+  if (flags.max_clicks < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_clicks: must be positive (or 0 for unlimited), got ", flags.max_clicks));
+  }
+  request.set_max_clicks(flags.max_clicks);
   return request;
 }
 
@@ -252,11 +257,11 @@ absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv) {
 std::string UsageLine(absl::string_view command) {
   if (command == "shorten") {
     return "usage: shortenctl shorten URL [--alias=A] [--expire=2027-01-01T00:00:00Z|24h] "
-           "[--redirect=301|302|307|308] [--force_new] [--request_id=ID]";
+           "[--redirect=301|302|307|308] [--force_new] [--request_id=ID] [--max_clicks=N]";
   }
   if (command == "batch") {
     return "usage: shortenctl batch FILE|- [--expire=TIME|DURATION] [--redirect=CODE] "
-           "[--force_new]";
+           "[--force_new] [--max_clicks=N]";
   }
   if (command == "stats") {
     return "usage: shortenctl stats CODE [--from=TIME|DURATION] [--to=TIME|DURATION] "
@@ -288,6 +293,7 @@ std::string UsageText() {
          "  shorten URL    create a short link (or return yours for the same URL)\n"
          "                 [--alias=A] [--expire=2027-01-01T00:00:00Z|24h|7d]\n"
          "                 [--redirect=301|302|307|308] [--force_new] [--request_id=ID]\n"
+         "                 [--max_clicks=N]  (expires after N human clicks)\n"
          "  batch FILE     shorten one URL per line of FILE (- for stdin), 1000 per call;\n"
          "                 prints one line per URL: short URL or error, then the URL\n"
          "  resolve CODE   what CODE redirects to, and its state\n"

@@ -25,10 +25,11 @@ struct ShortenFlags {
   std::string redirect;    // --redirect: 301|302|307|308; default 302
   bool force_new = false;  // --force_new: no de-duplication
   std::string request_id;  // --request_id: idempotency key; default none
+  int64_t max_clicks = 0;  // --max_clicks: human click budget; 0 unlimited
 
   bool AnySet() const {
     return !alias.empty() || !expire.empty() || !redirect.empty() || force_new ||
-           !request_id.empty();
+           !request_id.empty() || max_clicks != 0;
   }
 };
 

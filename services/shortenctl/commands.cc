@@ -35,7 +35,8 @@ absl::Status CheckCodeArgs(absl::string_view command, const Args& args, const Op
   }
   if (options.shorten.AnySet()) {
     return absl::InvalidArgumentError(
-        "--alias, --expire, --redirect, --force_new and --request_id apply to shorten only");
+        "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
+        "shorten only");
   }
   return absl::OkStatus();
 }
@@ -251,8 +252,8 @@ int RunKeys(const Options& options, const Args& args, Console io) {
   }
   if (options.shorten.AnySet()) {
     return ReportUsageError(
-        "--alias, --expire, --redirect, --force_new and --request_id apply to shorten and batch "
-        "only",
+        "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
+        "shorten and batch only",
         UsageLine("keys " + sub), io.err);
   }
   if (sub == "create") return RunKeysCreate(options, rest, io);

@@ -121,6 +121,7 @@ std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json
   AddRow(&out, "long_url", link.long_url());
   AddRow(&out, "created", response.created() ? "yes" : "no");
   AddRow(&out, "expires", ExpiryOrNever(link.has_expire_time(), link.expire_time()));
+  if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
   return out;
 }
 
@@ -147,6 +148,7 @@ std::string FormatLink(const v1::Link& link, bool json) {
   if (link.has_revoke_time()) AddRow(&out, "revoked", FormatTimestamp(link.revoke_time()));
   AddRow(&out, "owner", link.owner());
   AddRow(&out, "clicks", absl::StrCat(link.click_count()));
+  if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
   return out;
 }
 

@@ -44,6 +44,9 @@ ABSL_FLAG(bool, force_new, false,
           "shorten, batch: create a new link even if one exists for the URL");
 ABSL_FLAG(std::string, request_id, "",
           "shorten: idempotency key; a retry with the same id returns the same link");
+ABSL_FLAG(int64_t, max_clicks, 0,
+          "shorten, batch: the link expires once this many human clicks are counted; 0 = "
+          "unlimited");
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the API key sent with every call; default $SHORTENER_API_KEY");
 ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   options.shorten.redirect = absl::GetFlag(FLAGS_redirect);
   options.shorten.force_new = absl::GetFlag(FLAGS_force_new);
   options.shorten.request_id = absl::GetFlag(FLAGS_request_id);
+  options.shorten.max_clicks = absl::GetFlag(FLAGS_max_clicks);
   const char* env_key = std::getenv("SHORTENER_API_KEY");  // --api_key_file wins (Run reads it)
   options.api_key = env_key != nullptr ? env_key : "";
   options.api_key_file = absl::GetFlag(FLAGS_api_key_file);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/clicks/pg/pg_click_store.h"
+#include "tests/clicks/pg_click_test_util.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
 
@@ -26,12 +27,7 @@ absl::Time At(const char* text) {
 }
 
 std::unique_ptr<PgClickStore> NewStore() {
-  PgClickStoreOptions options;
-  options.conninfo = SharedPgCluster().ConnInfo();
-  options.acquire_timeout = absl::Seconds(2);
-  auto store = PgClickStore::Create(options);
-  REQUIRE(store.ok());
-  return std::move(store).value();
+  return NewTestClickStore(SharedPgCluster().ConnInfo());
 }
 
 // A human click of `client` with the given browser, os, device, referrer and

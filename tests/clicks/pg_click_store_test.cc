@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/clicks/pg_click_test_util.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
 
@@ -30,12 +31,7 @@ absl::Time At(const char* text) {
 }
 
 std::unique_ptr<PgClickStore> NewStore(const std::string& conninfo) {
-  PgClickStoreOptions options;
-  options.conninfo = conninfo;
-  options.acquire_timeout = absl::Seconds(2);
-  auto store = PgClickStore::Create(options);
-  REQUIRE(store.ok());
-  return std::move(store).value();
+  return NewTestClickStore(conninfo);
 }
 
 ClickRow Click(int64_t link_id, absl::Time time, bool bot = false) {

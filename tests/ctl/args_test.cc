@@ -114,6 +114,7 @@ TEST_CASE("BuildShortenRequest carries every flag", "[ctl]") {
   flags.redirect = "308";
   flags.force_new = true;
   flags.request_id = "req-1";
+  flags.max_clicks = 1000;
   absl::StatusOr<v1::ShortenRequest> request =
       BuildShortenRequest("https://example.com/", flags, kNow);
   REQUIRE_THAT(request, IsOk());
@@ -123,6 +124,7 @@ TEST_CASE("BuildShortenRequest carries every flag", "[ctl]") {
   CHECK(request->redirect_type() == v1::REDIRECT_TYPE_PERMANENT);
   CHECK(request->force_new());
   CHECK(request->request_id() == "req-1");
+  CHECK(request->max_clicks() == 1000);
 }
 
 TEST_CASE("BuildShortenRequest leaves unset flags unset", "[ctl]") {
@@ -133,9 +135,10 @@ TEST_CASE("BuildShortenRequest leaves unset flags unset", "[ctl]") {
   CHECK(request->redirect_type() == v1::REDIRECT_TYPE_UNSPECIFIED);
   CHECK(request->custom_alias().empty());
   CHECK_FALSE(request->force_new());
+  CHECK(request->max_clicks() == 0);
 }
 
-TEST_CASE("BuildShortenRequest fails on a bad --expire or --redirect", "[ctl]") {
+TEST_CASE("BuildShortenRequest fails on a bad --expire --redirect or --max_clicks", "[ctl]") {
   ShortenFlags flags;
   flags.expire = "soon";
   CHECK_THAT(BuildShortenRequest("https://example.com/", flags, kNow),
@@ -144,6 +147,10 @@ TEST_CASE("BuildShortenRequest fails on a bad --expire or --redirect", "[ctl]") 
   flags.redirect = "200";
   CHECK_THAT(BuildShortenRequest("https://example.com/", flags, kNow),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
+  flags.redirect.clear();
+  flags.max_clicks = -5;
+  CHECK_THAT(BuildShortenRequest("https://example.com/", flags, kNow),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--max_clicks"));
 }
 
 TEST_CASE("BuildCreateApiKeyRequest splits scopes and domains and parses rate and burst", "[ctl]") {

@@ -139,6 +139,17 @@ TEST_CASE("get and revoke print every field of the link", "[ctl]") {
   CHECK(FromJson<v1::Link>(FormatLink(link, true)).SerializeAsString() == link.SerializeAsString());
 }
 
+TEST_CASE("a link with a click budget shows it", "[ctl]") {
+  v1::Link link = SampleLink();
+  link.set_state(v1::LINK_STATE_EXPIRED);
+  link.set_click_count(1003);
+  link.set_max_clicks(1000);
+  const std::string out = FormatLink(link, false);
+  CHECK(absl::StrContains(out, "  state    EXPIRED\n"));
+  CHECK(absl::StrContains(out, "  clicks   1003\n  budget   1000 clicks\n"));
+  CHECK(absl::StrContains(FormatLink(link, true), "\"max_clicks\":\"1000\""));
+}
+
 TEST_CASE("times are RFC 3339 UTC to the second in tables, exact in JSON", "[ctl]") {
   google::protobuf::Timestamp ts = Ts(2026, 12, 31, 23, 59, 59);
   CHECK(FormatTimestamp(ts) == "2026-12-31T23:59:59Z");

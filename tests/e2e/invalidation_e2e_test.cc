@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/support/pg_cluster.h"
@@ -237,6 +238,89 @@ TEST_CASE("A revocation through replica A reaches a subscriber of replica B with
     CHECK(w->CountCode("across-alias") == 1);
     CHECK(w->DropAlls() == 1);
   }
+}
+
+// `n` human clicks on `code` as one RecordClicks batch.
+grpc::Status RecordHumanClicks(v1::ShortenService::Stub& stub, const std::string& batch_id,
+                               const std::string& code, int n) {
+  v1::RecordClicksRequest request;
+  request.set_batch_id(batch_id);
+  for (int i = 0; i < n; ++i) {
+    v1::ClickEvent* e = request.add_events();
+    e->set_code(code);
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(absl::Now());
+    e->set_client_ip("192.0.2.10");
+    e->set_user_agent(
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/120.0.0.0 Safari/537.36");
+    e->set_http_status(302);
+  }
+  v1::RecordClicksResponse response;
+  return stub.RecordClicks(E2eFixture::Ctx().get(), request, &response);
+}
+
+v1::LinkState StateOf(v1::ShortenService::Stub& stub, const std::string& code) {
+  v1::ResolveRequest request;
+  request.set_code(code);
+  v1::ResolveResponse response;
+  grpc::Status status = stub.Resolve(E2eFixture::Ctx().get(), request, &response);
+  return status.ok() ? response.state() : v1::LINK_STATE_UNSPECIFIED;
+}
+
+TEST_CASE("A link whose click budget is spent resolves EXPIRED and every replica announces it",
+          "[e2e][invalidation][limits]") {
+  E2eFixture f;  // replica A
+  std::unique_ptr<ServiceProcess> b = StartReplica(f);
+  auto stub_b = StubFor(*b);
+  Watcher on_a(*f.service, "edge-a");
+  REQUIRE(on_a.WaitForMessages(1));  // drop_all: subscribed
+
+  v1::ShortenRequest request;
+  request.set_long_url("https://example.com/budget");
+  request.set_max_clicks(5);
+  v1::ShortenResponse limited;
+  REQUIRE(f.stub->Shorten(E2eFixture::Ctx().get(), request, &limited).ok());
+  CHECK(limited.link().max_clicks() == 5);
+  // The same request again gets its own link and budget, never this one.
+  v1::ShortenResponse second;
+  REQUIRE(f.stub->Shorten(E2eFixture::Ctx().get(), request, &second).ok());
+  CHECK(second.created());
+  CHECK(second.code() != limited.code());
+
+  // 4 of 5 clicks, recorded through replica B: still active.
+  REQUIRE(RecordHumanClicks(*stub_b, "budget-1", limited.code(), 4).ok());
+  CHECK(StateOf(*f.stub, limited.code()) == v1::LINK_STATE_ACTIVE);
+  // The fifth spends the budget: replica A's subscriber hears of it (through
+  // Postgres), and both replicas resolve it as EXPIRED.
+  REQUIRE(RecordHumanClicks(*stub_b, "budget-2", limited.code(), 1).ok());
+  absl::Time spent = absl::Now();
+  std::optional<absl::Time> at_a = on_a.WaitForCode(limited.code());
+  REQUIRE(at_a.has_value());
+  CHECK(*at_a - spent < absl::Seconds(1));
+  CHECK(StateOf(*f.stub, limited.code()) == v1::LINK_STATE_EXPIRED);
+  CHECK(StateOf(*stub_b, limited.code()) == v1::LINK_STATE_EXPIRED);
+  CHECK(StateOf(*f.stub, second.code()) == v1::LINK_STATE_ACTIVE);
+
+  v1::GetLinkRequest get;
+  get.set_code(limited.code());
+  v1::Link link;
+  REQUIRE(f.stub->GetLink(E2eFixture::Ctx().get(), get, &link).ok());
+  CHECK(link.state() == v1::LINK_STATE_EXPIRED);
+  CHECK(link.click_count() == 5);
+  CHECK(link.max_clicks() == 5);
+
+  // Clicks that were in flight still count; the link is announced once.
+  REQUIRE(RecordHumanClicks(*f.stub, "budget-3", limited.code(), 2).ok());
+  absl::SleepFor(absl::Milliseconds(500));
+  CHECK(on_a.CountCode(limited.code()) == 1);
+  REQUIRE(f.stub->GetLink(E2eFixture::Ctx().get(), get, &link).ok());
+  CHECK(link.click_count() == 7);
+
+  // A negative budget is refused naming the field.
+  request.set_max_clicks(-1);
+  grpc::Status bad = f.stub->Shorten(E2eFixture::Ctx().get(), request, &second);
+  CHECK(bad.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(bad.error_message(), Catch::StartsWith("max_clicks:"));
 }
 
 TEST_CASE("After a database restart every subscriber is told to drop all and then gets codes again",

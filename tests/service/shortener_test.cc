@@ -101,7 +101,7 @@ TEST_CASE("Shorten returns the existing link for the same URL unless force_new",
   CHECK(forced->link.code != first->link.code);
 }
 
-TEST_CASE("Requests with their own expiry or redirect type never get another link back",
+TEST_CASE("Requests with their own expiry redirect type or click budget never get another link back",
           "[service]") {
   Fixture f;
   auto plain = f.Shorten("https://example.com/settings");
@@ -119,6 +119,16 @@ TEST_CASE("Requests with their own expiry or redirect type never get another lin
   REQUIRE_THAT(expiring, IsOk());
   CHECK(expiring->created);
   CHECK(expiring->link.link.expire_time == f.now + absl::Hours(1));
+  in.expire_time.reset();
+  in.max_clicks = 100;
+  auto budgeted = f.Shorten(in);
+  auto budgeted_again = f.Shorten(in);
+  REQUIRE_THAT(budgeted, IsOk());
+  REQUIRE_THAT(budgeted_again, IsOk());
+  CHECK(budgeted->created);
+  CHECK(budgeted_again->created);
+  CHECK(budgeted->link.code != budgeted_again->link.code);
+  CHECK(budgeted->link.link.max_clicks == 100);
   // ... and they do not replace the plain link for later plain requests.
   auto again = f.Shorten("https://example.com/settings");
   REQUIRE_THAT(again, IsOk());
@@ -184,6 +194,9 @@ TEST_CASE("Bad input is refused with INVALID_ARGUMENT naming the field", "[servi
   in.custom_alias = "";
   in.request_id = std::string(200, 'r');
   CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "request_id"));
+  in.request_id.clear();
+  in.max_clicks = -1;
+  CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "max_clicks"));
 }
 
 TEST_CASE("Custom aliases resolve, are unique, and are never deduplicated", "[service]") {

@@ -64,6 +64,8 @@ void CheckSameLink(const Link& got, const Link& want) {
   CHECK(got.create_time == want.create_time);
   CHECK(got.expire_time == want.expire_time);
   CHECK(got.revoke_time == want.revoke_time);
+  CHECK(got.max_clicks == want.max_clicks);
+  CHECK(got.clicks_exhausted_time == want.clicks_exhausted_time);
 }
 
 namespace {
@@ -208,6 +210,43 @@ TEST_CASE("links with an alias neither dedupe nor are returned by dedupe", "[sto
   auto plain2 = CreateOne(*store, MakeNewLink(owner2, "https://example.com/a"));
   REQUIRE_THAT(plain2, IsOk());
   CHECK(plain2->created);
+}
+
+TEST_CASE("a click budget round-trips and such links neither dedupe nor are returned by dedupe",
+          "[store][contract]") {
+  auto store = NewContractStore();
+  std::string owner = UniqueName("owner");
+  auto plain = CreateOne(*store, MakeNewLink(owner, "https://example.com/budget"));
+  NewLink limited = MakeNewLink(owner, "https://example.com/budget");
+  limited.max_clicks = 1000;
+  NewLink other_limit = limited;
+  other_limit.id = NextId();
+  other_limit.max_clicks = 5;
+  auto r = Create(*store, {limited, other_limit});
+  REQUIRE_THAT(plain, IsOk());
+  REQUIRE_THAT(r[0], IsOk());
+  REQUIRE_THAT(r[1], IsOk());
+  // Neither takes the plain link, nor each other's: every budget is its own.
+  CHECK(r[0]->created);
+  CHECK(r[1]->created);
+  CHECK(r[0]->link.max_clicks == 1000);
+  CHECK(r[1]->link.max_clicks == 5);
+  CHECK_FALSE(plain->link.max_clicks.has_value());
+  absl::StatusOr<Link> got = store->GetById(limited.id);
+  REQUIRE_THAT(got, IsOk());
+  CHECK(got->max_clicks == 1000);
+  CHECK_FALSE(got->clicks_exhausted_time.has_value());
+  CheckSameLink(*got, r[0]->link);
+
+  // A plain request still gets the plain link, not a limited one.
+  std::string owner2 = UniqueName("owner");
+  NewLink first_limited = MakeNewLink(owner2, "https://example.com/budget2");
+  first_limited.max_clicks = 3;
+  REQUIRE_THAT(CreateOne(*store, first_limited), IsOk());
+  auto plain2 = CreateOne(*store, MakeNewLink(owner2, "https://example.com/budget2"));
+  REQUIRE_THAT(plain2, IsOk());
+  CHECK(plain2->created);
+  CHECK_FALSE(plain2->link.max_clicks.has_value());
 }
 
 }  // namespace

@@ -204,13 +204,16 @@ TEST_CASE("invalid items are INVALID_ARGUMENT without failing the batch", "[stor
   NewLink nul = MakeNewLink(owner, "https://example.com/3");
   nul.request_id = std::string("a\0b", 3);
   NewLink bad_utf8 = MakeNewLink(owner, "https://example.com/\xff");
+  NewLink no_budget = MakeNewLink(owner, "https://example.com/6");
+  no_budget.max_clicks = 0;
   NewLink good = MakeNewLink(owner, "https://example.com/5");
-  Results r = Create(*store, {bad_hash, bad_status, nul, bad_utf8, good});
+  Results r = Create(*store, {bad_hash, bad_status, nul, bad_utf8, no_budget, good});
   CHECK_THAT(r[0], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "long_url_sha256"));
   CHECK_THAT(r[1], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "redirect_status"));
   CHECK_THAT(r[2], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "request_id"));
   CHECK_THAT(r[3], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "long_url"));
-  CHECK_THAT(r[4], IsOk());
+  CHECK_THAT(r[4], HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "max_clicks"));
+  CHECK_THAT(r[5], IsOk());
 }
 
 TEST_CASE("a link id that exists already fails the whole batch and stores nothing",

@@ -56,6 +56,21 @@ CountArrays BuildCounts(const std::vector<HourlyCount>& grouped) {
   return {link_ids.Build(), hours.Build(), bots.Build(), counts.Build()};
 }
 
+// The ids of the links `grouped` counts human clicks for: the only ones a
+// batch can exhaust. Sorted (grouped is) and distinct.
+std::string HumanLinkIds(const std::vector<HourlyCount>& grouped) {
+  ArrayLiteral ids;
+  int64_t last = 0;
+  bool any = false;
+  for (const HourlyCount& c : grouped) {
+    if (c.bot || (any && c.link_id == last)) continue;
+    ids.Add(c.link_id);
+    last = c.link_id;
+    any = true;
+  }
+  return any ? ids.Build() : std::string();
+}
+
 // The visit insert's twelve array parameters, in column order.
 std::vector<std::string> BuildVisits(absl::Span<const ClickRow> rows) {
   ArrayLiteral times, link_ids, client_ids, ips, browsers, majors, oses, os_versions, devices, bots,
@@ -101,6 +116,12 @@ absl::StatusOr<std::unique_ptr<PgClickStore>> PgClickStore::Create(PgClickStoreO
   if (options.acquire_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("acquire_timeout: must be positive");
   }
+  if (options.invalidation_channel.empty()) {
+    return absl::InvalidArgumentError("invalidation_channel: must not be empty");
+  }
+  if (!options.generated_code) {
+    return absl::InvalidArgumentError("generated_code: must be set");
+  }
   absl::Status valid = pg::ConnectionPool::Validate(
       pg::ConnectionPoolOptions{options.conninfo, options.pool_size, nullptr});
   if (!valid.ok()) return valid;
@@ -118,7 +139,9 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
   absl::Status valid = ValidateBatch(batch_id, rows);
   if (!valid.ok()) return valid;
   // Everything the statements take is built once, outside the retry loop.
-  const CountArrays counts = BuildCounts(GroupHourly(rows));
+  const std::vector<HourlyCount> grouped = GroupHourly(rows);
+  const CountArrays counts = BuildCounts(grouped);
+  const std::string human_link_ids = HumanLinkIds(grouped);
   const bool write_visits = record_visits && !rows.empty();
   std::vector<std::string> visits;
   std::set<absl::Time> months;
@@ -159,6 +182,10 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
           }
           outcome.visits = events;
         }
+        if (!human_link_ids.empty()) {
+          absl::Status limits = ApplyClickLimits(tx, human_link_ids, outcome.exhausted);
+          if (!limits.ok()) return limits;  // rolls back
+        }
         tx.commit();
         outcome.counted = events;
         return absl::OkStatus();
@@ -173,6 +200,33 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
     if (!absl::IsAborted(status)) return status;
   }
   return status;
+}
+
+absl::Status PgClickStore::ApplyClickLimits(pqxx::work& tx, const std::string& human_link_ids,
+                                            std::vector<int64_t>& exhausted) {
+  pqxx::result limited = tx.exec_prepared(pg_queries::kLockLimited.name, human_link_ids);
+  if (limited.empty()) return absl::OkStatus();  // the common case: no budgets
+  ArrayLiteral ids;
+  for (const pqxx::row& row : limited) ids.Add(row[0].as<int64_t>());
+  pqxx::result marked = tx.exec_prepared(pg_queries::kExhaust.name, ids.Build());
+  if (marked.empty()) return absl::OkStatus();
+  ArrayLiteral codes;
+  for (const pqxx::row& row : marked) {
+    const int64_t id = row[0].as<int64_t>();
+    if (!row[1].is_null()) {
+      codes.Add(row[1].as<std::string>());
+    } else {
+      absl::StatusOr<std::string> code = options_.generated_code(id);
+      if (!code.ok()) {
+        return absl::InternalError(absl::StrCat("record clicks: no code for exhausted link ", id,
+                                                ": ", code.status().message()));
+      }
+      codes.Add(*code);
+    }
+    exhausted.push_back(id);
+  }
+  tx.exec_prepared(pg_queries::kNotifyCodes.name, options_.invalidation_channel, codes.Build());
+  return absl::OkStatus();
 }
 
 absl::Status PgClickStore::EnsurePartitions(const std::set<absl::Time>& months) {

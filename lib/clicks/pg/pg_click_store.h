@@ -24,11 +24,14 @@
 #define SHORTENER_LIB_CLICKS_PG_PG_CLICK_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,12 +55,22 @@ struct PgClickStoreOptions {
   // finds a visits partition dropped under it, before it gives up with
   // ABORTED. Default 3.
   int max_record_attempts = 3;
+  // Click limits (links.max_clicks): when Record brings a link's human total
+  // to its budget, it marks the link exhausted and NOTIFYs its code on this
+  // channel, both in the batch's transaction, so every replica's listener
+  // tells its edges to drop the link once (and only if) the count commits.
+  // The channel of PgLinkStore's revocations. Must not be empty.
+  std::string invalidation_channel = "shortener_invalidations";
+  // The code edges know a link without an alias by (the codec's Encode of
+  // its id). Required.
+  std::function<absl::StatusOr<std::string>(int64_t id)> generated_code;
 };
 
 class PgClickStore : public ClickStatsReader {
  public:
   // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
-  // non-positive acquire_timeout or a malformed conninfo. Does not connect.
+  // non-positive acquire_timeout, a malformed conninfo, an empty
+  // invalidation_channel or no generated_code. Does not connect.
   static absl::StatusOr<std::unique_ptr<PgClickStore>> Create(PgClickStoreOptions options);
 
   // Records batch `batch_id` of `rows`: their hourly counts and, when
@@ -65,6 +78,10 @@ class PgClickStore : public ClickStatsReader {
   // A batch id recorded before, by any replica, gives duplicate = true and
   // writes nothing, whatever the rows; of two concurrent calls with one
   // batch id exactly one records. An empty batch records its id only.
+  // Links with a click budget whose human total this batch brings to the
+  // budget are marked exhausted and notified (see invalidation_channel) in
+  // the same transaction; outcome.exhausted lists them. A link is marked by
+  // exactly one batch, however many replicas record concurrently.
   // Errors: INVALID_ARGUMENT (batch_id empty, over 128 bytes or with a NUL
   // byte; a row's device not one of desktop, mobile, tablet, bot; a NUL byte
   // in a text field); UNAVAILABLE (database unreachable, or the connection
@@ -108,6 +125,11 @@ class PgClickStore : public ClickStatsReader {
   explicit PgClickStore(PgClickStoreOptions options);
 
   absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
+  // Inside Record's transaction, after the counts: marks the links of
+  // `human_link_ids` (an array literal) whose budget is now spent, appends
+  // their ids to `exhausted` and NOTIFYs their codes.
+  absl::Status ApplyClickLimits(pqxx::work& tx, const std::string& human_link_ids,
+                                std::vector<int64_t>& exhausted);
   // Creates the partitions of `months` (MonthStart values) this process has
   // not created or seen yet.
   absl::Status EnsurePartitions(const std::set<absl::Time>& months);

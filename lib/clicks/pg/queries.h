@@ -93,12 +93,38 @@ inline constexpr Query kHumanTotal{
     "clicks_human_total",
     "SELECT coalesce(sum(count), 0)::bigint FROM click_counts WHERE link_id = $1 AND NOT bot"};
 
+// Click limits, inside Record's transaction after kUpsertCounts.
+// $1 ids of the links the batch counted human clicks for. Locks (in id
+// order: one lock order for every batch) the ones with a live, unexhausted
+// budget. Rows: their ids. The lock makes the next statement, which runs
+// with a new snapshot, see every concurrent batch for these links that
+// committed first: two batches can never both miss the crossing.
+inline constexpr Query kLockLimited{
+    "clicks_lock_limited",
+    "SELECT id FROM links WHERE id = ANY($1::bigint[]) AND max_clicks IS NOT NULL"
+    " AND clicks_exhausted_time IS NULL AND revoke_time IS NULL ORDER BY id FOR UPDATE"};
+
+// $1 ids locked by kLockLimited. Marks those whose human total reached
+// their budget. Rows: id, alias (NULL for a generated code).
+inline constexpr Query kExhaust{
+    "clicks_exhaust",
+    "UPDATE links l SET clicks_exhausted_time = now()"
+    " FROM (SELECT link_id, sum(count) AS total FROM click_counts"
+    "       WHERE link_id = ANY($1::bigint[]) AND NOT bot GROUP BY link_id) c"
+    " WHERE l.id = c.link_id AND l.clicks_exhausted_time IS NULL AND c.total >= l.max_clicks"
+    " RETURNING l.id, l.alias"};
+
+// $1 channel, $2 codes: one NOTIFY each, delivered on commit only.
+inline constexpr Query kNotifyCodes{
+    "clicks_notify_codes", "SELECT pg_notify($1::text, c) FROM unnest($2::text[]) AS c"};
+
 // clang-format on
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatch, kUpsertCounts,  kInsertVisits, kCreatePartition,
-    kDropPartitions, kStatsCounts, kStatsUniques, kStatsTops, kHumanTotal,
+    kInsertBatch, kUpsertCounts,  kInsertVisits, kCreatePartition, kDropPartitions,
+    kStatsCounts, kStatsUniques,  kStatsTops,    kHumanTotal,      kLockLimited,
+    kExhaust,     kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/queries.h"
 
@@ -76,7 +77,7 @@ struct WriteArrays {
   ArrayLiteral alias, alias_link;
   ArrayLiteral ded_owner, ded_sha, ded_link;
   ArrayLiteral rep_owner, rep_sha, rep_link, rep_old;
-  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire;
+  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks;
 
   void AddRequest(const RequestWrite& w) {
     req_owner.Add(w.key.first);
@@ -105,6 +106,7 @@ struct WriteArrays {
     status.Add(int64_t{link.redirect_status});
     create.AddTime(link.create_time);
     expire.AddTime(link.expire_time);
+    link.max_clicks.has_value() ? max_clicks.Add(*link.max_clicks) : max_clicks.AddNull();
   }
 };
 
@@ -147,6 +149,10 @@ std::optional<Link> ParseLink(const pqxx::row& row, int first) {
   link.create_time = absl::FromUnixMicros(col(5).as<int64_t>());
   if (!col(6).is_null()) link.expire_time = absl::FromUnixMicros(col(6).as<int64_t>());
   if (!col(7).is_null()) link.revoke_time = absl::FromUnixMicros(col(7).as<int64_t>());
+  if (!col(8).is_null()) link.max_clicks = col(8).as<int64_t>();
+  if (!col(9).is_null()) {
+    link.clicks_exhausted_time = absl::FromUnixMicros(col(9).as<int64_t>());
+  }
   return link;
 }
 
@@ -182,7 +188,7 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
       a.alias_link.Build(), a.ded_owner.Build(), a.ded_sha.Build(), a.ded_link.Build(),
       a.rep_owner.Build(), a.rep_sha.Build(), a.rep_link.Build(), a.rep_old.Build(), a.id.Build(),
       a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
-      a.create.Build(), a.expire.Build());
+      a.create.Build(), a.expire.Build(), a.max_clicks.Build());
   return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
          n[2].as<size_t>() == plan.dedupe.size() - replaced && n[3].as<size_t>() == replaced &&
          n[4].as<size_t>() == plan.new_links.size();
@@ -223,12 +229,13 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
     pqxx::stream_to out(tx, kCopyLinks.table, kCopyLinks.columns);
     for (size_t i : plan.new_links) {
       const Link& link = plan.results[i]->link;
-      std::optional<std::string> expire;
+      std::optional<std::string> expire, max_clicks;
       if (link.expire_time.has_value()) expire = PgTimestamp(*link.expire_time);
+      if (link.max_clicks.has_value()) max_clicks = absl::StrCat(*link.max_clicks);
       out << std::make_tuple(link.id, OrNull(link.alias), std::cref(link.long_url),
                              ByteaText(links[i].long_url_sha256), std::cref(link.owner),
                              int{link.redirect_status}, PgTimestamp(link.create_time),
-                             OrNull(expire));
+                             OrNull(expire), OrNull(max_clicks));
     }
     out.complete();
   }

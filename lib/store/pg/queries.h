@@ -25,14 +25,16 @@ struct Query {
 // SQL laid out as SQL, not as C++:
 // clang-format off
 
-// 8 columns of `links l`; all NULL when a LEFT JOIN found no link.
+// 10 columns of `links l`; all NULL when a LEFT JOIN found no link.
 #define SHORTENER_LINK_COLUMNS                                          \
   "l.id, l.alias, l.long_url, l.owner, l.redirect_status, "             \
   "(extract(epoch FROM l.create_time) * 1000000)::bigint, "             \
   "(extract(epoch FROM l.expire_time) * 1000000)::bigint, "             \
-  "(extract(epoch FROM l.revoke_time) * 1000000)::bigint"
+  "(extract(epoch FROM l.revoke_time) * 1000000)::bigint, "             \
+  "l.max_clicks, "                                                      \
+  "(extract(epoch FROM l.clicks_exhausted_time) * 1000000)::bigint"
 
-inline constexpr int kLinkColumnCount = 8;
+inline constexpr int kLinkColumnCount = 10;
 
 // $1 id.
 inline constexpr Query kGetById{
@@ -106,8 +108,8 @@ inline constexpr Query kReadAliases{
 // $5-$6 link_aliases: aliases, link ids.
 // $7-$9 new link_dedupe rows: owners, hashes, link ids.
 // $10-$13 repointed link_dedupe rows: owners, hashes, link ids, old ids.
-// $14-$21 links: ids, aliases, urls, hashes, owners, statuses, create
-//         times, expire times.
+// $14-$22 links: ids, aliases, urls, hashes, owners, statuses, create
+//         times, expire times, click budgets.
 // Row: inserted requests, aliases, dedupe rows, repointed dedupe rows, links.
 #define SHORTENER_WRITE_BATCH(ON_CONFLICT)                                                 \
   "WITH req AS ("                                                                          \
@@ -133,12 +135,13 @@ inline constexpr Query kReadAliases{
   "  RETURNING 1),"                                                                        \
   " lnk AS ("                                                                              \
   "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
-  "                     create_time, expire_time)"                                         \
+  "                     create_time, expire_time, max_clicks)"                             \
   "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"                          \
-  "         t.create_time, t.expire_time"                                                  \
+  "         t.create_time, t.expire_time, t.max_clicks"                                    \
   "  FROM unnest($14::bigint[], $15::text[], $16::text[], $17::bytea[], $18::text[],"      \
-  "              $19::smallint[], $20::timestamptz[], $21::timestamptz[])"                 \
-  "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time)"         \
+  "              $19::smallint[], $20::timestamptz[], $21::timestamptz[], $22::bigint[])"  \
+  "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"         \
+  "            max_clicks)"                                                                \
   "  RETURNING 1)"                                                                         \
   " SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM ali),"                        \
   "        (SELECT count(*) FROM ded), (SELECT count(*) FROM rep),"                        \
@@ -165,9 +168,10 @@ inline constexpr CopyTarget<4> kCopyRequests{"shorten_requests",
                                              {"owner", "request_id", "long_url_sha256", "link_id"}};
 inline constexpr CopyTarget<2> kCopyAliases{"link_aliases", {"alias", "link_id"}};
 inline constexpr CopyTarget<3> kCopyDedupe{"link_dedupe", {"owner", "long_url_sha256", "link_id"}};
-inline constexpr CopyTarget<8> kCopyLinks{"links",
+inline constexpr CopyTarget<9> kCopyLinks{"links",
                                           {"id", "alias", "long_url", "long_url_sha256", "owner",
-                                           "redirect_status", "create_time", "expire_time"}};
+                                           "redirect_status", "create_time", "expire_time",
+                                           "max_clicks"}};
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -392,6 +393,45 @@ TEST_CASE("redirect latency is unaffected while the service is down and clicks s
     REQUIRE(f.service->Restart().ok());
   }
   CheckExact(f, Merge(Merge(warm, up), down), 4000 + 2);
+}
+
+TEST_CASE("a link past its click budget is dropped by the edge and overshoots by a bounded amount",
+          "[edge_e2e][clicks][exact][limits]") {
+  // The default flush interval and a short one: the overshoot is about the
+  // click rate times (the wait for the next flush, at most the interval, +
+  // RPC + commit + NOTIFY + the edge's drop).
+  const absl::Duration flush = GENERATE(absl::Seconds(1), absl::Milliseconds(200));
+  EdgeFixture f({absl::StrCat("--click_flush_interval=", absl::FormatDuration(flush))});
+  constexpr int64_t kBudget = 500;
+  constexpr int64_t kRequests = 3000;
+  const absl::Duration run = absl::Seconds(10);  // 300 requests/s, paced
+  v1::ShortenRequest request;
+  request.set_long_url("https://example.com/limited");
+  request.set_max_clicks(kBudget);
+  const std::string code = f.Shorten(request).code();
+  std::atomic<int> port{f.edge->port()};
+  const LoadResult load = DriveRedirects(&port, {code}, 4, kRequests, run);
+  const int64_t served = load.total();
+  const double rate = static_cast<double>(kRequests) / absl::ToDoubleSeconds(run);
+  const int64_t overshoot = served - kBudget;
+  std::fprintf(stderr,
+               "click budget %lld, flush interval %s, %.0f requests/s: %lld redirects served, "
+               "overshoot %lld (%.2f s of traffic)\n",
+               static_cast<long long>(kBudget), absl::FormatDuration(flush).c_str(), rate,
+               static_cast<long long>(served), static_cast<long long>(overshoot),
+               static_cast<double>(overshoot) / rate);
+  INFO("served " << served << " overshoot " << overshoot);
+  CHECK(load.transport_errors == 0);
+  // The budget was spent, and the edge then answered 410 for the rest.
+  CHECK(served >= kBudget);
+  CHECK(load.other_statuses == kRequests - served);
+  CHECK(f.Get("/" + code, "GET", absl::StrCat("User-Agent: ", kChrome, "\r\n")).status == 410);
+  // The bound of docs/analytics.md ("Click limits"), with a second of slack
+  // for a loaded machine.
+  CHECK(overshoot <= static_cast<int64_t>(rate * absl::ToDoubleSeconds(flush + absl::Seconds(1))));
+  // Every redirect served is still counted, overshoot included.
+  const std::map<std::string, Totals> totals = WaitForTotals(f, load);
+  CHECK(totals.at(code).human == served);
 }
 
 }  // namespace
