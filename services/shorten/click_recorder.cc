@@ -1,5 +1,6 @@
 #include "services/shorten/click_recorder.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -32,6 +33,12 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
   RecordClicksOutput output;
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());
+  // One database for the whole batch, even if a reload swaps it meanwhile.
+  // Countries are only stored in visits: no look-ups without them.
+  std::shared_ptr<const geoip::CountryDb> countries;
+  if (options_.countries != nullptr && options_.record_visits) {
+    countries = options_.countries->Current();
+  }
   for (const ClickInput& event : input.events) {
     auto [it, inserted] = link_ids.try_emplace(event.code);
     if (inserted) {
@@ -55,6 +62,7 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
     click.referer = event.referer;
     rows.push_back(
         clicks::MakeClickRow(click, useragent::Classify(event.user_agent), options_.keep_full_ips));
+    if (countries != nullptr) rows.back().country = countries->CountryOf(event.client_ip);
   }
   // Even a batch of nothing but skipped events records its id, so that a
   // retry is recognised as one.

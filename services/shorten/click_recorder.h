@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "lib/clicks/clicks.h"
+#include "lib/geoip/country_db.h"
 #include "services/shorten/shortener.h"
 
 namespace shortener::service {
@@ -57,6 +58,9 @@ struct ClickRecorderOptions {
   bool keep_full_ips = false;
   // Most events in one batch. Default 10000.
   size_t max_events = 10000;
+  // Where visits get their country (from the full client IP, before
+  // anonymisation); null: no country. Outlives the recorder.
+  const geoip::CountryDbHolder* countries = nullptr;
 };
 
 class ClickRecorder {

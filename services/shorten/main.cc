@@ -49,6 +49,7 @@ ABSL_FLAG(absl::Duration, id_segment_lifetime, kDefaults.id_segment_lifetime, "t
 ABSL_FLAG(absl::Duration, db_startup_timeout, kDefaults.db_startup_timeout, "how long to wait for the database at start");
 ABSL_FLAG(bool, record_visits, kDefaults.record_visits, "store a visit row per click (time, client id, IP, browser, OS, device, referrer host) besides the hourly counts");
 ABSL_FLAG(bool, keep_full_ips, kDefaults.keep_full_ips, "store full client IPs in visits; default: IPv4 last octet zeroed, IPv6 kept to /48");
+ABSL_FLAG(std::string, geoip_db, kDefaults.geoip_db, "MaxMind-format database (GeoLite2-Country, GeoIP2-City, ...) that gives each visit its country, looked up from the full client IP; reloaded on SIGHUP (move the new file into place); empty: no country");
 ABSL_FLAG(int, visits_retention_months, kDefaults.visits_retention_months, "visits older than this many months (besides the current one) are dropped by a daily sweep; 0: keep forever");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight calls may take to finish");
 
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   c.record_visits = absl::GetFlag(FLAGS_record_visits);
   c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);
   c.visits_retention_months = absl::GetFlag(FLAGS_visits_retention_months);
+  c.geoip_db = absl::GetFlag(FLAGS_geoip_db);
 
   // Debian's abseil checks every absl::Mutex (used inside gRPC) for lock-order
   // cycles under a global lock: measurable CPU per call, no use in production.

@@ -22,6 +22,7 @@
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
 #include "lib/common/thread_pool.h"
+#include "lib/geoip/country_db.h"
 #include "lib/grpcutil/tls.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
@@ -178,6 +179,7 @@ struct ServiceParts {
   std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub and the key cache
   std::unique_ptr<Shortener> shortener;
   std::unique_ptr<clicks::PgClickStore> click_store;
+  std::unique_ptr<geoip::CountryDbHolder> countries;  // null without --geoip_db
   std::unique_ptr<ClickRecorder> click_recorder;
   // Daily: next month's visits partition, retention. Null without visits
   // and retention.
@@ -285,6 +287,7 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   ClickRecorderOptions recorder_options;
   recorder_options.record_visits = config.record_visits;
   recorder_options.keep_full_ips = config.keep_full_ips;
+  recorder_options.countries = parts.countries.get();
   parts.click_recorder = std::make_unique<ClickRecorder>(
       parts.shortener.get(),
       [store](const std::string& batch_id, absl::Span<const clicks::ClickRow> rows,
@@ -319,13 +322,43 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   return absl::OkStatus();
 }
 
+// The GeoIP database of --geoip_db, if any. A file that cannot be opened
+// stops the start, naming the flag and the file.
+absl::Status OpenCountries(const ServerConfig& config, ServiceParts& parts) {
+  if (config.geoip_db.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<geoip::CountryDbHolder>> countries =
+      geoip::CountryDbHolder::Open(config.geoip_db);
+  if (!countries.ok()) {
+    return absl::Status(countries.status().code(),
+                        absl::StrCat("--geoip_db: ", countries.status().message()));
+  }
+  parts.countries = *std::move(countries);
+  LogInfo("visits get their country from %s (%s)%s", config.geoip_db,
+          parts.countries->Current()->description(),
+          config.record_visits ? "" : "; unused: --record_visits=false");
+  return absl::OkStatus();
+}
+
+// SIGHUP: the GeoIP database again (the monthly update). A file that does
+// not open keeps the database in effect.
+void ReloadCountries(geoip::CountryDbHolder& countries) {
+  absl::Status reloaded = countries.Reload();
+  if (reloaded.ok()) {
+    LogInfo("SIGHUP: GeoIP database reloaded: %s", countries.Current()->description());
+  } else {
+    LogWarning("SIGHUP: GeoIP database not reloaded, the previous one stays: %s",
+               reloaded.ToString());
+  }
+}
+
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& config) {
   auto parts = std::make_unique<ServiceParts>();
   SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
   parts->codec = std::make_unique<codec::ShortCodec>(std::move(codec));
-  // Before the database: a bad deny list file fails the start at once, not
-  // after a wait for the database.
+  // Before the database: a bad deny list or GeoIP file fails the start at
+  // once, not after a wait for the database.
   SHORTENER_RETURN_IF_ERROR(BuildUrlPolicy(config, *parts));
+  SHORTENER_RETURN_IF_ERROR(OpenCountries(config, *parts));
   SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, *parts->codec));
 
   store::PgLinkStoreOptions store_options;
@@ -473,12 +506,13 @@ absl::Status RunServer(const ServerConfig& config) {
           DescribeTls(config.tls), config.base_url);
 
   int signo = ::shortener::WaitForTermination([&parts] {
-    if (parts->deny_list == nullptr) {
-      LogInfo("SIGHUP: nothing to reload (no --denied_domains_file)");
+    if (parts->deny_list == nullptr && parts->countries == nullptr) {
+      LogInfo("SIGHUP: nothing to reload (no --denied_domains_file, no --geoip_db)");
       return;
     }
     // Logs the outcome; a failure keeps the list in effect.
-    parts->deny_list->Reload("SIGHUP").IgnoreError();
+    if (parts->deny_list != nullptr) parts->deny_list->Reload("SIGHUP").IgnoreError();
+    if (parts->countries != nullptr) ReloadCountries(*parts->countries);
   });
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
   StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));

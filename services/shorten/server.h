@@ -51,6 +51,7 @@ struct ServerConfig {
   bool record_visits = true;            // a visits row per click besides the hourly counts
   bool keep_full_ips = false;           // false: IPv4 /24, IPv6 /48
   int visits_retention_months = 13;     // visits partitions kept; 0: forever
+  std::string geoip_db;                 // MaxMind country database; empty: no country
 };
 
 // Checks flag values that do not need I/O. INVALID_ARGUMENT naming the flag.

@@ -41,12 +41,10 @@ void InsertLink(int64_t id, int64_t max_clicks, const std::string& alias = "") {
 bool Exhausted(int64_t id) {
   pqxx::connection conn(SharedPgCluster().ConnInfo());
   pqxx::nontransaction tx(conn);
-  return !tx.exec_params1("SELECT clicks_exhausted_time FROM links WHERE id = $1", id)[0]
-              .is_null();
+  return !tx.exec_params1("SELECT clicks_exhausted_time FROM links WHERE id = $1", id)[0].is_null();
 }
 
-std::vector<ClickRow> Clicks(int64_t link_id, int n, bool bot = false,
-                             absl::Time hour = kHour) {
+std::vector<ClickRow> Clicks(int64_t link_id, int n, bool bot = false, absl::Time hour = kHour) {
   std::vector<ClickRow> rows;
   for (int i = 0; i < n; ++i) {
     ClickRow r;
@@ -136,8 +134,8 @@ TEST_CASE("a batch overshooting the budget exhausts the link and an alias is not
   auto store = NewTestClickStore(SharedPgCluster().ConnInfo(), channel);
   Listener listener(channel);
   InsertLink(91101, 1, "spring-sale");
-  InsertLink(91102, 0);       // no budget
-  InsertLink(91103, 100);     // budget far away
+  InsertLink(91102, 0);    // no budget
+  InsertLink(91103, 100);  // budget far away
   std::vector<ClickRow> rows = Clicks(91101, 3);
   for (const ClickRow& r : Clicks(91102, 50)) rows.push_back(r);
   for (const ClickRow& r : Clicks(91103, 50)) rows.push_back(r);
@@ -198,10 +196,9 @@ TEST_CASE("of many concurrent batches exactly one exhausts the link",
       for (int b = 0; b < kBatchesPerThread; ++b) {
         // Each thread its own hour: the batches share no click_counts row,
         // so nothing but the links row lock orders them.
-        auto outcome = store->Record(absl::StrCat("race-", t, "-", b),
-                                     Clicks(kLink, kClicksPerBatch, false,
-                                            kHour + absl::Hours(t)),
-                                     false);
+        auto outcome =
+            store->Record(absl::StrCat("race-", t, "-", b),
+                          Clicks(kLink, kClicksPerBatch, false, kHour + absl::Hours(t)), false);
         if (!outcome.ok()) {
           ++failed[t];
         } else {

@@ -2,16 +2,23 @@
 // hour and bot flag, a retried batch counted once, unknown codes skipped,
 // aliases resolved, visits with anonymised IPs (or none with
 // --record_visits=false), invalid batches refused.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
 #include "lib/grpcutil/status.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/test_geoip_db.h"
 
 namespace shortener::testing {
 namespace {
@@ -277,6 +284,111 @@ TEST_CASE("RecordClicks without visits keeps counts only and full IPs when asked
     v1::RecordClicksResponse resp;
     REQUIRE(f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp).ok());
     CHECK(Text(f, "SELECT host(ip) FROM visits") == "2001:db8:1:2::7");
+  }
+}
+
+// One human click per address in `ips`, on `code`, as batch `batch_id`.
+void RecordFrom(E2eFixture& f, const std::string& batch_id, const std::string& code,
+                const std::vector<std::string>& ips) {
+  v1::RecordClicksRequest req;
+  req.set_batch_id(batch_id);
+  for (const std::string& ip : ips) AddEvent(req, code, absl::Now(), kChrome, ip);
+  v1::RecordClicksResponse resp;
+  grpc::Status st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
+  REQUIRE(st.ok());
+  CHECK(resp.accepted() == static_cast<int64_t>(ips.size()));
+}
+
+// The country of every visit with an IP, as "ip=country" ('-' for NULL), by IP.
+std::string Countries(E2eFixture& f) {
+  pqxx::connection conn(f.cluster->ConnInfo());
+  pqxx::nontransaction tx(conn);
+  std::string out;
+  for (const pqxx::row& row :
+       tx.exec("SELECT host(ip), coalesce(country, '-') FROM visits WHERE ip IS NOT NULL"
+               " ORDER BY ip, country")) {
+    absl::StrAppend(&out, row[0].as<std::string>(), "=", row[1].as<std::string>(), " ");
+  }
+  return out;
+}
+
+// Sends the service SIGHUP and waits (up to 10 s) until its log says `text`.
+void SighupAndWaitForLog(E2eFixture& f, const std::string& text) {
+  REQUIRE(f.service->process().Signal(SIGHUP));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!absl::StrContains(f.service->Log(), text) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  CHECK_THAT(f.service->Log(), Catch::Contains(text));
+}
+
+TEST_CASE("visits get their country from the GeoIP database and none without one",
+          "[e2e][clicks][geoip]") {
+  auto geoip = TestGeoIpDb::Create();
+  INFO(geoip.status().ToString());
+  REQUIRE(geoip.ok());
+  // The database is moved in place for updates, as an operator would.
+  const std::string live = (*geoip)->dir() + "/live.mmdb";
+  std::filesystem::copy_file((*geoip)->path(), live);
+  // Countries come from the full addresses (visits keep them anonymised);
+  // 10.0.0.1 is in no database, and "not-an-ip" is no address.
+  const std::vector<std::string> ips = {"203.0.113.7", "2001:db8:5::1", "198.51.100.3",
+                                        "10.0.0.1", "not-an-ip"};
+  SECTION("with --geoip_db") {
+    E2eFixture f({"--geoip_db=" + live});
+    v1::ShortenResponse link;
+    REQUIRE(f.Shorten("https://example.com/geo", &link).ok());
+    RecordFrom(f, "geo-1", link.code(), ips);
+    // Stored anonymised; the country came from the full address.
+    CHECK(Countries(f) == "10.0.0.0=- 198.51.100.0=DE 203.0.113.0=NL 2001:db8:5::=JP ");
+    CHECK(Scalar(f, "SELECT count(*) FROM visits WHERE ip IS NULL AND country IS NULL") == 1);
+
+    v1::GetClickStatsRequest stats_req;
+    stats_req.set_code(link.code());
+    v1::GetClickStatsResponse stats;
+    REQUIRE(f.stub->GetClickStats(E2eFixture::Ctx().get(), stats_req, &stats).ok());
+    std::string tops;
+    for (const v1::CountedValue& c : stats.top_countries()) {
+      absl::StrAppend(&tops, c.value(), ":", c.clicks(), " ");
+    }
+    CHECK(tops == "DE:1 JP:1 NL:1 ");
+
+    // The monthly update: a new file moved into place, then SIGHUP.
+    REQUIRE((*geoip)->WriteVariant((*geoip)->dir() + "/next.mmdb", "BE").ok());
+    std::filesystem::rename((*geoip)->dir() + "/next.mmdb", live);
+    SighupAndWaitForLog(f, "GeoIP database reloaded");
+    RecordFrom(f, "geo-2", link.code(), {"203.0.113.99"});
+    CHECK(Scalar(f, "SELECT count(*) FROM visits WHERE country = 'BE'") == 1);
+
+    // A broken update is refused; the database in effect stays.
+    std::ofstream((*geoip)->dir() + "/broken.mmdb") << "not a database";
+    std::filesystem::rename((*geoip)->dir() + "/broken.mmdb", live);
+    SighupAndWaitForLog(f, "GeoIP database not reloaded");
+    CHECK_THAT(f.service->Log(), Catch::Contains("the previous one stays"));
+    RecordFrom(f, "geo-3", link.code(), {"203.0.113.98"});
+    CHECK(Scalar(f, "SELECT count(*) FROM visits WHERE country = 'BE'") == 2);
+  }
+  SECTION("without --geoip_db") {
+    E2eFixture f;
+    v1::ShortenResponse link;
+    REQUIRE(f.Shorten("https://example.com/geo", &link).ok());
+    RecordFrom(f, "geo-1", link.code(), ips);
+    CHECK(Scalar(f, "SELECT count(*) FROM visits") == 5);
+    CHECK(Scalar(f, "SELECT count(*) FROM visits WHERE country IS NOT NULL") == 0);
+  }
+  SECTION("a --geoip_db that is not a database stops the start naming the flag") {
+    auto cluster = PgCluster::Start();
+    REQUIRE(cluster.ok());
+    for (const std::string& bad : {(*geoip)->dir() + "/missing.mmdb", (*geoip)->dir()}) {
+      ServiceProcessOptions options;
+      options.conninfo = (*cluster)->ConnInfo();
+      options.extra_flags = {"--geoip_db=" + bad};
+      options.ready_timeout = absl::Seconds(20);
+      auto service = ServiceProcess::Start(options);
+      REQUIRE_FALSE(service.ok());
+      CHECK_THAT(std::string(service.status().message()), Catch::Contains("--geoip_db: "));
+      CHECK_THAT(std::string(service.status().message()), Catch::Contains(bad));
+    }
   }
 }
 

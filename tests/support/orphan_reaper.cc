@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,23 @@ void ReapOrphans(const std::string& prefix) {
     (void)rc;
   }
   ::closedir(tmp);
+}
+
+absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& prefix) {
+  ReapOrphans(prefix);
+  std::string templ = absl::StrCat("/tmp/", prefix, "XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", templ, " failed"));
+  }
+  RecordOwner(templ);
+  return templ;
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace shortener::testing

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace shortener::testing {
 
 // Writes this process's PID to `dir`/owner.pid.
@@ -19,6 +21,13 @@ void RecordChild(const std::string& dir, int pid);
 // Reaps dirs named /tmp/`prefix`* whose owner is dead. Best effort; never
 // fails.
 void ReapOrphans(const std::string& prefix);
+
+// Reaps the orphans of `prefix`, then creates /tmp/`prefix`XXXXXX owned by
+// this process. INTERNAL if it cannot.
+absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& prefix);
+
+// The whole of a text file (a child's log); empty if it cannot be read.
+std::string ReadTextFile(const std::string& path);
 
 }  // namespace shortener::testing
 

@@ -44,21 +44,11 @@ keyUsage = critical, digitalSignature, keyEncipherment
 extendedKeyUsage = clientAuth
 )";
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TestCerts>> TestCerts::Create() {
-  ReapOrphans("shortener-certs-");
-  char templ[] = "/tmp/shortener-certs-XXXXXX";
-  if (mkdtemp(templ) == nullptr) return absl::InternalError("mkdtemp failed");
-  std::unique_ptr<TestCerts> certs(new TestCerts(templ));
-  RecordOwner(certs->dir_);
+  SHORTENER_ASSIGN_OR_RETURN(std::string dir, MakeOwnedTempDir("shortener-certs-"));
+  std::unique_ptr<TestCerts> certs(new TestCerts(std::move(dir)));
   std::ofstream(certs->dir_ + "/openssl.cnf") << kConfig;
   SHORTENER_RETURN_IF_ERROR(certs->MakeCa("ca", "/CN=shortener test CA"));
   SHORTENER_RETURN_IF_ERROR(certs->MakeLeaf("server", "ca", "/CN=localhost", "server_ext", 2));
@@ -85,7 +75,7 @@ absl::Status TestCerts::OpenSsl(const std::vector<std::string>& args) const {
   const std::optional<int> code = child.Wait(absl::Seconds(20));
   if (code != 0) {
     return absl::InternalError(absl::StrCat(absl::StrJoin(argv, " "), " failed (exit ",
-                                            code.value_or(-1), "):\n", ReadAll(log)));
+                                            code.value_or(-1), "):\n", ReadTextFile(log)));
   }
   return absl::OkStatus();
 }
