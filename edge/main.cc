@@ -41,6 +41,7 @@ ABSL_FLAG(int64_t, max_request_line, static_cast<int64_t>(kDefaults.max_request_
 ABSL_FLAG(absl::Duration, idle_timeout, kDefaults.idle_timeout, "keep-alive connections idle this long are closed");
 ABSL_FLAG(bool, access_log, kDefaults.access_log, "log one line per request (client IP, method, status, code) to stderr");
 
+ABSL_FLAG(bool, record_clicks, kDefaults.record_clicks, "report every redirect to the service (RecordClicks) for click statistics and click limits; false: no analytics, nothing queued, sent or spooled");
 ABSL_FLAG(int, click_batch, static_cast<int>(kDefaults.clicks.sender.batch_size), "most click events per RecordClicks batch");
 ABSL_FLAG(absl::Duration, click_flush_interval, kDefaults.clicks.sender.flush_interval, "a batch of click events is sent at least this often (sooner when --click_batch events wait)");
 ABSL_FLAG(absl::Duration, click_rpc_timeout, kDefaults.clicks.sender.rpc_timeout, "deadline of one RecordClicks call");
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   c.max_request_line = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_request_line)));
   c.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
   c.access_log = absl::GetFlag(FLAGS_access_log);
+  c.record_clicks = absl::GetFlag(FLAGS_record_clicks);
   c.clicks.sender.batch_size = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_click_batch)));
   c.clicks.sender.flush_interval = absl::GetFlag(FLAGS_click_flush_interval);
   c.clicks.sender.rpc_timeout = absl::GetFlag(FLAGS_click_rpc_timeout);

@@ -163,12 +163,26 @@ absl::Status RunEdge(const EdgeConfig& config) {
   ServiceClient client(std::move(channel), client_options);
 
   // Clicks: opened before serving so a bad spool directory stops the start.
-  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ClickSpool> click_spool,
-                             OpenClickSpool(config.clicks));
-  ClickQueue click_queue(config.clicks.queue);
-  GrpcClickTransport click_transport(&client.stub());
-  ClickSender click_sender(&click_queue, click_spool.get(), &click_transport, config.clicks.sender);
-  click_sender.Start();
+  // Without --record_clicks none of it exists and the handler records
+  // nothing.
+  std::unique_ptr<ClickSpool> click_spool;
+  std::unique_ptr<ClickQueue> click_queue;
+  std::unique_ptr<GrpcClickTransport> click_transport;
+  std::unique_ptr<ClickSender> click_sender;
+  if (config.record_clicks) {
+    SHORTENER_ASSIGN_OR_RETURN(click_spool, OpenClickSpool(config.clicks));
+    click_queue = std::make_unique<ClickQueue>(config.clicks.queue);
+    click_transport = std::make_unique<GrpcClickTransport>(&client.stub());
+    click_sender = std::make_unique<ClickSender>(click_queue.get(), click_spool.get(),
+                                                 click_transport.get(), config.clicks.sender);
+    click_sender->Start();
+  } else {
+    LogInfo("--record_clicks=false: redirects are not counted%s",
+            config.clicks.spool_dir.empty()
+                ? ""
+                : "; --click_spool_dir is left alone (batches in it wait for an edge that "
+                  "records clicks)");
+  }
 
   RedirectHandlerOptions handler_options;
   handler_options.target.max_request_line = config.max_request_line;
@@ -179,7 +193,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   batcher_options.max_in_flight = config.resolve_in_flight;
   ResolveBatcher resolver(&client, batcher_options);
   RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics,
-                          ClickRecording{&click_queue, &click_sender, click_spool.get()},
+                          ClickRecording{click_queue.get(), click_sender.get(), click_spool.get()},
                           std::move(handler_options));
 
   InvalidationWatcherOptions watcher_options;
@@ -215,7 +229,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   handler.set_server(nullptr);
   resolver.Drain();
   // Only now: answers to the misses drained above push clicks too.
-  click_sender.Stop(config.clicks.flush_timeout);
+  if (click_sender != nullptr) click_sender->Stop(config.clicks.flush_timeout);
   watcher.Stop();
   LogInfo("redirect-edge stopped");
   return absl::OkStatus();

@@ -45,6 +45,7 @@ struct EdgeConfig {
   size_t max_request_line = 8 * 1024;
   absl::Duration idle_timeout = absl::Seconds(60);
   bool access_log = false;
+  bool record_clicks = true;  // false: no click events, no sender, no spool
   EdgeClickConfig clicks;
 };
 

@@ -75,6 +75,21 @@ TEST_CASE("redirects produce click events and HEAD requests and prefetches do no
   CHECK(ServedRecordClicks(f) >= 1);
 }
 
+TEST_CASE("with --record_clicks=false redirects work and nothing is recorded",
+          "[edge_e2e][clicks]") {
+  EdgeFixture f({"--record_clicks=false", "--click_flush_interval=50ms"});
+  const v1::ShortenResponse link = f.Shorten("https://example.com/unrecorded");
+  for (int i = 0; i < 5; ++i) CHECK(f.Get("/" + link.code()).status == 302);
+  absl::SleepFor(absl::Milliseconds(500));  // ten flush intervals
+  CHECK(f.edge->Metric("edge_clicks_queued_total") == 0);
+  CHECK(f.edge->Metric("edge_click_rpcs_total") == 0);
+  REQUIRE(f.edge->process().Signal(SIGTERM));
+  CHECK(f.edge->process().Wait(absl::Seconds(10)) == 0);
+  CHECK_THAT(f.edge->Log(), Catch::Contains("--record_clicks=false: redirects are not counted"));
+  CHECK(StoredClicks(f, false) + StoredClicks(f, true) == 0);
+  CHECK(ServedRecordClicks(f) == 0);
+}
+
 TEST_CASE("SIGTERM sends the queued clicks before the edge exits", "[edge_e2e][clicks]") {
   EdgeFixture f({"--click_flush_interval=1h"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/flushed");
