@@ -5,8 +5,15 @@
 #define SHORTENER_TESTS_BENCH_COMMON_BENCH_UTIL_H_
 
 #include <cstddef>
+#include <cstdio>
 #include <string>
+#include <vector>
 
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 
 namespace shortener::bench {
@@ -23,6 +30,30 @@ bool NumberAfter(absl::string_view output, absl::string_view prefix, double* val
 
 // "model name" of the first CPU in /proc/cpuinfo, or "unknown".
 std::string CpuModel();
+
+// The main() of a benchmark driver: parses the flags, makes its Config with
+// `from_flags` (given the command line, for the report) and runs it. Exits
+// 2 for bad flags, 1 when the run fails, 0 otherwise; errors go to stderr
+// after `name`.
+template <typename Config>
+int BenchmarkMain(int argc, char** argv, const char* name, const char* usage,
+                  absl::StatusOr<Config> (*from_flags)(const std::string& command),
+                  absl::Status (*run)(const Config& config)) {
+  absl::SetProgramUsageMessage(usage);
+  const std::vector<std::string> args(argv, argv + argc);
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<Config> config = from_flags(absl::StrJoin(args, " "));
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name, std::string(config.status().message()).c_str());
+    return 2;
+  }
+  absl::Status st = run(*config);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name, st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
 
 }  // namespace shortener::bench
 

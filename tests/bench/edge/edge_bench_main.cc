@@ -945,20 +945,8 @@ absl::Status Run(const Config& c) {
 }  // namespace shortener::bench::edge
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "edge_bench: redirect-edge cached (vs nginx) and uncached (vs pgbench) rates, memory");
-  std::vector<std::string> args(argv, argv + argc);
-  absl::ParseCommandLine(argc, argv);
-  absl::StatusOr<shortener::bench::edge::Config> config =
-      shortener::bench::edge::ConfigFromFlags(absl::StrJoin(args, " "));
-  if (!config.ok()) {
-    std::fprintf(stderr, "edge_bench: %s\n", std::string(config.status().message()).c_str());
-    return 2;
-  }
-  absl::Status st = shortener::bench::edge::Run(*config);
-  if (!st.ok()) {
-    std::fprintf(stderr, "edge_bench: %s\n", st.ToString().c_str());
-    return 1;
-  }
-  return 0;
+  return shortener::bench::BenchmarkMain<shortener::bench::edge::Config>(
+      argc, argv, "edge_bench",
+      "edge_bench: redirect-edge cached (vs nginx) and uncached (vs pgbench) rates, memory",
+      shortener::bench::edge::ConfigFromFlags, shortener::bench::edge::Run);
 }

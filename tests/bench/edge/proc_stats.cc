@@ -1,10 +1,14 @@
 #include "tests/bench/edge/proc_stats.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -53,22 +57,79 @@ double ProcessCpuSeconds(pid_t pid) {
   return pid > 0 && ReadProcStat(pid, &st) ? st.self_s : 0;
 }
 
-double ProcessTreeCpuSeconds(pid_t root) {
-  ProcStat st;
-  if (root <= 0 || !ReadProcStat(root, &st)) return 0;
-  double total = st.self_s + st.children_s;
+std::vector<pid_t> ChildPids(pid_t root) {
+  std::vector<pid_t> children;
   DIR* dir = opendir("/proc");
-  if (dir == nullptr) return total;
+  if (dir == nullptr) return children;
   while (struct dirent* e = readdir(dir)) {
     int64_t pid = 0;
     if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
     ProcStat child;
     if (ReadProcStat(static_cast<pid_t>(pid), &child) && child.ppid == root) {
-      total += child.self_s;
+      children.push_back(static_cast<pid_t>(pid));
     }
   }
   closedir(dir);
+  return children;
+}
+
+double ProcessTreeCpuSeconds(pid_t root) {
+  ProcStat st;
+  if (root <= 0 || !ReadProcStat(root, &st)) return 0;
+  double total = st.self_s + st.children_s;
+  for (pid_t child : ChildPids(root)) {
+    ProcStat cs;
+    if (ReadProcStat(child, &cs)) total += cs.self_s;
+  }
   return total;
+}
+
+namespace {
+
+// Calls `apply` on every thread of `pid`; the first failure, named `what`.
+absl::Status ForEachThread(pid_t pid, const char* what, const std::function<int(pid_t)>& apply) {
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return absl::InternalError(absl::StrCat(what, ": no process ", pid));
+  absl::Status status;
+  while (struct dirent* e = readdir(dir)) {
+    int64_t tid = 0;
+    if (!absl::SimpleAtoi(e->d_name, &tid)) continue;
+    if (apply(static_cast<pid_t>(tid)) != 0 && status.ok()) {
+      status = absl::InternalError(
+          absl::StrCat(what, ": thread ", tid, " of ", pid, ": ", std::strerror(errno)));
+    }
+  }
+  closedir(dir);
+  return status;
+}
+
+}  // namespace
+
+absl::Status PinProcess(pid_t pid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ForEachThread(pid, "sched_setaffinity", [&set](pid_t tid) {
+    return sched_setaffinity(tid, sizeof(set), &set);
+  });
+}
+
+absl::Status AllowCpu(pid_t pid, int cpu) {
+  return ForEachThread(pid, "sched_setaffinity", [cpu](pid_t tid) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(tid, sizeof(set), &set) != 0) return -1;
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(tid, sizeof(set), &set);
+  });
+}
+
+absl::Status SetIdlePriority(pid_t pid, bool idle) {
+  return ForEachThread(pid, "sched_setscheduler", [idle](pid_t tid) {
+    sched_param param{};
+    return sched_setscheduler(tid, idle ? SCHED_IDLE : SCHED_OTHER, &param);
+  });
 }
 
 double ReapedChildrenCpuSeconds() {

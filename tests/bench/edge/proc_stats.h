@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace shortener::bench::edge {
 
 // utime + stime of every thread of `pid`, in seconds (clock-tick resolution,
@@ -26,6 +28,20 @@ double ProcessCpuSeconds(pid_t pid);
 // live direct children. The difference of two samples is the cost of the
 // tree over the window even when children exit in between.
 double ProcessTreeCpuSeconds(pid_t root);
+
+// The live processes whose parent is `root` (the postmaster's backends).
+std::vector<pid_t> ChildPids(pid_t root);
+
+// Restricts every thread of `pid` to CPU `cpu` (sched_setaffinity); children
+// it forks later inherit that. INTERNAL naming the pid if a thread refuses.
+absl::Status PinProcess(pid_t pid, int cpu);
+// Adds CPU `cpu` to what every thread of `pid` may run on.
+absl::Status AllowCpu(pid_t pid, int cpu);
+
+// Puts every thread of `pid` in SCHED_IDLE (runs only when its CPU has
+// nothing else to do) or back in SCHED_OTHER; children forked later inherit
+// it. INTERNAL naming the pid if a thread refuses.
+absl::Status SetIdlePriority(pid_t pid, bool idle);
 
 // user + system CPU of this process's children that have been waited for
 // (getrusage RUSAGE_CHILDREN): sampled around a child's run, its own CPU.

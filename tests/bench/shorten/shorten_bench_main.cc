@@ -302,19 +302,8 @@ absl::Status Run(const BenchConfig& c) {
 }  // namespace shortener::bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("shorten_bench: Shorten/BatchShorten throughput vs pgbench");
-  std::vector<std::string> args(argv, argv + argc);
-  absl::ParseCommandLine(argc, argv);
-  absl::StatusOr<shortener::bench::BenchConfig> config =
-      shortener::bench::ConfigFromFlags(absl::StrJoin(args, " "));
-  if (!config.ok()) {
-    std::fprintf(stderr, "shorten_bench: %s\n", std::string(config.status().message()).c_str());
-    return 2;
-  }
-  absl::Status st = shortener::bench::Run(*config);
-  if (!st.ok()) {
-    std::fprintf(stderr, "shorten_bench: %s\n", st.ToString().c_str());
-    return 1;
-  }
-  return 0;
+  return shortener::bench::BenchmarkMain<shortener::bench::BenchConfig>(
+      argc, argv, "shorten_bench",
+      "shorten_bench: Shorten/BatchShorten throughput vs pgbench",
+      shortener::bench::ConfigFromFlags, shortener::bench::Run);
 }
