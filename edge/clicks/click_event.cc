@@ -41,14 +41,17 @@ bool CountsAsClick(bool head, absl::string_view purpose, absl::string_view sec_p
   return !ContainsPrefetch(purpose) && !ContainsPrefetch(sec_purpose);
 }
 
-v1::RecordClicksRequest ToRecordClicksRequest(const ClickBatch& batch) {
-  v1::RecordClicksRequest request;
-  request.set_batch_id(batch.id);
-  request.mutable_events()->Reserve(static_cast<int>(batch.events.size()));
+v1::RecordClicksRequest* ToRecordClicksRequest(const ClickBatch& batch,
+                                               google::protobuf::Arena* arena) {
+  auto* request = google::protobuf::Arena::CreateMessage<v1::RecordClicksRequest>(arena);
+  request->set_batch_id(batch.id);
+  request->mutable_events()->Reserve(static_cast<int>(batch.events.size()));
   for (const ClickEvent& e : batch.events) {
-    v1::ClickEvent* out = request.add_events();
+    v1::ClickEvent* out = request->add_events();
     out->set_code(e.code);
-    *out->mutable_time() = grpcutil::ToProtoTimestamp(e.time);
+    const google::protobuf::Timestamp time = grpcutil::ToProtoTimestamp(e.time);
+    out->mutable_time()->set_seconds(time.seconds());
+    out->mutable_time()->set_nanos(time.nanos());
     out->set_client_ip(e.client_ip);
     out->set_user_agent(e.user_agent);
     out->set_referer(e.referer);
@@ -58,7 +61,8 @@ v1::RecordClicksRequest ToRecordClicksRequest(const ClickBatch& batch) {
 }
 
 std::string EncodeClickBatch(const ClickBatch& batch) {
-  return ToRecordClicksRequest(batch).SerializeAsString();
+  google::protobuf::Arena arena;
+  return ToRecordClicksRequest(batch, &arena)->SerializeAsString();
 }
 
 absl::StatusOr<ClickBatch> DecodeClickBatch(absl::string_view bytes) {

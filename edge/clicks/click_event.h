@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "google/protobuf/arena.h"
 #include "shortener/v1/shortener.pb.h"
 
 namespace shortener::edge {
@@ -59,8 +60,11 @@ struct ClickBatch {
   std::vector<ClickEvent> events;
 };
 
-// The batch as the RPC's request, and serialized.
-v1::RecordClicksRequest ToRecordClicksRequest(const ClickBatch& batch);
+// The batch as the RPC's request, built on `arena` (a batch is thousands of
+// small messages and strings: one arena instead of an allocation each), and
+// serialized.
+v1::RecordClicksRequest* ToRecordClicksRequest(const ClickBatch& batch,
+                                               google::protobuf::Arena* arena);
 std::string EncodeClickBatch(const ClickBatch& batch);
 // Parses EncodeClickBatch's output; INVALID_ARGUMENT if it does not parse.
 absl::StatusOr<ClickBatch> DecodeClickBatch(absl::string_view bytes);

@@ -8,9 +8,10 @@ namespace shortener::edge {
 absl::Status GrpcClickTransport::Send(const ClickBatch& batch, absl::Duration timeout) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  const v1::RecordClicksRequest request = ToRecordClicksRequest(batch);
+  google::protobuf::Arena arena;
+  const v1::RecordClicksRequest* request = ToRecordClicksRequest(batch, &arena);
   v1::RecordClicksResponse response;
-  return grpcutil::FromGrpcStatus(stub_->RecordClicks(&context, request, &response));
+  return grpcutil::FromGrpcStatus(stub_->RecordClicks(&context, *request, &response));
 }
 
 }  // namespace shortener::edge

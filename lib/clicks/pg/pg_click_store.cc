@@ -166,10 +166,10 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
           outcome.duplicate = true;
           return absl::OkStatus();
         }
-        if (!rows.empty()) {
-          tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours,
-                           counts.bots, counts.counts);
-        }
+        // Visits first: they lock nothing another batch needs. The counts
+        // upsert takes row locks that every concurrent batch for the same
+        // links and hour waits for until this one commits; taking them last
+        // keeps that wait to the upsert, the limit check and the commit.
         if (write_visits) {
           try {
             tx.exec_prepared(pg_queries::kInsertVisits.name, visits[0], visits[1], visits[2],
@@ -181,6 +181,10 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
             throw PartitionMissing{};
           }
           outcome.visits = events;
+        }
+        if (!rows.empty()) {
+          tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours,
+                           counts.bots, counts.counts);
         }
         if (!human_link_ids.empty()) {
           absl::Status limits = ApplyClickLimits(tx, human_link_ids, outcome.exhausted);

@@ -4,8 +4,9 @@
 //
 // Record writes one batch of clicks in one transaction with a constant
 // number of statements: the batch id (a batch id recorded before makes the
-// call a no-op, so the edge may retry freely), one upsert of the batch's
-// hourly counts, and optionally one multi-row insert of its visits. It
+// call a no-op, so the edge may retry freely), optionally one multi-row
+// insert of its visits, one upsert of its hourly counts (last: its row
+// locks are what concurrent batches queue on), and the click-limit check. It
 // returns only after the commit is flushed (synchronous_commit is forced on
 // for the store's connections): an acknowledged batch survives a crash.
 //
