@@ -76,8 +76,11 @@ ABSL_FLAG(int64_t, uncached_links, 400000,
           "run out of codes); pgbench draws ids from all of them");
 ABSL_FLAG(int64_t, memory_entries, 1000000,
           "codes requested through a fresh edge for the memory figure; 0 skips the memory run");
-ABSL_FLAG(std::string, edge_flags, "",
-          "extra redirect-edge flags for every edge, space-separated, e.g. \"--access_log\"");
+ABSL_FLAG(std::string, edge_flags, "--record_clicks=false",
+          "extra redirect-edge flags for every edge, space-separated, e.g. \"--access_log\". "
+          "By default the edges record no clicks: nginx logs nothing either, and the service "
+          "and PostgreSQL ingesting clicks would share the CPUs with wrk and pgbench (what "
+          "recording costs is tests/bench/clicks' figure)");
 ABSL_FLAG(std::string, service_flags, "", "extra shorten-service flags, space-separated");
 
 namespace shortener::bench::edge {
