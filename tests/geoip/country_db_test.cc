@@ -5,6 +5,7 @@
 // when the new file is bad.
 #include "lib/geoip/country_db.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -100,25 +101,47 @@ TEST_CASE("a missing file or one that is not a MaxMind DB is refused naming the 
   CHECK(absl::StrContains(db.status().message(), file->dir()));
 }
 
-TEST_CASE("many threads look up at once", "[geoip][concurrent]") {
+TEST_CASE("many threads look up at once and a reload swaps under them", "[geoip][concurrent]") {
   auto file = MakeTestDb();
-  auto db = CountryDb::Open(file->path());
-  REQUIRE_THAT(db, IsOk());
-  const CountryDb* shared = db->get();
-  std::vector<int> wrong(4, 0);
-  std::vector<std::thread> threads;
+  const std::string live = file->dir() + "/live.mmdb";
+  std::filesystem::copy_file(file->path(), live);
+  REQUIRE_THAT(file->WriteVariant(file->dir() + "/be.mmdb", "BE"), IsOk());
+  auto holder = CountryDbHolder::Open(live);
+  REQUIRE_THAT(holder, IsOk());
+  const CountryDbHolder* shared = holder->get();
+  std::atomic<bool> stop{false};
+  std::vector<int> wrong(4, 0), lookups(4, 0);
+  std::vector<std::thread> readers;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([shared, &wrong, t] {
-      for (int i = 0; i < 5000; ++i) {
-        if (shared->CountryOf("203.0.113.1") != "NL" || shared->CountryOf("2001:db8::7") != "JP" ||
-            !shared->CountryOf("10.1.2.3").empty()) {
+    readers.emplace_back([shared, &stop, &wrong, &lookups, t] {
+      while (!stop.load()) {
+        // One database per "batch", as the click recorder does.
+        std::shared_ptr<const CountryDb> db = shared->Current();
+        const std::string v4 = db->CountryOf("203.0.113.1");
+        if ((v4 != "NL" && v4 != "BE") || db->CountryOf("2001:db8::7") != "JP" ||
+            !db->CountryOf("10.1.2.3").empty()) {
           ++wrong[t];
         }
+        ++lookups[t];
       }
     });
   }
-  for (std::thread& th : threads) th.join();
-  for (int w : wrong) CHECK(w == 0);
+  // Meanwhile the file is replaced and reloaded, back and forth.
+  int reload_failures = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string next = file->dir() + "/next.mmdb";
+    std::filesystem::copy_file(i % 2 == 0 ? file->dir() + "/be.mmdb" : file->path(), next);
+    std::filesystem::rename(next, live);
+    if (!(*holder)->Reload().ok()) ++reload_failures;
+  }
+  stop.store(true);
+  for (std::thread& th : readers) th.join();
+  CHECK(reload_failures == 0);
+  for (int t = 0; t < 4; ++t) {
+    CHECK(wrong[t] == 0);
+    CHECK(lookups[t] > 0);
+  }
+  CHECK((*holder)->Current()->CountryOf("203.0.113.1") == "NL");  // 20 swaps: back to NL
 }
 
 TEST_CASE("a reload switches to the new file and keeps the old one when the new is bad",
