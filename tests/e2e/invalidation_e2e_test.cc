@@ -457,7 +457,13 @@ TEST_CASE("Concurrent Resolve calls are batched and every one gets its own answe
         v1::ResolveRequest request;
         request.set_code(codes[i]);
         v1::ResolveResponse response;
-        grpc::Status st = stub->Resolve(E2eFixture::Ctx().get(), request, &response);
+        auto ctx = E2eFixture::Ctx();
+        // A fresh channel's first connect can fail transiently on a loaded
+        // machine (seen once in CI); without wait_for_ready every call of
+        // that thread would then fail fast for the whole reconnect backoff.
+        // This test is about batching, not connection setup.
+        ctx->set_wait_for_ready(true);
+        grpc::Status st = stub->Resolve(ctx.get(), request, &response);
         calls.fetch_add(1);
         if (!st.ok()) {
           if (failed.fetch_add(1) == 0) {
