@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,10 @@ struct Slot {
   int index = 0;
   int64_t seq = 0;
   std::unique_ptr<grpc::ClientContext> ctx;
+  // The async-queue API's call objects and status (unused by the callback API).
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::ShortenResponse>> reader;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::BatchShortenResponse>> batch_reader;
+  grpc::Status status;
   v1::ShortenRequest request;
   v1::ShortenResponse response;
   v1::BatchShortenRequest batch_request;
@@ -53,6 +58,8 @@ class ClosedLoop {
  private:
   absl::Status Connect();
   void StartCall(Slot& slot);
+  void StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub);
+  void Poll(grpc::CompletionQueue& queue);
   void OnDone(Slot& slot, const grpc::Status& status);
   void NoteError(const std::string& message);
   std::string NextUrl(Slot& slot) {
@@ -64,7 +71,10 @@ class ClosedLoop {
 
   const LoadOptions options_;
   const bool batch_;
+  const std::string bearer_ = absl::StrCat("Bearer ", options_.api_key);
   std::vector<std::unique_ptr<v1::ShortenService::Stub>> stubs_;
+  std::vector<std::unique_ptr<grpc::CompletionQueue>> queues_;  // async-queue API
+  std::vector<std::thread> pollers_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<int> phase_{kWarmup};
   std::atomic<int64_t> call_errors_{0}, item_errors_{0}, not_created_{0};
@@ -83,9 +93,14 @@ absl::Status ClosedLoop::Connect() {
     args.SetInt("shortener.bench.channel", i);
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    auto channel =
-        grpcutil::CreateChannelWithApiKey(options_.target, grpc::InsecureChannelCredentials(),
-                                          args, options_.api_key);
+    // The async-queue calls add the key themselves (StartAsyncQueueCall):
+    // no interceptor object per call.
+    auto channel = options_.api == LoadOptions::Api::kAsyncQueue
+                       ? grpc::CreateCustomChannel(options_.target,
+                                                   grpc::InsecureChannelCredentials(), args)
+                       : grpcutil::CreateChannelWithApiKey(
+                             options_.target, grpc::InsecureChannelCredentials(), args,
+                             options_.api_key);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
       return absl::UnavailableError(absl::StrCat("cannot connect to ", options_.target));
     }
@@ -103,6 +118,10 @@ void ClosedLoop::StartCall(Slot& slot) {
   slot.ctx->set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMilliseconds(options_.call_timeout));
   v1::ShortenService::Stub& stub = *stubs_[slot.index % stubs_.size()];
+  if (options_.api == LoadOptions::Api::kAsyncQueue) {
+    StartAsyncQueueCall(slot, stub);
+    return;
+  }
   auto done = [this, &slot](grpc::Status status) { OnDone(slot, status); };
   slot.start = Clock::now();
   if (batch_) {
@@ -121,6 +140,39 @@ void ClosedLoop::StartCall(Slot& slot) {
     slot.request.set_force_new(false);
     slot.response.Clear();
     stub.async()->Shorten(slot.ctx.get(), &slot.request, &slot.response, std::move(done));
+  }
+}
+
+void ClosedLoop::StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub) {
+  if (!options_.api_key.empty()) slot.ctx->AddMetadata("authorization", bearer_);
+  grpc::CompletionQueue* queue = queues_[slot.index % queues_.size()].get();
+  slot.start = Clock::now();
+  if (batch_) {
+    slot.batch_request.Clear();
+    for (int i = 0; i < options_.batch_size; ++i) {
+      slot.batch_request.add_requests()->set_long_url(NextUrl(slot));
+    }
+    slot.batch_response.Clear();
+    slot.batch_reader = stub.AsyncBatchShorten(slot.ctx.get(), slot.batch_request, queue);
+    slot.batch_reader->Finish(&slot.batch_response, &slot.status, &slot);
+  } else {
+    slot.request.Clear();
+    slot.request.set_long_url(NextUrl(slot));
+    slot.request.set_force_new(false);
+    slot.response.Clear();
+    slot.reader = stub.AsyncShorten(slot.ctx.get(), slot.request, queue);
+    slot.reader->Finish(&slot.response, &slot.status, &slot);
+  }
+}
+
+// One poller per queue; a completion is handled, and the slot's next call
+// started, on the thread that polled it.
+void ClosedLoop::Poll(grpc::CompletionQueue& queue) {
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
+    Slot& slot = *static_cast<Slot*>(tag);
+    OnDone(slot, slot.status);
   }
 }
 
@@ -173,10 +225,19 @@ absl::StatusOr<LoadResult> ClosedLoop::Run() {
   if (options_.inflight < 1 || options_.channels < 1 || options_.batch_size < 1) {
     return absl::InvalidArgumentError("inflight, channels and batch_size must be >= 1");
   }
+  if (options_.api == LoadOptions::Api::kAsyncQueue && options_.client_threads < 1) {
+    return absl::InvalidArgumentError("client_threads must be >= 1");
+  }
   if (absl::Status st = Connect(); !st.ok()) return st;
   for (int i = 0; i < options_.inflight; ++i) {
     slots_.push_back(std::make_unique<Slot>());
     slots_.back()->index = i;
+  }
+  if (options_.api == LoadOptions::Api::kAsyncQueue) {
+    for (int i = 0; i < options_.client_threads; ++i) {
+      queues_.push_back(std::make_unique<grpc::CompletionQueue>());
+    }
+    for (auto& queue : queues_) pollers_.emplace_back([this, q = queue.get()] { Poll(*q); });
   }
   for (auto& slot : slots_) StartCall(*slot);
   absl::SleepFor(options_.warmup);
@@ -189,6 +250,8 @@ absl::StatusOr<LoadResult> ClosedLoop::Run() {
   options_.on_window_end();
   // Calls still outstanding finish (or time out) before the slots go away.
   stopped_.Wait();
+  for (auto& queue : queues_) queue->Shutdown();
+  for (std::thread& t : pollers_) t.join();
   return Collect(seconds);
 }
 

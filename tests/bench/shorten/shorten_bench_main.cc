@@ -36,6 +36,11 @@ ABSL_FLAG(int, rounds, 1,
 ABSL_FLAG(int, warmup_seconds, 2, "gRPC warm-up before each window (not measured)");
 ABSL_FLAG(int, inflight, 64, "Shorten calls in flight; also pgbench's client count");
 ABSL_FLAG(int, channels, 4, "gRPC channels (separate TCP connections) the calls spread over");
+ABSL_FLAG(std::string, client_api, "async",
+          "load generator's gRPC API: async (completion queues polled by --client_threads "
+          "threads, no handoff per call) or callback (gRPC 1.51 hands every completion to "
+          "a thread of its own)");
+ABSL_FLAG(int, client_threads, 2, "completion-queue threads of the async load generator");
 ABSL_FLAG(std::vector<std::string>, batch_inflight, std::vector<std::string>({"2", "4"}),
           "BatchShorten calls in flight, one run each (the best is compared); empty: skip");
 ABSL_FLAG(int, batch_size, 1000, "URLs per BatchShorten call");
@@ -67,6 +72,8 @@ struct BenchConfig {
   int rounds = 1;
   int inflight = 64;
   int channels = 4;
+  LoadOptions::Api client_api = LoadOptions::Api::kAsyncQueue;
+  int client_threads = 2;
   std::vector<int> batch_inflight;
   int batch_size = 1000;
   std::vector<std::string> service_flags;
@@ -87,6 +94,13 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.rounds = absl::GetFlag(FLAGS_rounds);
   c.inflight = absl::GetFlag(FLAGS_inflight);
   c.channels = absl::GetFlag(FLAGS_channels);
+  c.client_threads = absl::GetFlag(FLAGS_client_threads);
+  if (std::string api = absl::GetFlag(FLAGS_client_api); api == "callback") {
+    c.client_api = LoadOptions::Api::kCallback;
+  } else if (api != "async") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--client_api: expected async or callback, got \"", api, "\""));
+  }
   c.batch_size = absl::GetFlag(FLAGS_batch_size);
   c.skip_pgbench = absl::GetFlag(FLAGS_skip_pgbench);
   c.pgbench_threads = absl::GetFlag(FLAGS_pgbench_threads);
@@ -105,9 +119,10 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   }
   c.service_flags = absl::StrSplit(absl::GetFlag(FLAGS_service_flags), ' ', absl::SkipEmpty());
   if (c.seconds < 1 || c.warmup_seconds < 0 || c.rounds < 1 || c.inflight < 1 || c.channels < 1 ||
-      c.batch_size < 1 || c.batch_size > 1000) {
+      c.client_threads < 1 || c.batch_size < 1 || c.batch_size > 1000) {
     return absl::InvalidArgumentError(
-        "--seconds, --rounds, --inflight, --channels must be >= 1, --batch_size 1..1000");
+        "--seconds, --rounds, --inflight, --channels, --client_threads must be >= 1, "
+        "--batch_size 1..1000");
   }
   return c;
 }
@@ -123,6 +138,8 @@ absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& t
   o.target = target;
   o.api_key = api_key;
   o.channels = c.channels;
+  o.api = c.client_api;
+  o.client_threads = c.client_threads;
   o.inflight = inflight;
   o.batch_size = c.batch_size;
   o.warmup = absl::Seconds(c.warmup_seconds);
