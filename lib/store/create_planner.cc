@@ -25,6 +25,11 @@ class Planner {
 
   CreatePlan Run() && {
     plan_.results.reserve(links_.size());
+    plan_.new_links.reserve(links_.size());
+    // Every item may add a key: grow the maps once, not by rehashing as a
+    // 1000-link batch fills them.
+    state_.dedupe.reserve(state_.dedupe.size() + links_.size());
+    state_.requests.reserve(state_.requests.size() + links_.size());
     for (size_t i = 0; i < links_.size(); ++i) plan_.results.push_back(Item(i));
     for (auto& [key, write] : requests_) plan_.requests.push_back(std::move(write));
     for (auto& [key, write] : dedupe_) plan_.dedupe.push_back(std::move(write));

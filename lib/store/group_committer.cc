@@ -178,6 +178,7 @@ void GroupCommitter::CommitLoop(size_t slot) {
 
 std::vector<GroupCommitter::Pending> GroupCommitter::TakeBatch() {
   std::vector<Pending> batch;
+  batch.reserve(std::min(queue_.size(), max_batch_));
   while (!queue_.empty() && batch.size() < max_batch_) {
     // A CreateMany that does not fit in what is left waits for the next
     // batch, unless it is the first (then it is split).

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "lib/pg/migrations.h"
@@ -46,6 +47,13 @@ absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(bool apply_migration
       kPgBin, "/initdb -D ", c->dir_, "/data -U ", c->user_,
       " --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >", c->dir_, "/initdb.log 2>&1"));
   if (!st.ok()) return st;
+  // In postgresql.conf, not on the command line: ALTER SYSTEM (benchmarks'
+  // --pg_settings) can then still override them.
+  {
+    std::ofstream conf(c->dir_ + "/data/postgresql.conf", std::ios::app);
+    conf << "\n# tests/support/pg_cluster.cc\nmax_connections = 200\nshared_buffers = 64MB\n";
+    if (!conf.flush()) return absl::InternalError("cannot append to postgresql.conf");
+  }
   st = c->Resume();
   if (!st.ok()) return st;
   if (apply_migrations) {
@@ -86,7 +94,7 @@ absl::Status PgCluster::Resume() {
   absl::Status st = RunAsOwner(absl::StrCat(
       kPgBin, "/pg_ctl -D ", dir_, "/data -l ", dir_, "/server.log -w -t 60 -o \"",
       "-c listen_addresses= -c unix_socket_directories=", dir_, " -p ", port_,
-      " -c max_connections=200 -c shared_buffers=64MB\" start >/dev/null"));
+      "\" start >/dev/null"));
   if (st.ok()) running_ = true;
   return st;
 }

@@ -1,12 +1,36 @@
 #include "lib/store/pg/pg_arrays.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
 #include "lib/store/create_planner.h"
 
 namespace shortener::store {
 
 std::string PgTimestamp(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone());
+  // Every link row carries one or two of these, so years 1..9999 are
+  // formatted by hand: absl::FormatTime goes through a general strftime-like
+  // parser (~2 % of a BatchShorten's service CPU). The year is zero-padded:
+  // %Y writes year 1 as "1", which PostgreSQL reads as 2001.
+  const int64_t micros = absl::ToUnixMicros(t);
+  const absl::CivilSecond cs =
+      absl::ToCivilSecond(absl::FromUnixMicros(micros), absl::UTCTimeZone());
+  if (cs.year() < 1 || cs.year() > 9999) {
+    return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone());
+  }
+  const int64_t fraction = ((micros % 1000000) + 1000000) % 1000000;
+  char out[] = "YYYY-MM-DD HH:MM:SS.ffffff+00";
+  auto put = [&out](int at, int64_t value, int digits) {
+    for (int i = digits - 1; i >= 0; --i, value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+  };
+  put(0, cs.year(), 4);
+  put(5, cs.month(), 2);
+  put(8, cs.day(), 2);
+  put(11, cs.hour(), 2);
+  put(14, cs.minute(), 2);
+  put(17, cs.second(), 2);
+  put(20, fraction, 6);
+  return std::string(out, sizeof(out) - 1);
 }
 
 void ArrayLiteral::Separate() {
