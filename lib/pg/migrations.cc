@@ -15,7 +15,7 @@ constexpr long long kMigrationLockKey = 0x73686f72746e72;  // "shortnr"
 
 }  // namespace
 
-absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
+absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn, int up_to_version) {
   int applied = 0;
   absl::Status status = CatchPqxx("apply migrations", [&]() -> absl::Status {
     {
@@ -27,6 +27,7 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
       tx.commit();
     }
     for (const Migration& m : EmbeddedMigrations()) {
+      if (m.version > up_to_version) break;
       pqxx::work tx(conn);
       tx.exec_params(sql::kLockMigrations, kMigrationLockKey);
       pqxx::result done = tx.exec_params(sql::kMigrationApplied, m.version);
@@ -51,10 +52,10 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn) {
   return applied;
 }
 
-absl::StatusOr<int> ApplyMigrations(const std::string& conninfo) {
+absl::StatusOr<int> ApplyMigrations(const std::string& conninfo, int up_to_version) {
   try {
     pqxx::connection conn(conninfo);
-    return ApplyMigrations(conn);
+    return ApplyMigrations(conn, up_to_version);
   } catch (...) {
     return StatusFromCurrentException("connect to apply migrations");
   }

@@ -4,6 +4,7 @@
 #ifndef SHORTENER_LIB_PG_MIGRATIONS_H_
 #define SHORTENER_LIB_PG_MIGRATIONS_H_
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,14 @@ const std::vector<Migration>& EmbeddedMigrations();
 // in schema_migrations. Idempotent: a second call applies nothing. Returns the
 // number of migrations applied. Fails UNAVAILABLE when the database is
 // unreachable, FAILED_PRECONDITION when the database is newer than this binary.
-absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn);
+// `up_to_version` stops before later migrations (tests of a migration's data
+// conversion build the schema it starts from).
+absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn,
+                                    int up_to_version = std::numeric_limits<int>::max());
 
 // Same, opening its own connection from a libpq connection string.
-absl::StatusOr<int> ApplyMigrations(const std::string& conninfo);
+absl::StatusOr<int> ApplyMigrations(const std::string& conninfo,
+                                    int up_to_version = std::numeric_limits<int>::max());
 
 }  // namespace shortener::pg
 

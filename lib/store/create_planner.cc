@@ -1,4 +1,11 @@
+// The low-level SHA256_* functions are deprecated in OpenSSL 3.0 but are the
+// cheapest way to hash a few bytes (EVP allocates a context per call). This
+// must precede every OpenSSL include.
+#define OPENSSL_SUPPRESS_DEPRECATED
+
 #include "lib/store/create_planner.h"
+
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <map>
@@ -50,19 +57,29 @@ class Planner {
         return absl::AlreadyExistsError(
             absl::StrCat("custom_alias ", Quote(*in.alias), " is already taken"));
       }
-    } else if (Dedupes(in)) {
-      auto it = state_.dedupe.find(OwnerKey(in.owner, in.long_url_sha256));
-      if (it != state_.dedupe.end() && it->second.link.has_value() &&
-          IsLiveAt(*it->second.link, StoreTime(in.create_time))) {
-        RecordRequest(in, *it->second.link);
-        return CreateOutcome{*it->second.link, false};
+    }
+    const bool dedupes = !in.alias.has_value() && Dedupes(in);
+    const int64_t key = dedupes ? DedupeKey(in.owner, in.long_url_sha256) : 0;
+    bool key_held_by_other = false;
+    if (dedupes) {
+      auto it = state_.dedupe.find(key);
+      if (it != state_.dedupe.end() && it->second.link.has_value()) {
+        const Link& target = *it->second.link;
+        if (target.owner == in.owner && it->second.long_url_sha256 == in.long_url_sha256) {
+          if (IsLiveAt(target, StoreTime(in.create_time))) {
+            RecordRequest(in, target);
+            return CreateOutcome{target, false};
+          }
+        } else {
+          key_held_by_other = true;
+        }
       }
     }
     Link link = NewRow(in);
     if (in.alias.has_value()) {
       state_.aliases.insert(*in.alias);
-    } else if (Dedupes(in)) {
-      RecordDedupeTarget(in, link);
+    } else if (dedupes && !key_held_by_other) {
+      RecordDedupeTarget(in, link, key);
     }
     RecordRequest(in, link);
     plan_.new_links.push_back(i);
@@ -101,8 +118,7 @@ class Planner {
     requests_[key] = RequestWrite{key, in.long_url_sha256, link.id};
   }
 
-  void RecordDedupeTarget(const NewLink& in, const Link& link) {
-    OwnerKey key(in.owner, in.long_url_sha256);
+  void RecordDedupeTarget(const NewLink& in, const Link& link, int64_t key) {
     auto [write, first] = dedupe_.try_emplace(key);
     if (first) {
       // The row as the store holds it: absent (insert) or dead (repoint).
@@ -111,14 +127,14 @@ class Planner {
       write->second.key = key;
     }
     write->second.link_id = link.id;
-    state_.dedupe[key] = StoredDedupe{link.id, link};
+    state_.dedupe[key] = StoredDedupe{link.id, link, in.long_url_sha256};
   }
 
   absl::Span<const NewLink> links_;
   KeyState state_;
   CreatePlan plan_;
   std::map<OwnerKey, RequestWrite> requests_;  // sorted: writers lock keys in one order
-  std::map<OwnerKey, DedupeWrite> dedupe_;
+  std::map<int64_t, DedupeWrite> dedupe_;  // sorted, as requests_
 };
 
 template <typename T>
@@ -152,6 +168,20 @@ bool IsStorableText(absl::string_view s) {
     i += extra + 1;
   }
   return true;
+}
+
+int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256) {
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, owner.data(), owner.size());
+  const unsigned char separator = 0;  // owner text never holds a NUL byte
+  SHA256_Update(&ctx, &separator, 1);
+  SHA256_Update(&ctx, long_url_sha256.data(), long_url_sha256.size());
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256_Final(digest, &ctx);
+  uint64_t key = 0;
+  for (int i = 0; i < 8; ++i) key = (key << 8) | digest[i];
+  return static_cast<int64_t>(key);  // two's complement, as bit(64)::bigint
 }
 
 absl::Time StoreTime(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
@@ -194,7 +224,7 @@ BatchKeys CollectKeys(absl::Span<const NewLink> links) {
     if (link.alias.has_value()) {
       keys.aliases.push_back(*link.alias);
     } else if (Dedupes(link)) {
-      keys.dedupe.emplace_back(link.owner, link.long_url_sha256);
+      keys.dedupe.push_back(DedupeKey(link.owner, link.long_url_sha256));
     }
   }
   SortUnique(keys.requests);

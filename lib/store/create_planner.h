@@ -29,9 +29,18 @@
 
 namespace shortener::store {
 
-// (owner, request_id) of an idempotency key, or (owner, long_url_sha256) of a
-// dedupe key.
+// (owner, request_id) of an idempotency key.
 using OwnerKey = std::pair<std::string, std::string>;
+
+// The dedupe key of (owner, long_url_sha256): the first 8 bytes, big-endian,
+// of SHA-256(owner || 0x00 || long_url_sha256), as a signed 64-bit integer
+// (migration 0006 computes the same in SQL). One bigint instead of the
+// (text, 32-byte bytea) pair makes the dedupe index ~3x smaller and its
+// inserts ~2x cheaper. Two different (owner, URL) pairs may share a key
+// (~1 in 10^9 at 10^10 links): the planner checks the owner and the URL hash
+// of the link a key names, and a link whose key is held by another
+// (owner, URL) is created without dedupe instead of being confused with it.
+int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256);
 
 // Stores keep times at microsecond precision (as PostgreSQL does): `t`
 // rounded down to a whole microsecond.
@@ -57,7 +66,7 @@ absl::Status ValidateNewLink(const NewLink& link);
 // The keys of the valid items of a batch, each once, sorted.
 struct BatchKeys {
   std::vector<OwnerKey> requests;  // (owner, request_id) of items with one
-  std::vector<OwnerKey> dedupe;    // (owner, sha) of items that dedupe
+  std::vector<int64_t> dedupe;     // DedupeKey of items that dedupe
   std::vector<std::string> aliases;
 };
 BatchKeys CollectKeys(absl::Span<const NewLink> links);
@@ -70,10 +79,11 @@ struct StoredRequest {
 struct StoredDedupe {
   int64_t link_id = 0;
   std::optional<Link> link;  // nullopt: missing link (treated as dead)
+  std::string long_url_sha256;  // the link's; empty when it is missing
 };
 struct KeyState {
   absl::flat_hash_map<OwnerKey, StoredRequest> requests;
-  absl::flat_hash_map<OwnerKey, StoredDedupe> dedupe;
+  absl::flat_hash_map<int64_t, StoredDedupe> dedupe;  // by DedupeKey
   absl::flat_hash_set<std::string> aliases;  // taken
 };
 
@@ -83,10 +93,10 @@ struct RequestWrite {
   std::string long_url_sha256;
   int64_t link_id = 0;
 };
-// A link_dedupe row to insert (replaces == nullopt) or to repoint from the
-// dead link `replaces` to `link_id`.
+// A link_dedupe_keys row to insert (replaces == nullopt) or to repoint from
+// the dead link `replaces` to `link_id`.
 struct DedupeWrite {
-  OwnerKey key;
+  int64_t key = 0;  // DedupeKey
   int64_t link_id = 0;
   std::optional<int64_t> replaces;
 };
@@ -108,11 +118,14 @@ struct CreatePlan {
 //     other hash -> ALREADY_EXISTS "request_id \"r\" was already used with a
 //     different long_url";
 //  3. alias taken -> ALREADY_EXISTS "custom_alias \"x\" is already taken";
-//  4. Dedupes(item), and the dedupe key names a link live at the item's
-//     create_time -> that link, created=false;
+//  4. Dedupes(item), and the dedupe key names a link of the same owner and
+//     URL hash that is live at the item's create_time -> that link,
+//     created=false;
 //  5. otherwise a new link (created=true). When Dedupes(item) it becomes
-//     the key's dedupe target; links with an alias, a click budget or made
-//     with dedupe=false never are.
+//     the key's dedupe target, unless the key names a link of another
+//     (owner, URL hash) (a 64-bit key collision: that link keeps the key);
+//     links with an alias, a click budget or made with dedupe=false never
+//     are.
 // Steps 4 and 5 record (owner, request_id) -> the returned link.
 CreatePlan PlanCreate(absl::Span<const NewLink> links, KeyState state);
 

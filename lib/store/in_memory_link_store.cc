@@ -114,9 +114,13 @@ KeyState InMemoryLinkStore::ReadKeys(const BatchKeys& keys) const {
     if (it == requests_.end()) continue;
     state.requests[key] = StoredRequest{it->second.long_url_sha256, FindLink(it->second.link_id)};
   }
-  for (const OwnerKey& key : keys.dedupe) {
+  for (int64_t key : keys.dedupe) {
     auto it = dedupe_.find(key);
-    if (it != dedupe_.end()) state.dedupe[key] = StoredDedupe{it->second, FindLink(it->second)};
+    if (it == dedupe_.end()) continue;
+    std::optional<Link> link = FindLink(it->second);
+    auto sha = link_sha_.find(it->second);
+    state.dedupe[key] = StoredDedupe{it->second, std::move(link),
+                                     sha == link_sha_.end() ? std::string() : sha->second};
   }
   for (const std::string& alias : keys.aliases) {
     if (aliases_.contains(alias)) state.aliases.insert(alias);
@@ -140,6 +144,7 @@ void InMemoryLinkStore::Apply(absl::Span<const NewLink> links, const CreatePlan&
   for (size_t i : plan.new_links) {
     const Link& link = plan.results[i]->link;
     links_[link.id] = link;
+    link_sha_[link.id] = links[i].long_url_sha256;
     if (links[i].alias.has_value()) aliases_[*links[i].alias] = link.id;
   }
   for (const RequestWrite& w : plan.requests) {

@@ -83,8 +83,9 @@ TEST_CASE("PlanCreate lists the rows to write, keys sorted, dead targets repoint
   KeyState state;
   Link dead;
   dead.id = 7;
+  dead.owner = owner;
   dead.revoke_time = T0();
-  state.dedupe[OwnerKey(owner, a.long_url_sha256)] = StoredDedupe{7, dead};
+  state.dedupe[DedupeKey(owner, a.long_url_sha256)] = StoredDedupe{7, dead, a.long_url_sha256};
 
   std::vector<NewLink> batch = {b, a};
   CreatePlan plan = PlanCreate(batch, state);
@@ -93,14 +94,77 @@ TEST_CASE("PlanCreate lists the rows to write, keys sorted, dead targets repoint
   CHECK(plan.requests[0].key.second == "r1");
   CHECK(plan.requests[0].link_id == a.id);
   REQUIRE(plan.dedupe.size() == 2);
+  CHECK(plan.dedupe[0].key < plan.dedupe[1].key);
   for (const DedupeWrite& w : plan.dedupe) {
-    if (w.key.second == a.long_url_sha256) {
+    if (w.key == DedupeKey(owner, a.long_url_sha256)) {
       CHECK(w.replaces == std::optional<int64_t>(7));
       CHECK(w.link_id == a.id);
     } else {
       CHECK_FALSE(w.replaces.has_value());
     }
   }
+}
+
+TEST_CASE("DedupeKey depends on the owner and the URL hash and on nothing else", "[store]") {
+  NewLink a = MakeNewLink("o", "https://example.com/a");
+  NewLink b = MakeNewLink("o", "https://example.com/b");
+  CHECK(DedupeKey("o", a.long_url_sha256) == DedupeKey("o", a.long_url_sha256));
+  CHECK(DedupeKey("o", a.long_url_sha256) != DedupeKey("o", b.long_url_sha256));
+  CHECK(DedupeKey("o", a.long_url_sha256) != DedupeKey("p", a.long_url_sha256));
+  // The separator: ("ab", h) and ("a", "b" + h) hash different bytes.
+  CHECK(DedupeKey("ab", a.long_url_sha256) != DedupeKey("a", "b" + a.long_url_sha256));
+  // A known value, so that a change of the formula (which would orphan every
+  // stored key: migration 0006 computes it in SQL) fails here first.
+  CHECK(DedupeKey("anonymous", std::string(32, '\0')) == int64_t{4806346287186927360});
+}
+
+TEST_CASE("A dedupe key held by a link of another owner or URL is never used nor taken over",
+          "[store]") {
+  // A 64-bit key collision, staged: the key of (o, a) names link 9, which
+  // belongs to another URL (or owner). `a` must get a link of its own, and
+  // link 9 must keep the key, live or dead.
+  NewLink a = MakeNewLink("o", "https://example.com/a");
+  NewLink other_url = MakeNewLink("o", "https://example.com/other");
+  for (bool dead : {false, true}) {
+    for (const std::string& holder_owner : {std::string("o"), std::string("p")}) {
+      INFO("dead " << dead << ", holder owner " << holder_owner);
+      Link holder;
+      holder.id = 9;
+      holder.owner = holder_owner;
+      holder.long_url = other_url.long_url;
+      if (dead) holder.revoke_time = T0();
+      KeyState state;
+      const std::string holder_sha =
+          holder_owner == "o" ? other_url.long_url_sha256 : a.long_url_sha256;
+      state.dedupe[DedupeKey("o", a.long_url_sha256)] = StoredDedupe{9, holder, holder_sha};
+      // Twice in one batch: no dedupe between them either (the key is taken).
+      std::vector<NewLink> batch = {a, a};
+      batch[1].id = a.id + 1;
+      CreatePlan plan = PlanCreate(batch, state);
+      REQUIRE(plan.results.size() == 2);
+      for (const auto& r : plan.results) {
+        REQUIRE(r.ok());
+        CHECK(r->created);
+        CHECK(r->link.id != 9);
+        CHECK(r->link.long_url == a.long_url);
+      }
+      CHECK(plan.new_links == std::vector<size_t>{0, 1});
+      CHECK(plan.dedupe.empty());
+    }
+  }
+}
+
+TEST_CASE("A dedupe key whose link is missing is repointed to the new link", "[store]") {
+  NewLink a = MakeNewLink("o", "https://example.com/a");
+  KeyState state;
+  state.dedupe[DedupeKey("o", a.long_url_sha256)] = StoredDedupe{5, std::nullopt, ""};
+  std::vector<NewLink> batch = {a};
+  CreatePlan plan = PlanCreate(batch, state);
+  REQUIRE(plan.results[0].ok());
+  CHECK(plan.results[0]->created);
+  REQUIRE(plan.dedupe.size() == 1);
+  CHECK(plan.dedupe[0].replaces == std::optional<int64_t>(5));
+  CHECK(plan.dedupe[0].link_id == a.id);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/store/create_planner.h"
 #include "lib/store/pg/pg_arrays.h"
@@ -46,7 +47,7 @@ TEST_CASE("an acknowledged link is committed: a new connection reads it", "[stor
   CHECK(CountRows("SELECT count(*) FROM links WHERE id = $1::bigint", id) == 1);
   CHECK(CountRows("SELECT count(*) FROM link_aliases WHERE link_id = $1::bigint", id) == 1);
   CHECK(CountRows("SELECT count(*) FROM shorten_requests WHERE link_id = $1::bigint", id) == 1);
-  CHECK(CountRows("SELECT count(*) FROM link_dedupe WHERE link_id = $1::bigint", id) == 0);
+  CHECK(CountRows("SELECT count(*) FROM link_dedupe_keys WHERE link_id = $1::bigint", id) == 0);
 }
 
 void CheckAllUnavailable(LinkStore& store, int64_t id) {
@@ -264,6 +265,125 @@ TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it ca
   }
   CHECK(PgTimestamp(absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())) ==
         "0001-01-01 00:00:00.000000+00");
+}
+
+}  // namespace shortener::store::testing
+
+namespace shortener::store::testing {
+namespace {
+
+using ::shortener::testing::IsOk;
+using ::shortener::testing::PgCluster;
+
+// bytea input text of `bytes` (hex form).
+std::string ByteaHex(const std::string& bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  for (char c : bytes) {
+    out.push_back(kHex[static_cast<unsigned char>(c) >> 4]);
+    out.push_back(kHex[static_cast<unsigned char>(c) & 15]);
+  }
+  return out;
+}
+
+// A dedupe row of the pre-0006 schema, with its link.
+void InsertOldDedupe(pqxx::work& tx, const NewLink& link) {
+  tx.exec_params0(
+      "INSERT INTO links (id, long_url, long_url_sha256, owner, create_time)"
+      " VALUES ($1, $2, $3::text::bytea, $4, now())",
+      link.id, link.long_url, ByteaHex(link.long_url_sha256), link.owner);
+  tx.exec_params0(
+      "INSERT INTO link_dedupe (owner, long_url_sha256, link_id) VALUES ($1, $2::text::bytea, $3)",
+      link.owner, ByteaHex(link.long_url_sha256), link.id);
+}
+
+}  // namespace
+
+TEST_CASE("Migration 0006 carries every dedupe target over and they still dedupe afterwards",
+          "[store][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo, /*up_to_version=*/5), IsOk());
+  // Owners with non-ASCII text: SQL hashes convert_to(owner, 'UTF8'), the
+  // service the UTF-8 bytes. 300 keys give both signs of the bigint.
+  std::vector<NewLink> old_links;
+  for (int i = 0; i < 300; ++i) {
+    const std::string owner = i % 3 == 0 ? "anonymous" : i % 3 == 1 ? "t\xc3\xa9nant" : "acme";
+    old_links.push_back(MakeNewLink(owner, absl::StrCat("https://example.com/old/", i)));
+  }
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    for (const NewLink& link : old_links) InsertOldDedupe(tx, link);
+    tx.commit();
+  }
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo), IsOk());
+  int negative = 0;
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::nontransaction tx(conn);
+    for (const NewLink& link : old_links) {
+      const int64_t key = DedupeKey(link.owner, link.long_url_sha256);
+      negative += key < 0 ? 1 : 0;
+      pqxx::result r =
+          tx.exec_params("SELECT link_id FROM link_dedupe_keys WHERE url_key = $1", key);
+      REQUIRE(r.size() == 1);
+      CHECK(r[0][0].as<int64_t>() == link.id);
+    }
+    CHECK(tx.exec1("SELECT count(*) FROM link_dedupe_keys")[0].as<size_t>() == old_links.size());
+  }
+  CHECK(negative > 0);
+  CHECK(negative < static_cast<int>(old_links.size()));
+  // The service's view: the same (owner, URL) now returns the old link.
+  PgLinkStoreOptions options;
+  options.conninfo = conninfo;
+  auto store = PgLinkStore::Create(options);
+  REQUIRE_THAT(store, IsOk());
+  for (size_t i = 0; i < old_links.size(); i += 37) {
+    NewLink again = MakeNewLink(old_links[i].owner, old_links[i].long_url);
+    auto r = CreateOne(**store, again);
+    REQUIRE_THAT(r, IsOk());
+    CHECK_FALSE(r->created);
+    CHECK(r->link.id == old_links[i].id);
+  }
+}
+
+TEST_CASE("A dedupe key collision in the database creates a link of its own and leaves the key",
+          "[store][pg]") {
+  // Finding two URLs whose keys collide would take ~2^32 hashes, so the
+  // collision is staged: the key of (owner, A) is pointed at a link of URL B.
+  auto store = NewContractStore();
+  const std::string owner = UniqueName("collide");
+  NewLink b = MakeNewLink(owner, "https://example.com/collision/b");
+  REQUIRE_THAT(CreateOne(*store, b), IsOk());
+  NewLink a = MakeNewLink(owner, "https://example.com/collision/a");
+  const int64_t key_a = DedupeKey(owner, a.long_url_sha256);
+  {
+    pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+    pqxx::work tx(conn);
+    tx.exec_params0("INSERT INTO link_dedupe_keys (url_key, link_id) VALUES ($1, $2)", key_a, b.id);
+    tx.commit();
+  }
+  for (int round = 0; round < 2; ++round) {
+    NewLink try_a = MakeNewLink(owner, a.long_url);
+    auto r = CreateOne(*store, try_a);
+    REQUIRE_THAT(r, IsOk());
+    CHECK(r->created);  // never B's link
+    CHECK(r->link.id == try_a.id);
+    CHECK(r->link.long_url == a.long_url);
+  }
+  // The key still names B; B still dedupes to itself.
+  {
+    pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+    pqxx::nontransaction tx(conn);
+    CHECK(tx.exec_params1("SELECT link_id FROM link_dedupe_keys WHERE url_key = $1", key_a)[0]
+              .as<int64_t>() == b.id);
+  }
+  auto b_again = CreateOne(*store, MakeNewLink(owner, b.long_url));
+  REQUIRE_THAT(b_again, IsOk());
+  CHECK_FALSE(b_again->created);
+  CHECK(b_again->link.id == b.id);
 }
 
 }  // namespace shortener::store::testing

@@ -49,16 +49,14 @@ void ReadRequests(pqxx::transaction_base& tx, const std::vector<OwnerKey>& keys,
   }
 }
 
-void ReadDedupe(pqxx::transaction_base& tx, const std::vector<OwnerKey>& keys, KeyState& state) {
-  ArrayLiteral owners, hashes;
-  for (const OwnerKey& k : keys) {
-    owners.Add(k.first);
-    hashes.AddBytes(k.second);
-  }
-  pqxx::result rows = tx.exec_prepared(kReadDedupe.name, owners.Build(), hashes.Build());
+void ReadDedupe(pqxx::transaction_base& tx, const std::vector<int64_t>& keys, KeyState& state) {
+  ArrayLiteral list;
+  for (int64_t k : keys) list.Add(k);
+  pqxx::result rows = tx.exec_prepared(kReadDedupe.name, list.Build());
   for (const pqxx::row& row : rows) {
     state.dedupe[keys[KeyIndex(row, keys.size())]] =
-        StoredDedupe{row[1].as<int64_t>(), ParseLink(row, 2)};
+        StoredDedupe{row[1].as<int64_t>(), ParseLink(row, 3),
+                     row[2].is_null() ? std::string() : pqxx::binarystring(row[2]).str()};
   }
 }
 
@@ -71,12 +69,12 @@ void ReadAliases(pqxx::transaction_base& tx, const std::vector<std::string>& ali
   }
 }
 
-// The 21 array parameters of kWriteBatch, grouped by table.
+// The 20 array parameters of kWriteBatch, grouped by table.
 struct WriteArrays {
   ArrayLiteral req_owner, req_id, req_sha, req_link;
   ArrayLiteral alias, alias_link;
-  ArrayLiteral ded_owner, ded_sha, ded_link;
-  ArrayLiteral rep_owner, rep_sha, rep_link, rep_old;
+  ArrayLiteral ded_key, ded_link;
+  ArrayLiteral rep_key, rep_link, rep_old;
   ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks;
 
   void AddRequest(const RequestWrite& w) {
@@ -87,13 +85,11 @@ struct WriteArrays {
   }
   void AddDedupe(const DedupeWrite& w) {
     if (w.replaces.has_value()) {
-      rep_owner.Add(w.key.first);
-      rep_sha.AddBytes(w.key.second);
+      rep_key.Add(w.key);
       rep_link.Add(w.link_id);
       rep_old.Add(*w.replaces);
     } else {
-      ded_owner.Add(w.key.first);
-      ded_sha.AddBytes(w.key.second);
+      ded_key.Add(w.key);
       ded_link.Add(w.link_id);
     }
   }
@@ -185,8 +181,8 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
   pqxx::row n = tx.exec_prepared1(
       mode == WriteMode::kFast ? kWriteBatchFast.name : kWriteBatchCareful.name,
       a.req_owner.Build(), a.req_id.Build(), a.req_sha.Build(), a.req_link.Build(), a.alias.Build(),
-      a.alias_link.Build(), a.ded_owner.Build(), a.ded_sha.Build(), a.ded_link.Build(),
-      a.rep_owner.Build(), a.rep_sha.Build(), a.rep_link.Build(), a.rep_old.Build(), a.id.Build(),
+      a.alias_link.Build(), a.ded_key.Build(), a.ded_link.Build(), a.rep_key.Build(),
+      a.rep_link.Build(), a.rep_old.Build(), a.id.Build(),
       a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
       a.create.Build(), a.expire.Build(), a.max_clicks.Build());
   return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
@@ -220,9 +216,7 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
   }
   if (!plan.dedupe.empty()) {
     pqxx::stream_to out(tx, kCopyDedupe.table, kCopyDedupe.columns);
-    for (const DedupeWrite& w : plan.dedupe) {
-      out << std::make_tuple(std::cref(w.key.first), ByteaText(w.key.second), w.link_id);
-    }
+    for (const DedupeWrite& w : plan.dedupe) out << std::make_tuple(w.key, w.link_id);
     out.complete();
   }
   if (!plan.new_links.empty()) {

@@ -78,13 +78,14 @@ inline constexpr Query kReadRequests{
     "               WHERE r.owner = k.owner AND r.request_id = k.request_id LIMIT 1) r ON true"
     " LEFT JOIN links l ON l.id = r.link_id"};
 
-// $1 owners, $2 hashes. Row: key index (1-based), target id, link columns.
+// $1 dedupe keys. Row: key index (1-based), target id, the target's URL
+// hash (NULL when the link is missing), link columns.
 inline constexpr Query kReadDedupe{
     "links_read_dedupe",
-    "SELECT k.i, d.link_id, " SHORTENER_LINK_COLUMNS
-    " FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS k(owner, sha, i)"
-    " JOIN LATERAL (SELECT d.link_id FROM link_dedupe d WHERE d.owner = k.owner"
-    "               AND d.long_url_sha256 = k.sha LIMIT 1) d ON true"
+    "SELECT k.i, d.link_id, l.long_url_sha256, " SHORTENER_LINK_COLUMNS
+    " FROM unnest($1::bigint[]) WITH ORDINALITY AS k(url_key, i)"
+    " JOIN LATERAL (SELECT d.link_id FROM link_dedupe_keys d WHERE d.url_key = k.url_key"
+    "               LIMIT 1) d ON true"
     " LEFT JOIN links l ON l.id = d.link_id"};
 
 // $1 aliases. Row: a taken alias.
@@ -106,9 +107,9 @@ inline constexpr Query kReadAliases{
 // concurrent transaction repointed it first.
 // $1-$4 shorten_requests: owners, request ids, hashes, link ids.
 // $5-$6 link_aliases: aliases, link ids.
-// $7-$9 new link_dedupe rows: owners, hashes, link ids.
-// $10-$13 repointed link_dedupe rows: owners, hashes, link ids, old ids.
-// $14-$22 links: ids, aliases, urls, hashes, owners, statuses, create
+// $7-$8 new link_dedupe_keys rows: keys, link ids.
+// $9-$11 repointed link_dedupe_keys rows: keys, link ids, old ids.
+// $12-$20 links: ids, aliases, urls, hashes, owners, statuses, create
 //         times, expire times, click budgets.
 // Row: inserted requests, aliases, dedupe rows, repointed dedupe rows, links.
 #define SHORTENER_WRITE_BATCH(ON_CONFLICT)                                                 \
@@ -122,24 +123,22 @@ inline constexpr Query kReadAliases{
   "  SELECT t.alias, t.link_id FROM unnest($5::text[], $6::bigint[]) AS t(alias, link_id)" \
   ON_CONFLICT " RETURNING 1),"                                                             \
   " ded AS ("                                                                              \
-  "  INSERT INTO link_dedupe (owner, long_url_sha256, link_id)"                            \
-  "  SELECT t.owner, t.sha, t.link_id"                                                     \
-  "  FROM unnest($7::text[], $8::bytea[], $9::bigint[]) AS t(owner, sha, link_id)"         \
+  "  INSERT INTO link_dedupe_keys (url_key, link_id)"                                      \
+  "  SELECT t.url_key, t.link_id FROM unnest($7::bigint[], $8::bigint[]) AS t(url_key, link_id)" \
   ON_CONFLICT " RETURNING 1),"                                                             \
   " rep AS ("                                                                              \
-  "  UPDATE link_dedupe d SET link_id = t.link_id"                                         \
-  "  FROM unnest($10::text[], $11::bytea[], $12::bigint[], $13::bigint[])"                 \
-  "       AS t(owner, sha, link_id, old_link_id)"                                          \
-  "  WHERE d.owner = t.owner AND d.long_url_sha256 = t.sha"                                \
-  "    AND d.link_id = t.old_link_id"                                                      \
+  "  UPDATE link_dedupe_keys d SET link_id = t.link_id"                                    \
+  "  FROM unnest($9::bigint[], $10::bigint[], $11::bigint[])"                              \
+  "       AS t(url_key, link_id, old_link_id)"                                             \
+  "  WHERE d.url_key = t.url_key AND d.link_id = t.old_link_id"                            \
   "  RETURNING 1),"                                                                        \
   " lnk AS ("                                                                              \
   "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
   "                     create_time, expire_time, max_clicks)"                             \
   "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"                          \
   "         t.create_time, t.expire_time, t.max_clicks"                                    \
-  "  FROM unnest($14::bigint[], $15::text[], $16::text[], $17::bytea[], $18::text[],"      \
-  "              $19::smallint[], $20::timestamptz[], $21::timestamptz[], $22::bigint[])"  \
+  "  FROM unnest($12::bigint[], $13::text[], $14::text[], $15::bytea[], $16::text[],"      \
+  "              $17::smallint[], $18::timestamptz[], $19::timestamptz[], $20::bigint[])"  \
   "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"         \
   "            max_clicks)"                                                                \
   "  RETURNING 1)"                                                                         \
@@ -167,7 +166,7 @@ struct CopyTarget {
 inline constexpr CopyTarget<4> kCopyRequests{"shorten_requests",
                                              {"owner", "request_id", "long_url_sha256", "link_id"}};
 inline constexpr CopyTarget<2> kCopyAliases{"link_aliases", {"alias", "link_id"}};
-inline constexpr CopyTarget<3> kCopyDedupe{"link_dedupe", {"owner", "long_url_sha256", "link_id"}};
+inline constexpr CopyTarget<2> kCopyDedupe{"link_dedupe_keys", {"url_key", "link_id"}};
 inline constexpr CopyTarget<9> kCopyLinks{"links",
                                           {"id", "alias", "long_url", "long_url_sha256", "owner",
                                            "redirect_status", "create_time", "expire_time",

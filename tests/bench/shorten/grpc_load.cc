@@ -129,7 +129,9 @@ void ClosedLoop::StartCall(Slot& slot) {
     // 1000 messages on the load generator.
     slot.batch_request.Clear();
     for (int i = 0; i < options_.batch_size; ++i) {
-      slot.batch_request.add_requests()->set_long_url(NextUrl(slot));
+      v1::ShortenRequest* item = slot.batch_request.add_requests();
+      item->set_long_url(NextUrl(slot));
+      item->set_force_new(options_.force_new);
     }
     slot.batch_response.Clear();
     stub.async()->BatchShorten(slot.ctx.get(), &slot.batch_request, &slot.batch_response,
@@ -137,7 +139,7 @@ void ClosedLoop::StartCall(Slot& slot) {
   } else {
     slot.request.Clear();
     slot.request.set_long_url(NextUrl(slot));
-    slot.request.set_force_new(false);
+    slot.request.set_force_new(options_.force_new);
     slot.response.Clear();
     stub.async()->Shorten(slot.ctx.get(), &slot.request, &slot.response, std::move(done));
   }
@@ -150,7 +152,9 @@ void ClosedLoop::StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub)
   if (batch_) {
     slot.batch_request.Clear();
     for (int i = 0; i < options_.batch_size; ++i) {
-      slot.batch_request.add_requests()->set_long_url(NextUrl(slot));
+      v1::ShortenRequest* item = slot.batch_request.add_requests();
+      item->set_long_url(NextUrl(slot));
+      item->set_force_new(options_.force_new);
     }
     slot.batch_response.Clear();
     slot.batch_reader = stub.AsyncBatchShorten(slot.ctx.get(), slot.batch_request, queue);
@@ -158,7 +162,7 @@ void ClosedLoop::StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub)
   } else {
     slot.request.Clear();
     slot.request.set_long_url(NextUrl(slot));
-    slot.request.set_force_new(false);
+    slot.request.set_force_new(options_.force_new);
     slot.response.Clear();
     slot.reader = stub.AsyncShorten(slot.ctx.get(), slot.request, queue);
     slot.reader->Finish(&slot.response, &slot.status, &slot);

@@ -41,6 +41,9 @@ struct LoadOptions {
   // costs the RPC and validation but no id, commit or database; then
   // INVALID_ARGUMENT is the expected answer and counts as a call.
   bool rejected_urls = false;
+  // Diagnostics: force_new on every link, so no de-duplication row is read
+  // or written (what the dedupe index costs).
+  bool force_new = false;
   // Called on the driver thread right when the window opens and closes
   // (resource samples are taken there).
   std::function<void()> on_window_start = [] {};
@@ -64,7 +67,7 @@ struct LoadResult {
   int64_t errors() const { return call_errors + item_errors + not_created; }
 };
 
-// Single Shorten calls, force_new = false, distinct URLs.
+// Single Shorten calls (force_new as in the options), distinct URLs.
 absl::StatusOr<LoadResult> RunShortenLoad(const LoadOptions& options);
 
 // BatchShorten calls of `batch_size` distinct URLs each.

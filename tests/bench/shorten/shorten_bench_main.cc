@@ -60,6 +60,9 @@ ABSL_FLAG(std::vector<std::string>, pg_settings, {},
 ABSL_FLAG(bool, rpc_floor, false,
           "diagnostics: also run Shorten with URLs the service rejects before any id or "
           "database work, to show what the RPC alone costs");
+ABSL_FLAG(bool, force_new, false,
+          "diagnostics: send every link with force_new, so that no de-duplication row is "
+          "read or written (the targets are for the default, de-duplicated links)");
 ABSL_FLAG(bool, statement_stats, false,
           "diagnostics: load pg_stat_statements and print the top statements of each window");
 
@@ -83,6 +86,7 @@ struct BenchConfig {
   std::vector<std::string> pg_settings;
   bool statement_stats = false;
   bool rpc_floor = false;
+  bool force_new = false;
   bool checkpoint_each_phase = true;
   std::string command;  // how this run was invoked, for the report
 };
@@ -108,6 +112,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.pg_settings = absl::GetFlag(FLAGS_pg_settings);
   c.statement_stats = absl::GetFlag(FLAGS_statement_stats);
   c.rpc_floor = absl::GetFlag(FLAGS_rpc_floor);
+  c.force_new = absl::GetFlag(FLAGS_force_new);
   c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
   c.command = command;
   for (const std::string& s : absl::GetFlag(FLAGS_batch_inflight)) {
@@ -147,6 +152,7 @@ absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& t
   o.url_tag =
       absl::StrCat(batch ? "batch" : "single", inflight, "-", absl::ToUnixMicros(absl::Now()));
   o.rejected_urls = rejected;
+  o.force_new = c.force_new;
   if (c.checkpoint_each_phase) {
     if (absl::Status st = probe.Exec("CHECKPOINT"); !st.ok()) return st;
   }
