@@ -127,6 +127,11 @@ const char* OrNull(const std::optional<std::string>& text) {
 }  // namespace
 
 void PrepareLinkQueries(pqxx::connection& conn) {
+  // Every statement here is a primary-key probe or an insert from arrays:
+  // a custom plan per execution can be no better than the generic one, and
+  // planning the 5-insert write statement each time cost ~4.5 µs per link
+  // of a Shorten group commit (docs/benchmarks.md).
+  conn.set_variable("plan_cache_mode", "force_generic_plan");
   for (const pg_queries::Query& q : pg_queries::kAllQueries) {
     conn.prepare(q.name, q.sql);
     conn.prepare_now(q.name);  // a schema problem shows at connect time
