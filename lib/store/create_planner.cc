@@ -58,7 +58,7 @@ class Planner {
             absl::StrCat("custom_alias ", Quote(*in.alias), " is already taken"));
       }
     }
-    const bool dedupes = !in.alias.has_value() && Dedupes(in);
+    const bool dedupes = Dedupes(in);  // never with an alias
     const int64_t key = dedupes ? DedupeKey(in.owner, in.long_url_sha256) : 0;
     bool key_held_by_other = false;
     if (dedupes) {

@@ -21,7 +21,9 @@ std::string PgTimestamp(absl::Time t) {
   const int64_t fraction = ((micros % 1000000) + 1000000) % 1000000;
   char out[] = "YYYY-MM-DD HH:MM:SS.ffffff+00";
   auto put = [&out](int at, int64_t value, int digits) {
-    for (int i = digits - 1; i >= 0; --i, value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+    for (int i = digits - 1; i >= 0; --i, value /= 10) {
+      out[at + i] = static_cast<char>('0' + value % 10);
+    }
   };
   put(0, cs.year(), 4);
   put(5, cs.month(), 2);

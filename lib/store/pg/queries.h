@@ -124,7 +124,8 @@ inline constexpr Query kReadAliases{
   ON_CONFLICT " RETURNING 1),"                                                             \
   " ded AS ("                                                                              \
   "  INSERT INTO link_dedupe_keys (url_key, link_id)"                                      \
-  "  SELECT t.url_key, t.link_id FROM unnest($7::bigint[], $8::bigint[]) AS t(url_key, link_id)" \
+  "  SELECT t.url_key, t.link_id"                                                          \
+  "  FROM unnest($7::bigint[], $8::bigint[]) AS t(url_key, link_id)"                       \
   ON_CONFLICT " RETURNING 1),"                                                             \
   " rep AS ("                                                                              \
   "  UPDATE link_dedupe_keys d SET link_id = t.link_id"                                    \
