@@ -18,9 +18,9 @@ namespace shortener::store {
 namespace {
 
 using pg_queries::kCopyAliases;
-using pg_queries::kCopyDedupe;
 using pg_queries::kCopyLinks;
 using pg_queries::kCopyRequests;
+using pg_queries::kInsertDedupeKeys;
 using pg_queries::kReadAliases;
 using pg_queries::kReadDedupe;
 using pg_queries::kReadRequests;
@@ -220,9 +220,12 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
     out.complete();
   }
   if (!plan.dedupe.empty()) {
-    pqxx::stream_to out(tx, kCopyDedupe.table, kCopyDedupe.columns);
-    for (const DedupeWrite& w : plan.dedupe) out << std::make_tuple(w.key, w.link_id);
-    out.complete();
+    ArrayLiteral keys, ids;
+    for (const DedupeWrite& w : plan.dedupe) {
+      keys.Add(w.key);
+      ids.Add(w.link_id);
+    }
+    tx.exec_prepared(kInsertDedupeKeys.name, keys.Build(), ids.Build());
   }
   if (!plan.new_links.empty()) {
     pqxx::stream_to out(tx, kCopyLinks.table, kCopyLinks.columns);

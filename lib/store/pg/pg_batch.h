@@ -41,7 +41,8 @@ enum class WriteMode {
 bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
                WriteMode mode);
 
-// Write phase in COPY form, one COPY per table with rows, for a plan made
+// Write phase in COPY form, one COPY per table with rows (the dedupe keys
+// excepted: one array INSERT, cheaper for two bigints), for a plan made
 // without a read (nothing to repoint: returns false and writes nothing
 // otherwise). COPY costs PostgreSQL about 30 % less CPU per row than the
 // unnest INSERT but needs a transaction (BEGIN, a COPY per table, COMMIT): for
