@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "edge/app/edge_server.h"
+#include "lib/common/abseil_runtime.h"
 #include "lib/common/termination_signals.h"
 
 namespace {
@@ -52,6 +53,7 @@ ABSL_FLAG(int64_t, click_spool_max_bytes, static_cast<int64_t>(kDefaults.clicks.
 ABSL_FLAG(absl::Duration, click_flush_timeout, kDefaults.clicks.flush_timeout, "on SIGTERM, how long queued clicks may take to be sent before the rest is spooled");
 
 int main(int argc, char** argv) {
+  shortener::common::DisableMutexDeadlockDetection();
   absl::SetProgramUsageMessage("the HTTP redirect edge (see docs/edge.md)");
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view path) {

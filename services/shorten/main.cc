@@ -9,6 +9,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/common/abseil_runtime.h"
 #include "lib/common/termination_signals.h"
 #include "services/shorten/server.h"
 
@@ -54,6 +55,7 @@ ABSL_FLAG(int, visits_retention_months, kDefaults.visits_retention_months, "visi
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight calls may take to finish");
 
 int main(int argc, char** argv) {
+  shortener::common::DisableMutexDeadlockDetection();
   absl::SetProgramUsageMessage("the gRPC ShortenService (see docs/operations.md)");
   // --help lists the flags of this file (abseil matches files by program
   // name by default, which a main.cc never matches).

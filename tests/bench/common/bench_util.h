@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "lib/common/abseil_runtime.h"
 
 namespace shortener::bench {
 
@@ -39,6 +40,7 @@ template <typename Config>
 int BenchmarkMain(int argc, char** argv, const char* name, const char* usage,
                   absl::StatusOr<Config> (*from_flags)(const std::string& command),
                   absl::Status (*run)(const Config& config)) {
+  common::DisableMutexDeadlockDetection();
   absl::SetProgramUsageMessage(usage);
   const std::vector<std::string> args(argv, argv + argc);
   absl::ParseCommandLine(argc, argv);

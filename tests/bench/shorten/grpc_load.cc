@@ -91,6 +91,9 @@ absl::Status ClosedLoop::Connect() {
     // what several clients get.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt("shortener.bench.channel", i);
+    // A load generator never retries (it would count one link twice), and
+    // without a retry policy the retry filter only adds per-call work.
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
     // The async-queue calls add the key themselves (StartAsyncQueueCall):
