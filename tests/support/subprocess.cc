@@ -1,6 +1,7 @@
 #include "tests/support/subprocess.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -8,6 +9,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -59,6 +64,42 @@ Subprocess::~Subprocess() {
 }
 
 bool Subprocess::Signal(int signo) const { return pid_ > 0 && ::kill(pid_, signo) == 0; }
+
+namespace {
+
+// Whether every thread of `pid` is stopped ('T' in /proc/PID/task/TID/stat).
+bool AllThreadsStopped(pid_t pid) {
+  const std::string dir = absl::StrCat("/proc/", pid, "/task");
+  DIR* tasks = opendir(dir.c_str());
+  if (tasks == nullptr) return false;
+  bool stopped = true;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(absl::StrCat(dir, "/", entry->d_name, "/stat"));
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "tid (comm) S ...": the comm may hold spaces and parentheses.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;  // thread gone
+    if (stat[close + 2] != 'T') {
+      stopped = false;
+      break;
+    }
+  }
+  closedir(tasks);
+  return stopped;
+}
+
+}  // namespace
+
+bool Subprocess::Freeze(absl::Duration timeout) const {
+  if (!Signal(SIGSTOP)) return false;
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!AllThreadsStopped(pid_)) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
 
 std::optional<int> Subprocess::Wait(absl::Duration timeout) {
   if (pid_ <= 0) return std::nullopt;

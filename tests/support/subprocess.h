@@ -29,6 +29,12 @@ class Subprocess {
 
   pid_t pid() const { return pid_; }
   bool Signal(int signo) const;
+  // SIGSTOP, then waits until every thread of the child is stopped; false
+  // when that takes longer than `timeout`. kill() returns before the stop
+  // takes effect: the kernel wakes one thread to take the signal, and until
+  // it runs (on a busy machine, milliseconds later) the others go on running,
+  // e.g. answering an RPC the test meant to hang.
+  bool Freeze(absl::Duration timeout = absl::Seconds(10)) const;
   // Waits for exit; returns the exit code (or 128 + signal), nullopt on
   // timeout.
   std::optional<int> Wait(absl::Duration timeout);

@@ -375,7 +375,9 @@ TEST_CASE("redirect latency is unaffected while the service is down and clicks s
   // deadline (the harsher case for an edge); SIGKILL: refused at once.
   const int fault = GENERATE(SIGSTOP, SIGKILL);
   INFO("service signalled with " << (fault == SIGSTOP ? "SIGSTOP" : "SIGKILL"));
-  REQUIRE(f.service->process().Signal(fault));
+  const bool signalled =
+      fault == SIGSTOP ? f.service->process().Freeze() : f.service->process().Signal(fault);
+  REQUIRE(signalled);
   const LoadResult down = DriveRedirects(&port, codes, 2, 2000, absl::Seconds(2));
   CHECK(up.other_statuses == 0);
   CHECK(down.other_statuses == 0);
