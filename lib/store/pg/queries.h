@@ -174,9 +174,9 @@ inline constexpr CopyTarget<9> kCopyLinks{"links",
 
 // CopyPlan's dedupe keys, the one table it does not COPY: $1 keys, $2 link
 // ids. For two bigint columns the array INSERT costs less than COPY, whose
-// per-row parsing and slot set-up dominate such narrow rows (BatchShorten of
-// 1000: ~100 k -> ~110 k links/s, docs/benchmarks.md). No ON CONFLICT: a
-// taken key raises unique_violation, as in kWriteBatchFast.
+// per-row parsing and slot set-up dominate such narrow rows (the store
+// benchmark: 0.44 -> 0.49 of its reference, docs/benchmarks.md). No ON
+// CONFLICT: a taken key raises unique_violation, as in kWriteBatchFast.
 inline constexpr Query kInsertDedupeKeys{
     "links_insert_dedupe_keys",
     "INSERT INTO link_dedupe_keys (url_key, link_id)"
