@@ -23,6 +23,9 @@ struct ReportRow {
   int64_t ops = 0;                // links (or pgbench rows) in the window
   ResourceDelta resources;        // over the same window
   bool service_measured = true;   // false for pgbench (service idle)
+  // Loads: the mean rate of the pgbench runs right before and after this
+  // load's window, which its ratio is taken against (0: no reference).
+  double reference_tps = 0;
   std::string statements;         // pg_stat_statements table, when asked for
 };
 
@@ -36,9 +39,10 @@ struct ReportHeader {
 };
 
 // The whole markdown block: header lines, throughput table, target
-// verdicts, cost table. Every round must hold the same rows in the same
-// order; with several rounds each row is the round whose links/s was the
-// median, and each target's ratio in every round is listed too.
+// verdicts, cost table. A load's ratio is to its own reference_tps. Every
+// round must hold the same rows in the same order; with several rounds each
+// row is the round whose ratio was the median, and each target's ratio in
+// every round is listed too.
 std::string FormatReport(const ReportHeader& header,
                          const std::vector<std::vector<ReportRow>>& rounds);
 
