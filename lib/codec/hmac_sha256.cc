@@ -8,6 +8,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include <cassert>
+#include <cstring>
 #include <utility>
 
 namespace shortener::codec::internal {
@@ -53,6 +55,42 @@ Sha256Digest HmacSha256::Mac(const uint8_t* message, size_t length) const {
   SHA256_Update(&ctx, inner_digest.data(), inner_digest.size());
   SHA256_Final(digest.data(), &ctx);
   return digest;
+}
+
+namespace {
+
+// The last block of a SHA-256 message: `bytes` followed by 0x80, zeros and
+// the whole message's length in bits (64 bytes of key block + `bytes`),
+// big-endian, as FIPS 180-4 section 5.1.1 pads.
+void PadFinalBlock(const uint8_t* bytes, size_t length, uint8_t block[64]) {
+  std::memset(block, 0, 64);
+  std::memcpy(block, bytes, length);
+  block[length] = 0x80;
+  const uint64_t bits = (64 + length) * 8;
+  for (int i = 0; i < 8; ++i) block[63 - i] = static_cast<uint8_t>(bits >> (8 * i));
+}
+
+}  // namespace
+
+uint64_t HmacSha256::ShortMac64(const uint8_t* message, size_t length) const {
+  assert(length <= kMaxShortMessage);
+  uint8_t block[64];
+  PadFinalBlock(message, length, block);
+  SHA256_CTX ctx = states_->inner;
+  SHA256_Transform(&ctx, block);
+  uint8_t inner_digest[32];
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      inner_digest[4 * i + j] = static_cast<uint8_t>(ctx.h[i] >> (24 - 8 * j));
+    }
+  }
+  PadFinalBlock(inner_digest, sizeof(inner_digest), block);
+  ctx = states_->outer;
+  SHA256_Transform(&ctx, block);
+  const uint64_t prefix = (uint64_t{ctx.h[0]} << 32) | ctx.h[1];
+  // As SHA256_Final does: no copy of the keyed states stays on the stack.
+  OPENSSL_cleanse(&ctx, sizeof(ctx));
+  return prefix;
 }
 
 uint64_t DigestPrefix64(const Sha256Digest& digest) {

@@ -31,6 +31,13 @@ class HmacSha256 {
     return Mac(reinterpret_cast<const uint8_t*>(message.data()), message.size());
   }
 
+  // DigestPrefix64(Mac(message, length)) for messages of at most
+  // kMaxShortMessage bytes, computed as exactly two block transforms with no
+  // buffering or finalisation: the keyed permutation calls it 8-10 times per
+  // code (~15 % of a BatchShorten's service CPU through Mac).
+  static constexpr size_t kMaxShortMessage = 55;  // + 0x80 + 8-byte length = 1 block
+  uint64_t ShortMac64(const uint8_t* message, size_t length) const;
+
  private:
   struct KeyedStates;  // SHA256_CTX after key^ipad and after key^opad.
   std::shared_ptr<const KeyedStates> states_;

@@ -25,7 +25,7 @@ uint64_t KeyedPermutation::Round(int round, uint64_t half) const {
   for (int i = 0; i < 8; ++i) {
     message[2 + i] = static_cast<uint8_t>(half >> (56 - 8 * i));
   }
-  return DigestPrefix64(round_key_.Mac(message, sizeof(message))) & half_mask_;
+  return round_key_.ShortMac64(message, sizeof(message)) & half_mask_;
 }
 
 uint64_t KeyedPermutation::FeistelForward(uint64_t x) const {

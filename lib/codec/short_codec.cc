@@ -52,7 +52,11 @@ std::string DeriveKey(const HmacSha256& master, absl::string_view label) {
 }
 
 char CheckChar(const CodecKeys& keys, absl::string_view body) {
-  uint64_t mac = internal::DigestPrefix64(keys.check_key.Mac(body));
+  // Bodies are at most 11 characters: always the short form.
+  const uint64_t mac =
+      body.size() <= internal::HmacSha256::kMaxShortMessage
+          ? keys.check_key.ShortMac64(reinterpret_cast<const uint8_t*>(body.data()), body.size())
+          : internal::DigestPrefix64(keys.check_key.Mac(body));
   return internal::kBase62Alphabet[mac % 62];
 }
 

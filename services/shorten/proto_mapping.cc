@@ -1,5 +1,7 @@
 #include "services/shorten/proto_mapping.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/common/status_macros.h"
@@ -92,18 +94,28 @@ v1::LinkState ToProto(LinkState state) {
   return v1::LINK_STATE_UNSPECIFIED;
 }
 
-void ToProto(const LinkView& view, v1::Link* out) {
-  out->set_code(view.code);
-  out->set_short_url(view.short_url);
-  out->set_long_url(view.link.long_url);
+namespace {
+
+// Every field of a v1::Link but its strings (code, short_url, long_url,
+// owner), which the two ToProto forms copy or move.
+void SetLinkScalars(const LinkView& view, v1::Link* out) {
   out->set_state(ToProto(view.state));
   out->set_redirect_type(RedirectTypeFromStatus(view.link.redirect_status));
   *out->mutable_create_time() = ToProtoTimestamp(view.link.create_time);
   if (view.link.expire_time) *out->mutable_expire_time() = ToProtoTimestamp(*view.link.expire_time);
   if (view.link.revoke_time) *out->mutable_revoke_time() = ToProtoTimestamp(*view.link.revoke_time);
-  out->set_owner(view.link.owner);
   out->set_click_count(0);
   out->set_max_clicks(view.link.max_clicks.value_or(0));
+}
+
+}  // namespace
+
+void ToProto(const LinkView& view, v1::Link* out) {
+  out->set_code(view.code);
+  out->set_short_url(view.short_url);
+  out->set_long_url(view.link.long_url);
+  out->set_owner(view.link.owner);
+  SetLinkScalars(view, out);
 }
 
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out) {
@@ -111,6 +123,18 @@ void ToProto(const ShortenOutput& output, v1::ShortenResponse* out) {
   out->set_short_url(output.link.short_url);
   out->set_created(output.created);
   ToProto(output.link, out->mutable_link());
+}
+
+void ToProto(ShortenOutput&& output, v1::ShortenResponse* out) {
+  out->set_code(output.link.code);
+  out->set_short_url(output.link.short_url);
+  out->set_created(output.created);
+  v1::Link* link = out->mutable_link();
+  SetLinkScalars(output.link, link);
+  link->set_code(std::move(output.link.code));
+  link->set_short_url(std::move(output.link.short_url));
+  link->set_long_url(std::move(output.link.link.long_url));
+  link->set_owner(std::move(output.link.link.owner));
 }
 
 void ToProto(const LinkView& view, v1::ResolveResponse* out) {

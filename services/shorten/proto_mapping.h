@@ -30,6 +30,9 @@ void ToProto(const LinkView& view, v1::Link* out);
 // Field for field; an event without a time gets none (ClickRecorder skips it).
 RecordClicksInput FromProto(const v1::RecordClicksRequest& request);
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
+// The same, moving the strings (a 1000-link BatchShorten answer would
+// otherwise copy every URL once more).
+void ToProto(ShortenOutput&& output, v1::ShortenResponse* out);
 void ToProto(const LinkView& view, v1::ResolveResponse* out);
 
 // INVALID_ARGUMENT naming the field for a time out of Timestamp's range or

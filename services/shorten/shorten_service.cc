@@ -76,7 +76,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContex
     input->caller = std::move(caller);
     shortener_->Shorten(*input, DeadlineOf(ctx),
                         [reactor, response](absl::StatusOr<ShortenOutput> out) {
-                          if (out.ok()) ToProto(*out, response);
+                          if (out.ok()) ToProto(*std::move(out), response);
                           FinishWith(reactor, out.status());
                         });
   });
@@ -110,7 +110,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
       inputs.back().caller = caller;
     }
     shortener_->BatchShorten(
-        inputs, DeadlineOf(ctx),
+        std::move(inputs), DeadlineOf(ctx),
         [reactor, response, decode_errors = std::move(decode_errors)](
             absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
           if (!results.ok()) return FinishWith(reactor, results.status());
@@ -118,7 +118,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
             v1::BatchShortenResult* r = response->add_results();
             absl::Status st = !decode_errors[i].ok() ? decode_errors[i] : (*results)[i].status();
             if (st.ok()) {
-              ToProto(*(*results)[i], r->mutable_response());
+              ToProto(*std::move((*results)[i]), r->mutable_response());
             } else {
               SetItemError(st, r->mutable_error());
             }

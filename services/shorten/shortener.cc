@@ -166,7 +166,7 @@ void Shortener::Shorten(const ShortenInput& input, absl::Time deadline, ShortenD
 }
 
 void Shortener::BatchShorten(
-    const std::vector<ShortenInput>& inputs, absl::Time deadline,
+    std::vector<ShortenInput> inputs, absl::Time deadline,
     std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done) {
   if (inputs.empty()) {
     done(absl::InvalidArgumentError("requests: at least one request is required"));
@@ -180,7 +180,8 @@ void Shortener::BatchShorten(
   }
   // Validating up to 1000 URLs takes milliseconds and ids may need a wait:
   // off the caller's thread.
-  blocking_pool_->Schedule([this, inputs, deadline, done = std::move(done)]() mutable {
+  blocking_pool_->Schedule([this, inputs = std::move(inputs), deadline,
+                            done = std::move(done)]() mutable {
     PrepareBatch(inputs, deadline, std::move(done));
   });
 }
@@ -224,21 +225,21 @@ absl::StatusOr<ShortenOutput> Shortener::ToOutput(
   if (!outcome.ok()) return outcome.status();
   ShortenOutput out;
   out.created = outcome->created;
-  SHORTENER_ASSIGN_OR_RETURN(out.link, ToView(outcome->link));
+  SHORTENER_ASSIGN_OR_RETURN(out.link, ToView(std::move(outcome->link)));
   return out;
 }
 
-absl::StatusOr<LinkView> Shortener::ToView(const store::Link& link) const {
+absl::StatusOr<LinkView> Shortener::ToView(store::Link link) const {
   std::string code;
   if (link.alias.has_value()) {
     code = *link.alias;
   } else {
     SHORTENER_ASSIGN_OR_RETURN(code, codec_->Encode(static_cast<uint64_t>(link.id)));
   }
-  return ToView(link, std::move(code));
+  return ToView(std::move(link), std::move(code));
 }
 
-LinkView Shortener::ToView(const store::Link& link, std::string code) const {
+LinkView Shortener::ToView(store::Link link, std::string code) const {
   LinkView view;
   view.code = std::move(code);
   view.short_url = absl::StrCat(options_.base_url, view.code);
@@ -250,7 +251,7 @@ LinkView Shortener::ToView(const store::Link& link, std::string code) const {
   } else {
     view.state = LinkState::kActive;
   }
-  view.link = link;
+  view.link = std::move(link);
   return view;
 }
 
@@ -309,7 +310,7 @@ void Shortener::Resolve(absl::string_view code, ResolveDone done) {
     if (!link.ok()) {
       done(link.status());
     } else {
-      done(ToView(*link, code));
+      done(ToView(*std::move(link), code));
     }
   };
   if (id->has_value()) {
@@ -358,7 +359,7 @@ absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code, const auth::P
   SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(code, caller, Lookup(code)));
   SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,
                              store_->Revoke(link.id, now_(), std::string(code)));
-  return ToView(revoked, std::string(code));
+  return ToView(std::move(revoked), std::string(code));
 }
 
 }  // namespace shortener::service

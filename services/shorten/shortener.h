@@ -91,7 +91,7 @@ class Shortener {
 
   // One result per input, in order; a bad item fails only itself.
   // INVALID_ARGUMENT for the whole call when there are 0 or too many items.
-  void BatchShorten(const std::vector<ShortenInput>& inputs, absl::Time deadline,
+  void BatchShorten(std::vector<ShortenInput> inputs, absl::Time deadline,
                     std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
 
   using ResolveDone = std::function<void(absl::StatusOr<LinkView>)>;
@@ -131,9 +131,11 @@ class Shortener {
   void PrepareBatch(const std::vector<ShortenInput>& inputs, absl::Time deadline,
                     std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
-  absl::StatusOr<LinkView> ToView(const store::Link& link) const;
+  // By value: a view owns its link, and most callers hand over one they no
+  // longer need (a 1000-link batch would otherwise copy every URL again).
+  absl::StatusOr<LinkView> ToView(store::Link link) const;
   // The view of `link`, whose code is known to be `code`.
-  LinkView ToView(const store::Link& link, std::string code) const;
+  LinkView ToView(store::Link link, std::string code) const;
   // The id a generated code names, or nullopt for an alias. INVALID_ARGUMENT
   // for neither; NOT_FOUND for a generated code that fails its check.
   absl::StatusOr<std::optional<int64_t>> ParseCode(absl::string_view code) const;

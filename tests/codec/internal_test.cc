@@ -32,6 +32,26 @@ TEST_CASE("HmacSha256 matches the RFC 4231 test vectors", "[codec]") {
   CHECK(Hex(jefe.Mac("x")) == Hex(jefe.Mac("x")));
 }
 
+TEST_CASE("ShortMac64 is the first 8 bytes of Mac for every short length", "[codec]") {
+  // RFC 4231 case 2, whose 28-byte message is short.
+  const HmacSha256 jefe("Jefe");
+  const std::string what = "what do ya want for nothing?";
+  CHECK(jefe.ShortMac64(reinterpret_cast<const uint8_t*>(what.data()), what.size()) ==
+        0x5bdcc146bf60754eULL);
+  // Every length the short form accepts (0 and 55, the edges of one padded
+  // block, included), with keys shorter than, equal to and longer than a block.
+  for (const std::string& key : {std::string("k"), std::string(64, 'b'), std::string(100, 'c')}) {
+    const HmacSha256 mac(key);
+    for (size_t length = 0; length <= HmacSha256::kMaxShortMessage; ++length) {
+      std::vector<uint8_t> message(length);
+      for (size_t i = 0; i < length; ++i) message[i] = static_cast<uint8_t>(i * 37 + length);
+      INFO("key of " << key.size() << " bytes, message of " << length);
+      CHECK(mac.ShortMac64(message.data(), length) ==
+            DigestPrefix64(mac.Mac(message.data(), length)));
+    }
+  }
+}
+
 TEST_CASE("KeyedPermutation permutes small domains exactly", "[codec]") {
   const HmacSha256 key("permutation test key");
   for (uint64_t size : {1, 2, 3, 15, 16, 17, 61, 100, 1000, 4097}) {

@@ -217,6 +217,35 @@ TEST_CASE("Fingerprint identifies the secret without revealing it", "[codec]") {
   CHECK(fp.find(secret) == std::string::npos);
 }
 
+// Codes are stored nowhere: a link's code is recomputed from its id on every
+// answer. Any change to the permutation, the check character or the tiers
+// would silently give every existing link a new code, so the exact codes of
+// a fixed secret are pinned here (computed by the first implementation).
+TEST_CASE("codes of a fixed secret never change", "[codec]") {
+  const ShortCodec codec = MakeCodec(6);
+  const std::vector<std::pair<uint64_t, std::string>> known = {
+      {0, "pYY45xs"},
+      {1, "Att3Vwq"},
+      {2, "XsLZG7r"},
+      {61, "n4ATHYp"},
+      {12345, "2rFpvn6"},
+      {999999999, "Y84ziX0"},
+      {Capacity(6) - 1, "Mj2wkSE"},  // the last 6-character body
+      {Capacity(6), "kplIrbNQ"},     // the first 7-character one
+      {uint64_t{1} << 40, "iM9heZM6"},
+      {codec.MaxId(), "j2YWwFchylp"},
+  };
+  for (const auto& [id, code] : known) {
+    INFO("id " << id);
+    CHECK(codec.Encode(id).value_or("") == code);
+    CHECK(codec.Decode(code).value_or(~uint64_t{0}) == id);
+  }
+  const ShortCodec short_codec = MakeCodec(1, 'q');
+  CHECK(short_codec.Encode(0).value_or("") == "UF");
+  CHECK(short_codec.Encode(60).value_or("") == "81");
+  CHECK(short_codec.Encode(61).value_or("") == "1Ag");
+}
+
 TEST_CASE("copies and concurrent callers see the same codec", "[codec]") {
   const ShortCodec original = MakeCodec(6);
   ShortCodec copy = original;

@@ -232,11 +232,14 @@ TEST_CASE("a link id that exists already fails the whole batch and stores nothin
   CHECK(store->CreateLinks({}).empty());
 }
 
-TEST_CASE("text with quotes, backslashes, braces and non-ASCII round-trips", "[store][contract]") {
+TEST_CASE("text with quotes and backslashes and braces and tabs and newlines and non-ASCII round-trips",
+          "[store][contract]") {
   auto store = NewContractStore();
-  std::string owner = UniqueName("o\"w,n{e}r\\ NULL");
+  // Array literals quote '"', '\\', ',' and braces; COPY's text format
+  // escapes '\\', tab, newline and carriage return, and reads \N as NULL.
+  std::string owner = UniqueName("o\"w,n{e}r\\ NULL\t\\N\r\n");
   NewLink odd = MakeNewLink(owner, "https://example.com/p?q=\"a,b\"&r={c}\\d \xc3\xa9\xe2\x82\xac");
-  odd.request_id = "NULL";
+  odd.request_id = "NULL\t\\N\n";
   NewLink empty_req = MakeNewLink(owner, "https://example.com/");
   empty_req.request_id = "";
   Results r = Create(*store, {odd, empty_req});

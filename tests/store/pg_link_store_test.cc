@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/store/create_planner.h"
+#include "lib/store/pg/copy_text.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/store/pg_test_util.h"
@@ -265,6 +267,44 @@ TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it ca
   }
   CHECK(PgTimestamp(absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())) ==
         "0001-01-01 00:00:00.000000+00");
+}
+
+TEST_CASE("CopyText rows reach PostgreSQL's COPY byte for byte and NULLs stay NULL", "[pg]") {
+  // Every byte COPY's text format gives a meaning to, the literal text \N,
+  // a bare backslash at the end, and UTF-8.
+  const std::vector<std::string> texts = {
+      "", "plain", "tab\there", "new\nline", "carriage\rreturn", "back\\slash", "\\N",
+      "\\", "end\\", "\t\n\r\\", "caf\xc3\xa9 \xe2\x82\xac", "NULL", "a\\tb"};
+  const std::string bytes("\x00\x01\\\t\xff", 5);
+  const absl::Time when = absl::FromUnixMicros(1732500000123456);
+  CopyText rows;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    rows.Number(static_cast<int64_t>(i)).Text(texts[i]).Bytes(bytes).Time(when);
+    rows.Number(std::optional<int64_t>()).Text(std::optional<std::string>());
+    rows.EndRow();
+  }
+  CHECK(rows.rows() == texts.size());
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::work tx(conn);
+  tx.exec0(
+      "CREATE TEMP TABLE copy_text_check (i bigint, t text, b bytea, at timestamptz,"
+      " n bigint, nt text)");
+  const char* const columns[] = {"i", "t", "b", "at", "n", "nt"};
+  rows.CopyTo(tx, "copy_text_check", columns);
+  CHECK(rows.empty());
+  pqxx::result got = tx.exec(
+      "SELECT i, t, encode(b, 'hex'), (extract(epoch FROM at) * 1000000)::bigint,"
+      " n IS NULL, nt IS NULL FROM copy_text_check ORDER BY i");
+  REQUIRE(got.size() == texts.size());
+  for (const pqxx::row& row : got) {
+    const size_t i = row[0].as<size_t>();
+    INFO("row " << i);
+    CHECK(row[1].as<std::string>() == texts[i]);
+    CHECK(row[2].as<std::string>() == "00015c09ff");
+    CHECK(row[3].as<int64_t>() == absl::ToUnixMicros(when));
+    CHECK(row[4].as<bool>());
+    CHECK(row[5].as<bool>());
+  }
 }
 
 }  // namespace shortener::store::testing

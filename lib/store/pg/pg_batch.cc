@@ -1,16 +1,14 @@
 #include "lib/store/pg/pg_batch.h"
 
 #include <algorithm>
-#include <functional>
 #include <pqxx/pqxx>
-#include <pqxx/stream_to>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/store/pg/copy_text.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/queries.h"
 
@@ -106,24 +104,6 @@ struct WriteArrays {
   }
 };
 
-// bytea in hex form; stream_to doubles the backslash for COPY's text format.
-std::string ByteaText(absl::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + 2 * bytes.size());
-  for (char c : bytes) {
-    unsigned char b = static_cast<unsigned char>(c);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
-}
-
-// A nullable text field of a COPY row: stream_to writes a null pointer as NULL.
-const char* OrNull(const std::optional<std::string>& text) {
-  return text.has_value() ? text->c_str() : nullptr;
-}
-
 }  // namespace
 
 void PrepareLinkQueries(pqxx::connection& conn) {
@@ -200,13 +180,14 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
     if (w.replaces.has_value()) return false;
   }
   // The tables in the order of kWriteBatchFast's inserts: one lock order.
+  // Columns in kCopy*'s order.
   if (!plan.requests.empty()) {
-    pqxx::stream_to out(tx, kCopyRequests.table, kCopyRequests.columns);
+    CopyText rows;
     for (const RequestWrite& w : plan.requests) {
-      out << std::make_tuple(std::cref(w.key.first), std::cref(w.key.second),
-                             ByteaText(w.long_url_sha256), w.link_id);
+      rows.Text(w.key.first).Text(w.key.second).Bytes(w.long_url_sha256).Number(w.link_id);
+      rows.EndRow();
     }
-    out.complete();
+    rows.CopyTo(tx, kCopyRequests.table, kCopyRequests.columns);
   }
   std::vector<std::pair<std::string, int64_t>> aliases;  // sorted: one lock order
   for (size_t i : plan.new_links) {
@@ -215,9 +196,12 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
   }
   if (!aliases.empty()) {
     std::sort(aliases.begin(), aliases.end());
-    pqxx::stream_to out(tx, kCopyAliases.table, kCopyAliases.columns);
-    for (const auto& [alias, id] : aliases) out << std::make_tuple(std::cref(alias), id);
-    out.complete();
+    CopyText rows;
+    for (const auto& [alias, id] : aliases) {
+      rows.Text(alias).Number(id);
+      rows.EndRow();
+    }
+    rows.CopyTo(tx, kCopyAliases.table, kCopyAliases.columns);
   }
   if (!plan.dedupe.empty()) {
     ArrayLiteral keys, ids;
@@ -228,18 +212,15 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
     tx.exec_prepared(kInsertDedupeKeys.name, keys.Build(), ids.Build());
   }
   if (!plan.new_links.empty()) {
-    pqxx::stream_to out(tx, kCopyLinks.table, kCopyLinks.columns);
+    CopyText rows;
     for (size_t i : plan.new_links) {
       const Link& link = plan.results[i]->link;
-      std::optional<std::string> expire, max_clicks;
-      if (link.expire_time.has_value()) expire = PgTimestamp(*link.expire_time);
-      if (link.max_clicks.has_value()) max_clicks = absl::StrCat(*link.max_clicks);
-      out << std::make_tuple(link.id, OrNull(link.alias), std::cref(link.long_url),
-                             ByteaText(links[i].long_url_sha256), std::cref(link.owner),
-                             int{link.redirect_status}, PgTimestamp(link.create_time),
-                             OrNull(expire), OrNull(max_clicks));
+      rows.Number(link.id).Text(link.alias).Text(link.long_url).Bytes(links[i].long_url_sha256);
+      rows.Text(link.owner).Number(int64_t{link.redirect_status}).Time(link.create_time);
+      rows.Time(link.expire_time).Number(link.max_clicks);
+      rows.EndRow();
     }
-    out.complete();
+    rows.CopyTo(tx, kCopyLinks.table, kCopyLinks.columns);
   }
   return true;
 }

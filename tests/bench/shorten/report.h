@@ -33,7 +33,7 @@ struct ReportHeader {
   std::string command;          // how to reproduce
   std::string pgbench_command;  // empty when skipped
   std::string service_flags;    // extra flags given to the service
-  std::string pg_settings;      // diagnostics: settings changed on the cluster
+  std::string pg_settings;      // settings changed on the cluster (ALTER SYSTEM)
   int nproc = 0;
   std::string cpu_model;
 };

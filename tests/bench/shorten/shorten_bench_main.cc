@@ -56,8 +56,17 @@ ABSL_FLAG(int, pgbench_threads, 2, "pgbench -j");
 ABSL_FLAG(std::string, pgbench_protocol, "simple",
           "pgbench -M: simple (pgbench's default, the reference of the targets), extended or "
           "prepared (~1.5x the simple rate here)");
-ABSL_FLAG(std::vector<std::string>, pg_settings, {},
-          "diagnostics: PostgreSQL settings name=value applied before the service starts");
+// At 100+ k links/s PostgreSQL writes ~45 MB/s of WAL. With its default
+// min_wal_size (80 MB) few segments survive a checkpoint to be recycled, so a
+// committing backend creates and zero-fills a new 16 MB segment every ~0.4 s
+// (XLogFileInit: ~4 % of the machine in a BatchShorten profile; PostgreSQL's
+// CPU per link 8 -> 6 µs without it, docs/benchmarks.md). A server sized for
+// this write rate recycles its segments; pgbench runs against the same one.
+ABSL_FLAG(std::vector<std::string>, pg_settings, (std::vector<std::string>{"min_wal_size=2GB",
+                                                                            "max_wal_size=4GB"}),
+          "PostgreSQL settings name=value (ALTER SYSTEM) applied before pgbench and the service "
+          "start; the default sizes WAL for the write rate measured here (empty: PostgreSQL's "
+          "defaults)");
 ABSL_FLAG(bool, rpc_floor, false,
           "diagnostics: also run Shorten with URLs the service rejects before any id or "
           "database work, to show what the RPC alone costs");
