@@ -496,6 +496,8 @@ absl::Status RunServer(const ServerConfig& config) {
   // (a misconfigured replica, a test that raced for a free port) would then
   // silently take half the connections. Fail to start instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // channelz keeps per-call counters for a debug service we do not register.
+  builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
   AddKeepaliveArgs(config, builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {

@@ -94,6 +94,11 @@ absl::Status ClosedLoop::Connect() {
     // A load generator never retries (it would count one link twice), and
     // without a retry policy the retry filter only adds per-call work.
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    // Per-call work a load generator has no use for: channelz's call
+    // counters, and the optional filters of the full client stack (the
+    // deadline still reaches the server, which enforces it).
+    args.SetInt(GRPC_ARG_ENABLE_CHANNELZ, 0);
+    args.SetInt(GRPC_ARG_MINIMAL_STACK, 1);
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
     // The async-queue calls add the key themselves (StartAsyncQueueCall):
