@@ -77,6 +77,12 @@ absl::Status ConfigureCluster(testing::PgCluster& cluster, const std::vector<std
   return absl::OkStatus();
 }
 
+absl::Status EmptyLinkTables(const std::string& conninfo) {
+  absl::StatusOr<ConnPtr> conn = Connect(conninfo);
+  if (!conn.ok()) return conn.status();
+  return Exec(conn->get(), "TRUNCATE links, link_aliases, link_dedupe_keys, shorten_requests");
+}
+
 absl::StatusOr<std::unique_ptr<StatementStats>> StatementStats::Create(
     const std::string& conninfo) {
   absl::StatusOr<ConnPtr> conn = Connect(conninfo);

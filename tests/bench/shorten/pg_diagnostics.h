@@ -24,6 +24,13 @@ namespace shortener::bench {
 absl::Status ConfigureCluster(testing::PgCluster& cluster, const std::vector<std::string>& settings,
                               bool statement_stats);
 
+// Empties the tables links are written to (links, link_aliases,
+// link_dedupe_keys, shorten_requests), so that a round starts from the state
+// the first one did: pgbench recreates its own table for every run, while
+// the service's tables would grow by millions of rows per round (and the
+// random-key dedupe index costs more the larger it is).
+absl::Status EmptyLinkTables(const std::string& conninfo);
+
 // pg_stat_statements over one window. Requires ConfigureCluster(...,
 // statement_stats = true) first.
 class StatementStats {

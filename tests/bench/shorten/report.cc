@@ -166,7 +166,11 @@ std::string FormatReport(const ReportHeader& h, const std::vector<std::vector<Re
   if (rounds.size() > 1) {
     absl::StrAppend(&out, "Rounds: ", rounds.size(),
                     "; each row is the round with the median "
-                    "ratio to pgbench (pgbench: the median run).\n\n");
+                    "ratio to pgbench (pgbench: the median run).",
+                    h.fresh_tables ? " Link tables emptied before every round (pgbench "
+                                     "recreates its table for every run)."
+                                   : " Link tables kept between rounds (they grow).",
+                    "\n\n");
   }
   absl::StrAppend(&out, ThroughputTable(rows), "\n", Verdicts(rows), "\n",
                   RoundRatios(rounds), CostTable(rows));

@@ -34,6 +34,7 @@ struct ReportHeader {
   std::string pgbench_command;  // empty when skipped
   std::string service_flags;    // extra flags given to the service
   std::string pg_settings;      // settings changed on the cluster (ALTER SYSTEM)
+  bool fresh_tables = false;    // link tables emptied before every round
   int nproc = 0;
   std::string cpu_model;
 };

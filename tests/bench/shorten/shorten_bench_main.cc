@@ -73,6 +73,9 @@ ABSL_FLAG(bool, rpc_floor, false,
 ABSL_FLAG(bool, force_new, false,
           "diagnostics: send every link with force_new, so that no de-duplication row is "
           "read or written (the targets are for the default, de-duplicated links)");
+ABSL_FLAG(bool, fresh_tables, true,
+          "empty the link tables before every round but the first, as pgbench recreates its "
+          "table for every run (false: let them grow, to see what a larger dedupe index costs)");
 ABSL_FLAG(bool, statement_stats, false,
           "diagnostics: load pg_stat_statements and print the top statements of each window");
 
@@ -98,6 +101,7 @@ struct BenchConfig {
   bool rpc_floor = false;
   bool force_new = false;
   bool checkpoint_each_phase = true;
+  bool fresh_tables = true;
   std::string command;  // how this run was invoked, for the report
 };
 
@@ -124,6 +128,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.rpc_floor = absl::GetFlag(FLAGS_rpc_floor);
   c.force_new = absl::GetFlag(FLAGS_force_new);
   c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
+  c.fresh_tables = absl::GetFlag(FLAGS_fresh_tables);
   c.command = command;
   for (const std::string& s : absl::GetFlag(FLAGS_batch_inflight)) {
     int n = 0;
@@ -350,6 +355,10 @@ absl::Status Run(const BenchConfig& c) {
   ReportHeader header;
   for (int i = 0; st.ok() && i < c.rounds; ++i) {
     if (c.rounds > 1) std::fprintf(stderr, "round %d of %d\n", i + 1, c.rounds);
+    if (i > 0 && c.fresh_tables) {
+      st = EmptyLinkTables(f.pg->ConnInfo());
+      if (!st.ok()) break;
+    }
     absl::StatusOr<std::vector<ReportRow>> rows = RunRound(c, f, &header.pgbench_command);
     if (rows.ok()) rounds.push_back(*std::move(rows));
     st = rows.status();
@@ -362,6 +371,7 @@ absl::Status Run(const BenchConfig& c) {
   header.command = c.command;
   header.service_flags = absl::StrJoin(c.service_flags, " ");
   header.pg_settings = absl::StrJoin(c.pg_settings, ", ");
+  header.fresh_tables = c.fresh_tables;
   header.nproc = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   header.cpu_model = CpuModel();
   std::printf("%s", FormatReport(header, rounds).c_str());
