@@ -43,8 +43,6 @@ class CopyText {
 
   bool empty() const { return rows_ == 0; }
   size_t rows() const { return rows_; }
-  // Every ended row, each with its newline.
-  const std::string& data() const { return data_; }
   // Sends every ended row as one `COPY table (columns) FROM STDIN` in `tx`
   // (the columns in the order of each row's fields) and leaves this empty.
   // Throws what pqxx throws (e.g. pqxx::unique_violation).
