@@ -7,7 +7,7 @@ SHORTENER_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev zlib1g-dev curl
-  libmaxminddb-dev
+  libmaxminddb-dev libjemalloc-dev
   postgresql postgresql-contrib
   openssl  # the tests make their TLS certificates with it
   libmaxmind-db-writer-perl  # the GeoIP tests write a tiny MaxMind database with it

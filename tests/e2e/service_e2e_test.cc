@@ -149,6 +149,18 @@ TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {
   CHECK_THAT(st.error_message(), Catch::Contains("1000"));
 }
 
+#ifdef SHORTENER_EXPECT_JEMALLOC
+TEST_CASE("The service runs on jemalloc when built with it", "[e2e]") {
+  E2eFixture f;
+  std::ifstream maps(absl::StrCat("/proc/", f.service->process().pid(), "/maps"));
+  REQUIRE(maps.good());
+  std::string line;
+  bool mapped = false;
+  while (std::getline(maps, line)) mapped = mapped || line.find("libjemalloc") != std::string::npos;
+  CHECK(mapped);
+}
+#endif
+
 TEST_CASE("Health and reflection services answer, as grpcurl needs", "[e2e]") {
   E2eFixture f;
   auto channel = grpc::CreateChannel(f.service->target(), grpc::InsecureChannelCredentials());
