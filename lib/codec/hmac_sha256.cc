@@ -64,7 +64,7 @@ namespace {
 // big-endian, as FIPS 180-4 section 5.1.1 pads.
 void PadFinalBlock(const uint8_t* bytes, size_t length, uint8_t block[64]) {
   std::memset(block, 0, 64);
-  std::memcpy(block, bytes, length);
+  if (length > 0) std::memcpy(block, bytes, length);  // an empty message may be null
   block[length] = 0x80;
   const uint64_t bits = (64 + length) * 8;
   for (int i = 0; i < 8; ++i) block[63 - i] = static_cast<uint8_t>(bits >> (8 * i));
