@@ -63,15 +63,10 @@ CopyText& CopyText::Time(const std::optional<absl::Time>& t) {
 }
 
 CopyText& CopyText::Bytes(absl::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
   Separate();
   // bytea's hex input is \x<hex>; COPY needs its backslash doubled.
   data_ += "\\\\x";
-  for (char c : bytes) {
-    const unsigned char b = static_cast<unsigned char>(c);
-    data_.push_back(kHex[b >> 4]);
-    data_.push_back(kHex[b & 15]);
-  }
+  AppendHex(bytes, &data_);
   return *this;
 }
 

@@ -35,6 +35,15 @@ std::string PgTimestamp(absl::Time t) {
   return std::string(out, sizeof(out) - 1);
 }
 
+void AppendHex(absl::string_view bytes, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : bytes) {
+    const unsigned char b = static_cast<unsigned char>(c);
+    out->push_back(kHex[b >> 4]);
+    out->push_back(kHex[b & 15]);
+  }
+}
+
 void ArrayLiteral::Separate() {
   if (count_++ > 0) body_.push_back(',');
 }
@@ -67,15 +76,10 @@ ArrayLiteral& ArrayLiteral::AddTime(const std::optional<absl::Time>& t) {
 }
 
 ArrayLiteral& ArrayLiteral::AddBytes(absl::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
   Separate();
   // Inside a quoted element `\\` is one backslash: the element is \x<hex>.
   body_ += "\"\\\\x";
-  for (char c : bytes) {
-    unsigned char b = static_cast<unsigned char>(c);
-    body_.push_back(kHex[b >> 4]);
-    body_.push_back(kHex[b & 15]);
-  }
+  AppendHex(bytes, &body_);
   body_.push_back('"');
   return *this;
 }

@@ -23,6 +23,10 @@ namespace shortener::store {
 // "2024-05-01 12:00:00.123456+00": `t` at microsecond precision, in UTC.
 std::string PgTimestamp(absl::Time t);
 
+// Appends `bytes` as lower-case hex digits (the body of bytea's \x<hex>
+// input form) to `out`.
+void AppendHex(absl::string_view bytes, std::string* out);
+
 class ArrayLiteral {
  public:
   ArrayLiteral& Add(absl::string_view text);
