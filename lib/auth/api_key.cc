@@ -1,7 +1,6 @@
 #include "lib/auth/api_key.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "lib/common/sha256.h"
 
 namespace shortener::auth {
 namespace {
@@ -47,15 +47,10 @@ std::string GenerateApiKey() {
 }
 
 std::string HashApiKey(absl::string_view key) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(key.data(), key.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    // SHA-256 with the default provider cannot fail short of a broken
-    // OpenSSL; an empty or wrong hash would be a security bug, so stop.
-    std::fputs("auth: EVP_Digest(SHA-256) failed\n", stderr);
-    std::abort();
-  }
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
+  // Once per authenticated call: Sha256 skips OpenSSL 3's provider look-up.
+  const Sha256Bytes digest = Sha256(key);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {

@@ -1,7 +1,6 @@
 #include "lib/clicks/clicks.h"
 
 #include <arpa/inet.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/sha256.h"
 
 namespace shortener::clicks {
 namespace {
@@ -77,13 +77,8 @@ std::string AnonymizeIp(absl::string_view ip) {
 
 std::string ClientId(absl::string_view ip, absl::string_view user_agent) {
   std::string input = absl::StrCat(ip, "\n", user_agent);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(input.data(), input.size(), digest, &size, EVP_sha256(), nullptr) != 1 ||
-      size < 16) {
-    return "";  // not expected: SHA-256 is always available
-  }
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), 16));
+  const Sha256Bytes digest = Sha256(input);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest.data()), 16));
 }
 
 std::string ReferrerHost(absl::string_view referer) {

@@ -76,7 +76,11 @@ uint64_t HmacSha256::ShortMac64(const uint8_t* message, size_t length) const {
   assert(length <= kMaxShortMessage);
   uint8_t block[64];
   PadFinalBlock(message, length, block);
-  SHA256_CTX ctx = states_->inner;
+  // SHA256_Transform reads and updates only the chaining value h, in place:
+  // copying just h (not the whole 112-byte context) is enough, and once the
+  // transform has run no copy of the keyed state is left on the stack.
+  SHA256_CTX ctx;
+  std::memcpy(ctx.h, states_->inner.h, sizeof(ctx.h));
   SHA256_Transform(&ctx, block);
   uint8_t inner_digest[32];
   for (int i = 0; i < 8; ++i) {
@@ -85,12 +89,9 @@ uint64_t HmacSha256::ShortMac64(const uint8_t* message, size_t length) const {
     }
   }
   PadFinalBlock(inner_digest, sizeof(inner_digest), block);
-  ctx = states_->outer;
+  std::memcpy(ctx.h, states_->outer.h, sizeof(ctx.h));
   SHA256_Transform(&ctx, block);
-  const uint64_t prefix = (uint64_t{ctx.h[0]} << 32) | ctx.h[1];
-  // As SHA256_Final does: no copy of the keyed states stays on the stack.
-  OPENSSL_cleanse(&ctx, sizeof(ctx));
-  return prefix;
+  return (uint64_t{ctx.h[0]} << 32) | ctx.h[1];
 }
 
 uint64_t DigestPrefix64(const Sha256Digest& digest) {

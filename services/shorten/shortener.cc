@@ -1,7 +1,5 @@
 #include "services/shorten/shortener.h"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <future>
 #include <memory>
@@ -11,16 +9,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
 
 namespace shortener::service {
 namespace {
-
-std::string Sha256(const std::string& data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
-}
 
 bool IsValidRedirectStatus(int status) {
   return status == 301 || status == 302 || status == 307 || status == 308;
@@ -126,7 +119,7 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
   if (input.max_clicks > 0) link.max_clicks = input.max_clicks;
   link.expire_time = input.expire_time;
   link.redirect_status = input.redirect_status;
-  link.long_url_sha256 = Sha256(link.long_url);
+  link.long_url_sha256 = Sha256String(link.long_url);
   link.owner = input.caller != nullptr ? input.caller->tenant : options_.owner;
   // Only plain requests (no alias, no expiry, no click budget, default 302)
   // are answered with an existing link: a vanity alias is a deliberate new

@@ -191,6 +191,41 @@ TEST_CASE("dedupe skips a link expired at the new item's create_time", "[store][
   CHECK(expired->link.id == at_expiry.id);
 }
 
+TEST_CASE("within one batch a target expired at a later item's create_time is replaced",
+          "[store][contract]") {
+  auto store = NewContractStore();
+  std::string owner = UniqueName("owner");
+  const std::string url = "https://example.com/eb";
+  NewLink short_lived = MakeNewLink(owner, url);
+  short_lived.expire_time = T0() + absl::Hours(1);
+  NewLink live_copy = MakeNewLink(owner, url);
+  live_copy.create_time = T0() + absl::Minutes(59);
+  NewLink at_expiry = MakeNewLink(owner, url);
+  at_expiry.create_time = T0() + absl::Hours(1);
+  NewLink after = MakeNewLink(owner, url);
+  after.create_time = T0() + absl::Hours(2);
+
+  auto r = Create(*store, {short_lived, live_copy, at_expiry, after});
+  REQUIRE(r.size() == 4);
+  for (const auto& result : r) REQUIRE_THAT(result, IsOk());
+  CHECK(r[0]->created);
+  CHECK_FALSE(r[1]->created);
+  CHECK(r[1]->link.id == short_lived.id);
+  CHECK(r[2]->created);
+  CHECK(r[2]->link.id == at_expiry.id);
+  CHECK_FALSE(r[3]->created);
+  CHECK(r[3]->link.id == at_expiry.id);
+  CHECK_THAT(store->GetById(live_copy.id), HasCode(absl::StatusCode::kNotFound));
+
+  // The stored key names the replacement, not the expired link.
+  NewLink next_batch = MakeNewLink(owner, url);
+  next_batch.create_time = T0() + absl::Hours(3);
+  auto again = CreateOne(*store, next_batch);
+  REQUIRE_THAT(again, IsOk());
+  CHECK_FALSE(again->created);
+  CHECK(again->link.id == at_expiry.id);
+}
+
 TEST_CASE("links with an alias neither dedupe nor are returned by dedupe", "[store][contract]") {
   auto store = NewContractStore();
   std::string owner = UniqueName("owner");

@@ -42,7 +42,10 @@ ABSL_FLAG(std::string, client_api, "async",
           "threads, no handoff per call) or callback (gRPC 1.51 hands every completion to "
           "a thread of its own)");
 ABSL_FLAG(int, client_threads, 2, "completion-queue threads of the async load generator");
-ABSL_FLAG(std::vector<std::string>, batch_inflight, std::vector<std::string>({"2", "4"}),
+// Three 1000-link calls keep both cores busy (~90 %): with two, a core idles
+// whenever one call waits for its commit (~82 % busy); four or more add
+// PostgreSQL contention and queueing (docs/benchmarks.md has the sweep).
+ABSL_FLAG(std::vector<std::string>, batch_inflight, std::vector<std::string>({"3"}),
           "BatchShorten calls in flight, one run each (the best is compared); empty: skip");
 ABSL_FLAG(int, batch_size, 1000, "URLs per BatchShorten call");
 ABSL_FLAG(std::string, service_flags, "",
