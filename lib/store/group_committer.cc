@@ -57,6 +57,8 @@ GroupCommitter::GroupCommitter(LinkStore* store, GroupCommitOptions options)
       parallel_after_(std::max(absl::ZeroDuration(), options.parallel_after)) {
   int n = std::max(1, options.committer_threads);
   busy_since_.assign(n, absl::InfiniteFuture());
+  work_ = std::make_unique<std::condition_variable[]>(n);
+  idle_.reserve(n);
   threads_.reserve(n);
   for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { CommitLoop(i); });
 }
@@ -66,7 +68,7 @@ GroupCommitter::~GroupCommitter() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  work_.notify_all();
+  for (size_t i = 0; i < threads_.size(); ++i) work_[i].notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -103,17 +105,17 @@ GroupCommitter::Stats GroupCommitter::GetStats() const {
 }
 
 void GroupCommitter::Enqueue(std::vector<Pending> items) {
-  bool wake = false;
+  std::condition_variable* wake = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_) {
       for (Pending& p : items) queue_.push_back(std::move(p));
       items.clear();
-      wake = ShouldWake();
+      if (ShouldWake()) wake = PickIdle();
     }
   }
   if (items.empty()) {
-    if (wake) work_.notify_one();
+    if (wake != nullptr) wake->notify_one();
     return;
   }
   for (Pending& p : items) p.done(absl::UnavailableError("group committer is shutting down"));
@@ -134,17 +136,32 @@ bool GroupCommitter::ShouldWake() const {
   return !timer_armed_ || busy_ == 0 || queue_.size() >= parallel_backlog_;
 }
 
-bool GroupCommitter::WaitForBatch(std::unique_lock<std::mutex>& lock) {
+std::condition_variable* GroupCommitter::PickIdle() {
+  return idle_.empty() ? nullptr : &work_[idle_.back()];
+}
+
+void GroupCommitter::Idle(std::unique_lock<std::mutex>& lock, size_t slot,
+                          std::optional<std::chrono::nanoseconds> timeout) {
+  idle_.push_back(slot);
+  if (timeout.has_value()) {
+    work_[slot].wait_for(lock, *timeout);
+  } else {
+    work_[slot].wait(lock);
+  }
+  idle_.erase(std::find(idle_.begin(), idle_.end(), slot));
+}
+
+bool GroupCommitter::WaitForBatch(std::unique_lock<std::mutex>& lock, size_t slot) {
   for (;;) {
     if (queue_.empty()) {
       if (stopping_) return false;  // everything is done
-      work_.wait(lock);
+      Idle(lock, slot, std::nullopt);
       continue;
     }
     absl::Time now = absl::Now();
     if (MayStart(now)) return true;
     if (timer_armed_) {
-      work_.wait(lock);  // another idle committer keeps the time
+      Idle(lock, slot, std::nullopt);  // another idle committer keeps the time
       continue;
     }
     // A committer is busy and the backlog is small: wait for it to take the
@@ -154,21 +171,21 @@ bool GroupCommitter::WaitForBatch(std::unique_lock<std::mutex>& lock) {
     absl::Time oldest = *std::min_element(busy_since_.begin(), busy_since_.end());
     absl::Duration left = std::min(oldest + parallel_after_ - now, absl::Seconds(1));
     timer_armed_ = true;
-    work_.wait_for(lock, absl::ToChronoNanoseconds(left));
+    Idle(lock, slot, absl::ToChronoNanoseconds(left));
     timer_armed_ = false;
   }
 }
 
 void GroupCommitter::CommitLoop(size_t slot) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (WaitForBatch(lock)) {
+  while (WaitForBatch(lock, slot)) {
     std::vector<Pending> batch = TakeBatch();
     busy_ += 1;
     busy_since_[slot] = absl::Now();
     // What did not fit may go to an idle committer now, not after this commit.
-    bool wake = ShouldWake();
+    std::condition_variable* wake = ShouldWake() ? PickIdle() : nullptr;
     lock.unlock();
-    if (wake) work_.notify_one();
+    if (wake != nullptr) wake->notify_one();
     Commit(std::move(batch));
     lock.lock();
     busy_ -= 1;
