@@ -24,6 +24,7 @@ using pg_queries::kReadDedupe;
 using pg_queries::kReadRequests;
 using pg_queries::kWriteBatchCareful;
 using pg_queries::kWriteBatchFast;
+using pg_queries::kWriteLinksFast;
 
 // The ORDINALITY column of a read: 1-based index into the key list.
 size_t KeyIndex(const pqxx::row& row, size_t key_count) {
@@ -162,6 +163,13 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
   for (const auto& [alias, id] : aliases) {
     a.alias.Add(alias);
     a.alias_link.Add(id);
+  }
+  if (mode == WriteMode::kFast && plan.requests.empty() && aliases.empty() && replaced == 0) {
+    pqxx::row n = tx.exec_prepared1(
+        kWriteLinksFast.name, a.ded_key.Build(), a.ded_link.Build(), a.id.Build(),
+        a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
+        a.create.Build(), a.expire.Build(), a.max_clicks.Build());
+    return n[0].as<size_t>() == plan.dedupe.size() && n[1].as<size_t>() == plan.new_links.size();
   }
   pqxx::row n = tx.exec_prepared1(
       mode == WriteMode::kFast ? kWriteBatchFast.name : kWriteBatchCareful.name,

@@ -151,6 +151,31 @@ inline constexpr Query kWriteBatchFast{"links_write_batch_fast", SHORTENER_WRITE
 inline constexpr Query kWriteBatchCareful{"links_write_batch_careful",
                                           SHORTENER_WRITE_BATCH(" ON CONFLICT DO NOTHING")};
 
+// kWriteBatchFast for the common plan: new links and new dedupe keys only (no
+// request id, alias or repointed key), as for Shorten calls without those
+// options. The statement above spends executor set-up and tear-down on its
+// three empty inserts too: ~1 µs of PostgreSQL per link of a 27-link group
+// (docs/benchmarks.md). Same inserts, same order, same fast-mode contract.
+// $1-$2 new link_dedupe_keys rows: keys, link ids.
+// $3-$11 links, as $12-$20 above.
+// Row: inserted dedupe rows, links.
+inline constexpr Query kWriteLinksFast{
+    "links_write_links_fast",
+    "WITH ded AS ("
+    "  INSERT INTO link_dedupe_keys (url_key, link_id)"
+    "  SELECT t.url_key, t.link_id FROM unnest($1::bigint[], $2::bigint[]) AS t(url_key, link_id)"
+    "  RETURNING 1),"
+    " lnk AS ("
+    "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"
+    "                     create_time, expire_time, max_clicks)"
+    "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"
+    "         t.create_time, t.expire_time, t.max_clicks"
+    "  FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::text[],"
+    "              $8::smallint[], $9::timestamptz[], $10::timestamptz[], $11::bigint[])"
+    "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"
+    "            max_clicks)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM ded), (SELECT count(*) FROM lnk)"};
 #undef SHORTENER_WRITE_BATCH
 #undef SHORTENER_LINK_COLUMNS
 // clang-format on
@@ -185,7 +210,7 @@ inline constexpr Query kInsertDedupeKeys{
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
     kGetById,     kGetByAlias,     kGetByIds,          kRevoke, kReadRequests, kReadDedupe,
-    kReadAliases, kWriteBatchFast, kWriteBatchCareful, kInsertDedupeKeys,
+    kReadAliases, kWriteBatchFast, kWriteBatchCareful, kWriteLinksFast, kInsertDedupeKeys,
 };
 
 }  // namespace shortener::store::pg_queries
