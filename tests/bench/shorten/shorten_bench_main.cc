@@ -36,7 +36,11 @@ ABSL_FLAG(int, rounds, 1,
           "machines are noisy: 3 or 5 give steadier ratios)");
 ABSL_FLAG(int, warmup_seconds, 2, "gRPC warm-up before each window (not measured)");
 ABSL_FLAG(int, inflight, 64, "Shorten calls in flight; also pgbench's client count");
-ABSL_FLAG(int, channels, 4, "gRPC channels (separate TCP connections) the calls spread over");
+// 8 calls per connection: pgbench's 64 clients have 64 connections, and fewer
+// connections serialise more of gRPC's per-connection work (the 2026-11-25
+// late sweep, docs/benchmarks.md: 2, 4, 8, 16 channels gave 26.5, 27.3, 28.8
+// and 29.0 k Shorten calls/s on average).
+ABSL_FLAG(int, channels, 8, "gRPC channels (separate TCP connections) the calls spread over");
 ABSL_FLAG(std::string, client_api, "async",
           "load generator's gRPC API: async (completion queues polled by --client_threads "
           "threads, no handoff per call) or callback (gRPC 1.51 hands every completion to "
@@ -90,7 +94,7 @@ struct BenchConfig {
   int warmup_seconds = 2;
   int rounds = 1;
   int inflight = 64;
-  int channels = 4;
+  int channels = 8;
   LoadOptions::Api client_api = LoadOptions::Api::kAsyncQueue;
   int client_threads = 2;
   std::vector<int> batch_inflight;
