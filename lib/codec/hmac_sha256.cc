@@ -59,36 +59,41 @@ Sha256Digest HmacSha256::Mac(const uint8_t* message, size_t length) const {
 
 namespace {
 
-// The last block of a SHA-256 message: `bytes` followed by 0x80, zeros and
-// the whole message's length in bits (64 bytes of key block + `bytes`),
-// big-endian, as FIPS 180-4 section 5.1.1 pads.
-void PadFinalBlock(const uint8_t* bytes, size_t length, uint8_t block[64]) {
-  std::memset(block, 0, 64);
-  if (length > 0) std::memcpy(block, bytes, length);  // an empty message may be null
-  block[length] = 0x80;
-  const uint64_t bits = (64 + length) * 8;
-  for (int i = 0; i < 8; ++i) block[63 - i] = static_cast<uint8_t>(bits >> (8 * i));
+// Big-endian stores, as SHA-256 lays out words (one bswap and one store each;
+// byte-by-byte shifts compiled to dozens of single-byte stores per call).
+void StoreBigEndian32(uint8_t* out, uint32_t value) {
+  value = __builtin_bswap32(value);
+  std::memcpy(out, &value, sizeof(value));
 }
+void StoreBigEndian64(uint8_t* out, uint64_t value) {
+  value = __builtin_bswap64(value);
+  std::memcpy(out, &value, sizeof(value));
+}
+
+// The outer hash's last block after its 32-byte message (the inner digest):
+// 0x80, zeros and the message length, 64 + 32 bytes = 768 bits, as FIPS 180-4
+// section 5.1.1 pads. The same for every MAC.
+constexpr uint8_t kOuterPadding[32] = {0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0, 0, 0,
+                                       0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0, 0x03, 0x00};
 
 }  // namespace
 
 uint64_t HmacSha256::ShortMac64(const uint8_t* message, size_t length) const {
   assert(length <= kMaxShortMessage);
-  uint8_t block[64];
-  PadFinalBlock(message, length, block);
+  // The inner hash's last block: the message, 0x80, zeros and the length of
+  // the key block plus the message in bits.
+  uint8_t block[64] = {};
+  if (length > 0) std::memcpy(block, message, length);  // an empty message may be null
+  block[length] = 0x80;
+  StoreBigEndian64(block + 56, (64 + length) * 8);
   // SHA256_Transform reads and updates only the chaining value h, in place:
   // copying just h (not the whole 112-byte context) is enough, and once the
   // transform has run no copy of the keyed state is left on the stack.
   SHA256_CTX ctx;
   std::memcpy(ctx.h, states_->inner.h, sizeof(ctx.h));
   SHA256_Transform(&ctx, block);
-  uint8_t inner_digest[32];
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      inner_digest[4 * i + j] = static_cast<uint8_t>(ctx.h[i] >> (24 - 8 * j));
-    }
-  }
-  PadFinalBlock(inner_digest, sizeof(inner_digest), block);
+  for (int i = 0; i < 8; ++i) StoreBigEndian32(block + 4 * i, ctx.h[i]);
+  std::memcpy(block + 32, kOuterPadding, sizeof(kOuterPadding));
   std::memcpy(ctx.h, states_->outer.h, sizeof(ctx.h));
   SHA256_Transform(&ctx, block);
   return (uint64_t{ctx.h[0]} << 32) | ctx.h[1];

@@ -22,6 +22,7 @@
 #ifndef SHORTENER_LIB_STORE_GROUP_COMMITTER_H_
 #define SHORTENER_LIB_STORE_GROUP_COMMITTER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -87,12 +88,30 @@ class GroupCommitter {
   Stats GetStats() const;
 
  private:
+  // Gathers the results of one CreateMany; the last item to complete (on any
+  // committer thread) hands them over and deletes it.
+  class ManyResults {
+   public:
+    ManyResults(size_t n, DoneMany done);
+    void Set(size_t i, absl::StatusOr<CreateOutcome> result);
+
+   private:
+    std::vector<absl::StatusOr<CreateOutcome>> results_;
+    std::atomic<size_t> remaining_;
+    DoneMany done_;
+  };
+
   struct Pending {
     NewLink link;
-    Done done;
+    Done done;                    // a Create's callback...
+    ManyResults* many = nullptr;  // ... or the CreateMany it is item `index` of
+    size_t index = 0;
     // Links of its Create/CreateMany call from this one on (1 for Create):
     // lets a batch take a CreateMany whole or not at all when it fits.
     size_t group_left = 1;
+
+    // Hands `result` to the caller. Exactly once per Pending.
+    void Complete(absl::StatusOr<CreateOutcome> result);
   };
 
   void Enqueue(std::vector<Pending> items);
