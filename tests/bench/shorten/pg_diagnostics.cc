@@ -83,6 +83,24 @@ absl::Status EmptyLinkTables(const std::string& conninfo) {
   return Exec(conn->get(), "TRUNCATE links, link_aliases, link_dedupe_keys, shorten_requests");
 }
 
+absl::Status PreallocateWal(const std::string& conninfo, int segments) {
+  if (segments <= 0) return absl::OkStatus();
+  absl::StatusOr<ConnPtr> conn = Connect(conninfo);
+  if (!conn.ok()) return conn.status();
+  // A switch needs a record in the current segment: the non-transactional
+  // message is one, written at once. Each switch makes the server create the
+  // next segment file; the checkpoints then keep them for reuse.
+  absl::Status st = Exec(conn->get(), absl::StrCat("DO $$ BEGIN FOR i IN 1..", segments,
+                                                   " LOOP PERFORM pg_logical_emit_message(false, "
+                                                   "'shorten_bench', 'wal warm-up'); PERFORM "
+                                                   "pg_switch_wal(); END LOOP; END $$"));
+  if (!st.ok()) return st;
+  for (int i = 0; i < 2; ++i) {
+    if (st = Exec(conn->get(), "CHECKPOINT"); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<StatementStats>> StatementStats::Create(
     const std::string& conninfo) {
   absl::StatusOr<ConnPtr> conn = Connect(conninfo);

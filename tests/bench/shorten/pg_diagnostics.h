@@ -31,6 +31,13 @@ absl::Status ConfigureCluster(testing::PgCluster& cluster, const std::vector<std
 // random-key dedupe index costs more the larger it is).
 absl::Status EmptyLinkTables(const std::string& conninfo);
 
+// Writes `segments` WAL segments (16 MB each) and checkpoints twice, so that
+// the cluster holds that many segments ready for reuse (up to min_wal_size),
+// as a server that has been running at this write rate does: without it the
+// first round's loads create and zero-fill every new segment themselves
+// (~40 of them in a round), which later rounds and production do not pay.
+absl::Status PreallocateWal(const std::string& conninfo, int segments);
+
 // pg_stat_statements over one window. Requires ConfigureCluster(...,
 // statement_stats = true) first.
 class StatementStats {

@@ -38,7 +38,7 @@ ABSL_FLAG(int, warmup_seconds, 2, "gRPC warm-up before each window (not measured
 ABSL_FLAG(int, inflight, 64, "Shorten calls in flight; also pgbench's client count");
 // 8 calls per connection: pgbench's 64 clients have 64 connections, and fewer
 // connections serialise more of gRPC's per-connection work (the 2026-11-25
-// late sweep, docs/benchmarks.md: 2, 4, 8, 16 channels gave 26.5, 27.3, 28.8
+// late-night sweep, docs/benchmarks.md: 2, 4, 8, 16 channels gave 26.5, 27.3, 28.8
 // and 29.0 k Shorten calls/s on average).
 ABSL_FLAG(int, channels, 8, "gRPC channels (separate TCP connections) the calls spread over");
 ABSL_FLAG(std::string, client_api, "async",
@@ -58,6 +58,11 @@ ABSL_FLAG(bool, checkpoint_each_phase, true,
           "CHECKPOINT before pgbench and before each load, so that no phase pays for a "
           "checkpoint an earlier one triggered; each then pays the full-page writes that "
           "follow a checkpoint (large for random-key indexes such as link_dedupe's)");
+// A round writes ~40 segments; --pg_settings' min_wal_size keeps 128.
+ABSL_FLAG(int, preallocate_wal_segments, 64,
+          "WAL segments (16 MB) written and checkpointed before the first round, so that "
+          "every round reuses segments as a server running at this rate does (0: the first "
+          "round's loads create theirs, zero-filling 16 MB each)");
 ABSL_FLAG(bool, skip_pgbench, false, "skip the pgbench reference (no ratios)");
 ABSL_FLAG(int, pgbench_threads, 2, "pgbench -j");
 ABSL_FLAG(std::string, pgbench_protocol, "simple",
@@ -108,6 +113,7 @@ struct BenchConfig {
   bool rpc_floor = false;
   bool force_new = false;
   bool checkpoint_each_phase = true;
+  int preallocate_wal_segments = 64;
   bool fresh_tables = true;
   std::string command;  // how this run was invoked, for the report
 };
@@ -135,6 +141,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.rpc_floor = absl::GetFlag(FLAGS_rpc_floor);
   c.force_new = absl::GetFlag(FLAGS_force_new);
   c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
+  c.preallocate_wal_segments = absl::GetFlag(FLAGS_preallocate_wal_segments);
   c.fresh_tables = absl::GetFlag(FLAGS_fresh_tables);
   c.command = command;
   for (const std::string& s : absl::GetFlag(FLAGS_batch_inflight)) {
@@ -255,6 +262,9 @@ absl::Status SetUp(const BenchConfig& c, Fixture& f) {
   if (!pg.ok()) return pg.status();
   f.pg = *std::move(pg);
   if (absl::Status st = ConfigureCluster(*f.pg, c.pg_settings, c.statement_stats); !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = PreallocateWal(f.pg->ConnInfo(), c.preallocate_wal_segments); !st.ok()) {
     return st;
   }
   if (c.statement_stats) {
