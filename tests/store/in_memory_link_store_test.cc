@@ -69,6 +69,27 @@ TEST_CASE("IsStorableText accepts valid UTF-8 and rejects NUL and malformed sequ
   CHECK_FALSE(IsStorableText("\x80"));              // lone continuation
 }
 
+TEST_CASE("IsStorableText finds a bad byte at any position of long ASCII text", "[store]") {
+  // Long ASCII runs are checked eight bytes at a time: every offset and
+  // every length around the chunk edges.
+  for (size_t length = 1; length <= 40; ++length) {
+    const std::string ascii(length, 'a');
+    CHECK(IsStorableText(ascii));
+    for (size_t at = 0; at < length; ++at) {
+      for (char bad : {'\0', '\xff', '\x80', '\xc3'}) {
+        std::string text = ascii;
+        text[at] = bad;
+        INFO("length " << length << ", offset " << at << ", byte "
+                       << int{static_cast<unsigned char>(bad)});
+        CHECK_FALSE(IsStorableText(text));
+      }
+      std::string two_bytes = ascii;  // é: valid UTF-8 after any ASCII prefix
+      two_bytes.replace(at, 1, "\xc3\xa9");
+      CHECK(IsStorableText(two_bytes));
+    }
+  }
+}
+
 TEST_CASE("StoreTime rounds down to whole microseconds", "[store]") {
   CHECK(StoreTime(absl::FromUnixNanos(1'999)) == absl::FromUnixMicros(1));
   CHECK(StoreTime(absl::FromUnixMicros(5)) == absl::FromUnixMicros(5));
