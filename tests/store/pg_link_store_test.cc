@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,8 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
+#include "lib/pg/pg_error.h"
 #include "lib/store/create_planner.h"
-#include "lib/store/pg/copy_text.h"
+#include "lib/store/pg/copy_binary.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/store/pg_test_util.h"
@@ -269,42 +271,146 @@ TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it ca
         "0001-01-01 00:00:00.000000+00");
 }
 
-TEST_CASE("CopyText rows reach PostgreSQL's COPY byte for byte and NULLs stay NULL", "[pg]") {
-  // Every byte COPY's text format gives a meaning to, the literal text \N,
-  // a bare backslash at the end, and UTF-8.
+TEST_CASE("CopyBinary rows reach PostgreSQL's COPY byte for byte and NULLs stay NULL", "[pg]") {
+  // Bytes COPY's text format would give a meaning to, the literal text \N,
+  // UTF-8; integers at their limits; times around both epochs, truncated
+  // nanoseconds, and years 1 and 9999.
   const std::vector<std::string> texts = {
       "", "plain", "tab\there", "new\nline", "carriage\rreturn", "back\\slash", "\\N",
-      "\\", "end\\", "\t\n\r\\", "caf\xc3\xa9 \xe2\x82\xac", "NULL", "a\\tb"};
+      "\\", "end\\", "\t\n\r\\", "caf\xc3\xa9 \xe2\x82\xac", "NULL", std::string(5000, 'x')};
   const std::string bytes("\x00\x01\\\t\xff", 5);
-  const absl::Time when = absl::FromUnixMicros(1732500000123456);
-  CopyText rows;
+  const std::vector<int64_t> numbers = {0, 1, -1, std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::min(), 1732500000123456};
+  const std::vector<int16_t> smalls = {0, 301, -1, std::numeric_limits<int16_t>::max(),
+                                       std::numeric_limits<int16_t>::min()};
+  const std::vector<absl::Time> times = {
+      absl::UnixEpoch(),
+      absl::FromUnixMicros(-1),
+      absl::FromUnixSeconds(946684800),  // PostgreSQL's epoch
+      absl::FromUnixSeconds(946684800) - absl::Microseconds(1),
+      absl::FromUnixNanos(1732500000123456789),  // truncated to the microsecond
+      absl::FromUnixNanos(-1),                   // down to -1 µs, as StoreTime
+      absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone()),
+      absl::FromCivil(absl::CivilSecond(9999, 12, 31, 23, 59, 59), absl::UTCTimeZone()) +
+          absl::Microseconds(999999),
+  };
+  CopyBinary rows;
+  CHECK(rows.empty());
   for (size_t i = 0; i < texts.size(); ++i) {
-    rows.Number(static_cast<int64_t>(i)).Text(texts[i]).Bytes(bytes).Time(when);
-    rows.Number(std::optional<int64_t>()).Text(std::optional<std::string>());
+    rows.Int64(static_cast<int64_t>(i)).Text(texts[i]).Bytes(bytes);
+    rows.Int64(numbers[i % numbers.size()]).Int16(smalls[i % smalls.size()]);
+    rows.Time(times[i % times.size()]);
+    rows.Int64(std::optional<int64_t>()).Text(std::optional<std::string>());
+    rows.Time(std::optional<absl::Time>()).Null();
     rows.EndRow();
   }
   CHECK(rows.rows() == texts.size());
   pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
   pqxx::work tx(conn);
   tx.exec0(
-      "CREATE TEMP TABLE copy_text_check (i bigint, t text, b bytea, at timestamptz,"
-      " n bigint, nt text)");
-  const char* const columns[] = {"i", "t", "b", "at", "n", "nt"};
-  rows.CopyTo(tx, "copy_text_check", columns);
+      "CREATE TEMP TABLE copy_binary_check (i bigint, t text, b bytea, n bigint, s smallint,"
+      " at timestamptz, nn bigint, nt text, nat timestamptz, nb bytea)");
+  const char* const columns[] = {"i", "t", "b", "n", "s", "at", "nn", "nt", "nat", "nb"};
+  rows.CopyTo(tx, "copy_binary_check", columns);
   CHECK(rows.empty());
   pqxx::result got = tx.exec(
-      "SELECT i, t, encode(b, 'hex'), (extract(epoch FROM at) * 1000000)::bigint,"
-      " n IS NULL, nt IS NULL FROM copy_text_check ORDER BY i");
+      "SELECT i, t, encode(b, 'hex'), n, s, (extract(epoch FROM at) * 1000000)::bigint,"
+      " nn IS NULL AND nt IS NULL AND nat IS NULL AND nb IS NULL"
+      " FROM copy_binary_check ORDER BY i");
   REQUIRE(got.size() == texts.size());
   for (const pqxx::row& row : got) {
     const size_t i = row[0].as<size_t>();
     INFO("row " << i);
     CHECK(row[1].as<std::string>() == texts[i]);
     CHECK(row[2].as<std::string>() == "00015c09ff");
-    CHECK(row[3].as<int64_t>() == absl::ToUnixMicros(when));
-    CHECK(row[4].as<bool>());
-    CHECK(row[5].as<bool>());
+    CHECK(row[3].as<int64_t>() == numbers[i % numbers.size()]);
+    CHECK(row[4].as<int>() == smalls[i % smalls.size()]);
+    CHECK(row[5].as<int64_t>() == absl::ToUnixMicros(StoreTime(times[i % times.size()])));
+    CHECK(row[6].as<bool>());
   }
+  // The buffer starts over: a second COPY sends only its own rows.
+  rows.Int64(int64_t{100}).Text(absl::string_view("again")).Bytes("").Int64(int64_t{0}).Int16(0);
+  rows.Time(absl::UnixEpoch()).Null().Null().Null().Null();
+  rows.EndRow();
+  rows.CopyTo(tx, "copy_binary_check", columns);
+  CHECK(tx.exec1("SELECT count(*) FROM copy_binary_check")[0].as<size_t>() == texts.size() + 1);
+  CHECK(tx.exec1("SELECT t FROM copy_binary_check WHERE i = 100")[0].as<std::string>() == "again");
+}
+
+TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection usable", "[pg]") {
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  const char* const columns[] = {"k", "s"};
+  {
+    // A temporary table: each run of the test case (one per section) has
+    // its own connection.
+    pqxx::work setup(conn);
+    setup.exec0("CREATE TEMP TABLE copy_binary_errors (k bigint PRIMARY KEY, s smallint)");
+    setup.commit();
+  }
+  SECTION("a taken key is a unique violation") {
+    pqxx::work tx(conn);
+    CopyBinary rows;
+    rows.Int64(int64_t{1}).Int16(1).EndRow();
+    rows.Int64(int64_t{1}).Int16(2).EndRow();
+    bool thrown = false;
+    try {
+      rows.CopyTo(tx, "copy_binary_errors", columns);
+    } catch (const pqxx::unique_violation&) {
+      thrown = true;
+      CHECK_THAT(pg::StatusFromCurrentException("copy"),
+                 HasCodeAndMessage(absl::StatusCode::kAlreadyExists, "duplicate key"));
+    }
+    CHECK(thrown);
+    CHECK(rows.empty());
+  }
+  SECTION("a field in the wrong binary form names the problem") {
+    pqxx::work tx(conn);
+    CopyBinary rows;
+    rows.Int64(int64_t{1}).Int64(int64_t{2}).EndRow();  // 8 bytes for a smallint
+    try {
+      rows.CopyTo(tx, "copy_binary_errors", columns);
+      FAIL("a bigint field in a smallint column was accepted");
+    } catch (const pqxx::sql_error& e) {
+      CHECK(e.sqlstate() == "22P03");
+      CHECK_THAT(e.what(), Catch::Contains("incorrect binary data format"));
+    }
+  }
+  SECTION("a row with too few fields names the problem") {
+    pqxx::work tx(conn);
+    CopyBinary rows;
+    rows.Int64(int64_t{1}).EndRow();
+    try {
+      rows.CopyTo(tx, "copy_binary_errors", columns);
+      FAIL("a row with one field of two was accepted");
+    } catch (const pqxx::sql_error& e) {
+      CHECK(e.sqlstate() == "22P04");
+      CHECK_THAT(e.what(), Catch::Contains("row field count is 1, expected 2"));
+    }
+  }
+  SECTION("a connection lost before the COPY is a broken connection") {
+    pqxx::work tx(conn);
+    const int64_t pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int64_t>();
+    pqxx::connection other(shortener::testing::SharedPgCluster().ConnInfo());
+    pqxx::nontransaction killer(other);
+    // With a timeout, pg_terminate_backend waits until the backend is gone.
+    REQUIRE(killer.exec_params1("SELECT pg_terminate_backend($1, 10000)", pid)[0].as<bool>());
+    CopyBinary rows;
+    rows.Int64(int64_t{1}).Int16(1).EndRow();
+    try {
+      rows.CopyTo(tx, "copy_binary_errors", columns);
+      FAIL("COPY on a terminated connection succeeded");
+    } catch (...) {
+      CHECK_THAT(pg::StatusFromCurrentException("copy"),
+                 HasCode(absl::StatusCode::kUnavailable));
+    }
+    return;  // the connection is gone: nothing to check or clean up on it
+  }
+  // After the failed COPY and its rollback the same connection takes the next.
+  pqxx::work tx(conn);
+  CopyBinary rows;
+  rows.Int64(int64_t{7}).Int16(7).EndRow();
+  rows.CopyTo(tx, "copy_binary_errors", columns);
+  CHECK(tx.exec1("SELECT s FROM copy_binary_errors WHERE k = 7")[0].as<int>() == 7);
 }
 
 }  // namespace shortener::store::testing

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lib/store/pg/copy_text.h"
+#include "lib/store/pg/copy_binary.h"
 #include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/queries.h"
 
@@ -183,16 +183,16 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
          n[4].as<size_t>() == plan.new_links.size();
 }
 
-bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan) {
+bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan) {
   for (const DedupeWrite& w : plan.dedupe) {
     if (w.replaces.has_value()) return false;
   }
   // The tables in the order of kWriteBatchFast's inserts: one lock order.
   // Columns in kCopy*'s order.
   if (!plan.requests.empty()) {
-    CopyText rows;
+    CopyBinary rows;
     for (const RequestWrite& w : plan.requests) {
-      rows.Text(w.key.first).Text(w.key.second).Bytes(w.long_url_sha256).Number(w.link_id);
+      rows.Text(w.key.first).Text(w.key.second).Bytes(w.long_url_sha256).Int64(w.link_id);
       rows.EndRow();
     }
     rows.CopyTo(tx, kCopyRequests.table, kCopyRequests.columns);
@@ -204,9 +204,9 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
   }
   if (!aliases.empty()) {
     std::sort(aliases.begin(), aliases.end());
-    CopyText rows;
+    CopyBinary rows;
     for (const auto& [alias, id] : aliases) {
-      rows.Text(alias).Number(id);
+      rows.Text(alias).Int64(id);
       rows.EndRow();
     }
     rows.CopyTo(tx, kCopyAliases.table, kCopyAliases.columns);
@@ -220,12 +220,13 @@ bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const
     tx.exec_prepared(kInsertDedupeKeys.name, keys.Build(), ids.Build());
   }
   if (!plan.new_links.empty()) {
-    CopyText rows;
+    CopyBinary rows;
     for (size_t i : plan.new_links) {
       const Link& link = plan.results[i]->link;
-      rows.Number(link.id).Text(link.alias).Text(link.long_url).Bytes(links[i].long_url_sha256);
-      rows.Text(link.owner).Number(int64_t{link.redirect_status}).Time(link.create_time);
-      rows.Time(link.expire_time).Number(link.max_clicks);
+      rows.Int64(link.id).Text(link.alias).Text(link.long_url).Bytes(links[i].long_url_sha256);
+      // redirect_status is a smallint: ValidateNewLink allows 301..308 only.
+      rows.Text(link.owner).Int16(static_cast<int16_t>(link.redirect_status));
+      rows.Time(link.create_time).Time(link.expire_time).Int64(link.max_clicks);
       rows.EndRow();
     }
     rows.CopyTo(tx, kCopyLinks.table, kCopyLinks.columns);

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <pqxx/connection>
+#include <pqxx/dbtransaction>
 #include <pqxx/row>
 #include <pqxx/transaction_base>
 
@@ -48,7 +49,7 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
 // unnest INSERT but needs a transaction (BEGIN, a COPY per table, COMMIT): for
 // big batches only. Like WriteMode::kFast, a key that exists already throws
 // unique_violation (COPY has no ON CONFLICT); the caller must roll back.
-bool CopyPlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan);
+bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan);
 
 }  // namespace shortener::store
 

@@ -198,9 +198,10 @@ inline constexpr CopyTarget<9> kCopyLinks{"links",
                                            "max_clicks"}};
 
 // CopyPlan's dedupe keys, the one table it does not COPY: $1 keys, $2 link
-// ids. For two bigint columns the array INSERT costs less than COPY, whose
-// per-row parsing and slot set-up dominate such narrow rows (the store
-// benchmark: 0.44 -> 0.49 of its reference, docs/benchmarks.md). No ON
+// ids. For two bigint columns the array INSERT costs less than a text COPY,
+// whose per-row parsing and slot set-up dominate such narrow rows (the store
+// benchmark: 0.44 -> 0.49 of its reference), and no more than a binary COPY
+// (BatchShorten within noise; docs/benchmarks.md). No ON
 // CONFLICT: a taken key raises unique_violation, as in kWriteBatchFast.
 inline constexpr Query kInsertDedupeKeys{
     "links_insert_dedupe_keys",

@@ -1,0 +1,77 @@
+// Rows in the binary format of COPY ... FROM STDIN, built into one buffer that
+// PgLinkStore hands to libpq in a single call per table.
+//
+// Why binary: PostgreSQL reads each field with the type's receive function
+// (a byte swap for an integer or a timestamp, a length and a copy for text)
+// instead of splitting lines, unescaping and running the text input
+// functions; timestamptz_in alone parses a date string. A 300 000-row COPY
+// of the links table took 1.4 µs per row on the server in binary against
+// 2.0 µs in text (docs/benchmarks.md). On our side a field is a length and
+// its bytes: nothing to escape, no hex for bytea.
+//
+// Format (PostgreSQL docs, "COPY", binary format): an 11-byte signature, a
+// flags word and a header-extension length; per row a 16-bit field count,
+// then per field a 32-bit length (-1 for NULL) and the bytes of the type's
+// binary form; a 16-bit -1 after the last row. Integers are big-endian. The
+// caller writes each field in the binary form of its column's type: a
+// mismatch (e.g. Int64 into a smallint column) fails the COPY with
+// "incorrect binary data format".
+//
+// Thread-compatible.
+#ifndef SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
+#define SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/dbtransaction>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+namespace shortener::store {
+
+class CopyBinary {
+ public:
+  CopyBinary();
+
+  // text (also varchar): the bytes as they are. Callers validate first
+  // (ValidateNewLink): PostgreSQL rejects invalid UTF-8 and NUL bytes.
+  CopyBinary& Text(absl::string_view text);
+  CopyBinary& Text(const std::string& text) { return Text(absl::string_view(text)); }
+  CopyBinary& Text(const std::optional<std::string>& text);  // nullopt: NULL
+  CopyBinary& Int64(int64_t number);                           // bigint
+  CopyBinary& Int64(const std::optional<int64_t>& number);     // nullopt: NULL
+  CopyBinary& Int16(int16_t number);                           // smallint
+  // timestamptz, rounded down to a whole microsecond (StoreTime).
+  CopyBinary& Time(absl::Time t);
+  CopyBinary& Time(const std::optional<absl::Time>& t);  // nullopt: NULL
+  CopyBinary& Bytes(absl::string_view bytes);            // bytea
+  CopyBinary& Null();
+  // Ends the current row.
+  void EndRow();
+
+  bool empty() const { return rows_ == 0; }
+  size_t rows() const { return rows_; }
+  // Sends every ended row as one `COPY table (columns) FROM STDIN (FORMAT
+  // binary)` in `tx` (the columns in the order of each row's fields) and
+  // leaves this empty. Throws pqxx exceptions: pqxx::sql_error carrying the
+  // server's SQLSTATE (e.g. 23505 for a unique violation), or
+  // pqxx::broken_connection.
+  void CopyTo(pqxx::dbtransaction& tx, const std::string& table,
+              absl::Span<const char* const> columns);
+
+ private:
+  void StartField(int32_t length);
+  void Reset();
+
+  std::string data_;
+  size_t row_start_ = 0;  // offset of the current row's field count
+  int fields_ = 0;        // fields of the current row so far
+  size_t rows_ = 0;
+};
+
+}  // namespace shortener::store
+
+#endif  // SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
