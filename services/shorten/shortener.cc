@@ -189,7 +189,9 @@ void Shortener::PrepareBatch(
   // to it 1000 times per batch.
   auto results = std::make_shared<std::vector<absl::StatusOr<ShortenOutput>>>(inputs.size());
   std::vector<store::NewLink> to_create;
+  to_create.reserve(inputs.size());
   auto positions = std::make_shared<std::vector<size_t>>();
+  positions->reserve(inputs.size());
   const absl::Time id_deadline = IdDeadline(deadline);  // one wait budget per batch
   for (size_t i = 0; i < inputs.size(); ++i) {
     absl::StatusOr<store::NewLink> link = Prepare(inputs[i], id_deadline);

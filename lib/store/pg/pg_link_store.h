@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,8 +89,10 @@ class PgLinkStore : public LinkStore {
   explicit PgLinkStore(PgLinkStoreOptions options);
 
   absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
+  // `keys`: the batch's keys (CollectKeys), collected by the first attempt
+  // that reads them and kept for later ones.
   absl::Status CreateWithRetries(pqxx::connection& conn, absl::Span<const NewLink> links,
-                                 const BatchKeys& keys, CreatePlan& plan);
+                                 std::optional<BatchKeys>& keys, CreatePlan& plan);
   // Runs `query` with `args` outside a transaction; expects at most one link.
   template <typename... Args>
   absl::StatusOr<std::optional<Link>> QueryOneLink(const char* what, const char* query,
