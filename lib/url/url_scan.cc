@@ -156,7 +156,12 @@ bool IsValidScheme(absl::string_view scheme) {
 absl::Status CheckCharacters(absl::string_view raw) {
   size_t pos = 0;
   while (pos < raw.size()) {
-    if (static_cast<uint8_t>(raw[pos]) < 0x80) {
+    const uint8_t c = static_cast<uint8_t>(raw[pos]);
+    if (c > 0x20 && c < 0x7F && c != '\\' && c != '%') {
+      ++pos;  // the bytes of nearly every URL: nothing to check
+      continue;
+    }
+    if (c < 0x80) {
       SHORTENER_RETURN_IF_ERROR(CheckAsciiByte(raw, pos));
       ++pos;
       continue;
@@ -177,8 +182,11 @@ absl::StatusOr<std::string> ExtractScheme(absl::string_view raw) {
         "is scheme-relative (starts with \"//\"); an absolute URL such as "
         "https://example.com/ is required");
   }
-  const size_t end = raw.find_first_of(":/?#");
-  if (end == absl::string_view::npos || raw[end] != ':' || !IsValidScheme(raw.substr(0, end))) {
+  // The scheme is the run of scheme characters before the first ':'; any
+  // other byte first (including '/', '?' and '#') means there is none.
+  size_t end = 0;
+  while (end < raw.size() && IsSchemeChar(raw[end])) ++end;
+  if (end == raw.size() || raw[end] != ':' || !IsValidScheme(raw.substr(0, end))) {
     return Invalid(
         "has no scheme; an absolute URL such as https://example.com/ is "
         "required");
@@ -200,16 +208,21 @@ absl::Status CheckAuthorityPresent(absl::string_view raw, size_t scheme_length) 
 }
 
 std::string EncodeDisallowedBytes(absl::string_view component) {
+  static constexpr char kHexDigits[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(component.size());
-  for (char ch : component) {
-    const uint8_t c = static_cast<uint8_t>(ch);
-    if (MustEncode(c)) {
-      absl::StrAppendFormat(&out, "%%%02X", c);
-    } else {
-      out.push_back(ch);
-    }
+  // Runs of bytes that stay are appended whole.
+  size_t run = 0;
+  for (size_t i = 0; i < component.size(); ++i) {
+    const uint8_t c = static_cast<uint8_t>(component[i]);
+    if (!MustEncode(c)) continue;
+    out.append(component.data() + run, i - run);
+    out.push_back('%');
+    out.push_back(kHexDigits[c >> 4]);
+    out.push_back(kHexDigits[c & 0xF]);
+    run = i + 1;
   }
+  out.append(component.data() + run, component.size() - run);
   return out;
 }
 
