@@ -22,6 +22,11 @@ void RecordChild(const std::string& dir, int pid);
 // fails.
 void ReapOrphans(const std::string& prefix);
 
+// Stops what every /tmp dir owned by this process runs and deletes the dirs:
+// for a process about to exit on a signal, whose destructors will not run.
+// Best effort; never fails.
+void RemoveOwnedTempDirs();
+
 // Reaps the orphans of `prefix`, then creates /tmp/`prefix`XXXXXX owned by
 // this process. INTERNAL if it cannot.
 absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& prefix);

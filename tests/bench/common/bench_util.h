@@ -32,6 +32,18 @@ bool NumberAfter(absl::string_view output, absl::string_view prefix, double* val
 // "model name" of the first CPU in /proc/cpuinfo, or "unknown".
 std::string CpuModel();
 
+// From now on SIGINT, SIGTERM and SIGHUP stop what this process started (the
+// clusters and services in the temp dirs it owns, see
+// tests/support/orphan_reaper.h) and exit with 128 + the signal, after a
+// line on stderr naming `name`. Without it, a benchmark stopped by a signal
+// left its cluster and service running until the next test run reaped them.
+void StopChildrenOnSignals(const char* name);
+
+// Whether a signal is stopping the process: then whatever failed on the way
+// failed because of it, and the signal's own exit is on its way (this call
+// then never returns).
+void AwaitExitIfStoppingOnSignal();
+
 // The main() of a benchmark driver: parses the flags, makes its Config with
 // `from_flags` (given the command line, for the report) and runs it. Exits
 // 2 for bad flags, 1 when the run fails, 0 otherwise; errors go to stderr
@@ -41,6 +53,7 @@ int BenchmarkMain(int argc, char** argv, const char* name, const char* usage,
                   absl::StatusOr<Config> (*from_flags)(const std::string& command),
                   absl::Status (*run)(const Config& config)) {
   common::DisableMutexDeadlockDetection();
+  StopChildrenOnSignals(name);
   absl::SetProgramUsageMessage(usage);
   const std::vector<std::string> args(argv, argv + argc);
   absl::ParseCommandLine(argc, argv);
@@ -50,6 +63,8 @@ int BenchmarkMain(int argc, char** argv, const char* name, const char* usage,
     return 2;
   }
   absl::Status st = run(*config);
+  // A load whose cluster a signal has just stopped fails: not its error.
+  AwaitExitIfStoppingOnSignal();
   if (!st.ok()) {
     std::fprintf(stderr, "%s: %s\n", name, st.ToString().c_str());
     return 1;
