@@ -15,14 +15,6 @@
 namespace shortener::testing {
 namespace {
 
-// First line of a file as a PID, or 0.
-int ReadPid(const std::string& path) {
-  std::ifstream in(path);
-  long pid = 0;
-  in >> pid;
-  return in ? static_cast<int>(pid) : 0;
-}
-
 bool Alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 void WritePid(const std::string& path, int pid) {
@@ -33,11 +25,11 @@ void WritePid(const std::string& path, int pid) {
 // Stops what `dir` runs (the child in child.pid, a postmaster) and deletes
 // it.
 void StopAndRemove(const std::string& dir) {
-  int child = ReadPid(dir + "/child.pid");
+  int child = ReadPidFile(dir + "/child.pid");
   if (Alive(child)) ::kill(child, SIGKILL);
   // A postmaster's PID is the first line of postmaster.pid; SIGQUIT is its
   // immediate shutdown.
-  int postmaster = ReadPid(dir + "/data/postmaster.pid");
+  int postmaster = ReadPidFile(dir + "/data/postmaster.pid");
   if (Alive(postmaster)) {
     ::kill(postmaster, SIGQUIT);
     for (int i = 0; i < 100 && Alive(postmaster); ++i) ::usleep(50000);
@@ -57,7 +49,7 @@ void ForEachTempDir(const std::string& prefix, Fn fn) {
     std::string name = entry->d_name;
     if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
     std::string dir = absl::StrCat("/tmp/", name);
-    fn(dir, ReadPid(dir + "/owner.pid"));
+    fn(dir, ReadPidFile(dir + "/owner.pid"));
   }
   ::closedir(tmp);
 }
@@ -90,6 +82,13 @@ absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& prefix) {
   }
   RecordOwner(templ);
   return templ;
+}
+
+int ReadPidFile(const std::string& path) {
+  std::ifstream in(path);
+  long pid = 0;
+  in >> pid;
+  return in ? static_cast<int>(pid) : 0;
 }
 
 std::string ReadTextFile(const std::string& path) {

@@ -31,6 +31,10 @@ void RemoveOwnedTempDirs();
 // this process. INTERNAL if it cannot.
 absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& prefix);
 
+// The number on the first line of a PID file (owner.pid, child.pid,
+// postmaster.pid); 0 if there is none.
+int ReadPidFile(const std::string& path);
+
 // The whole of a text file (a child's log); empty if it cannot be read.
 std::string ReadTextFile(const std::string& path);
 

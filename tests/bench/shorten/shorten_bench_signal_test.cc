@@ -23,13 +23,6 @@
 namespace shortener::testing {
 namespace {
 
-int ReadPidFile(const std::string& path) {
-  std::ifstream in(path);
-  long pid = 0;
-  in >> pid;
-  return in ? static_cast<int>(pid) : 0;
-}
-
 // Alive and not a zombie (an exited child nobody has reaped yet, which
 // kill(pid, 0) still finds).
 bool Running(int pid) {
