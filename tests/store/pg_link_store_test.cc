@@ -375,6 +375,26 @@ TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection
       CHECK_THAT(e.what(), Catch::Contains("incorrect binary data format"));
     }
   }
+  SECTION("a time PostgreSQL cannot hold is out of range, never an infinity") {
+    pqxx::work setup(conn);
+    setup.exec0("CREATE TEMP TABLE copy_binary_times (at timestamptz)");
+    setup.commit();
+    const char* const time_column[] = {"at"};
+    const absl::Time time = GENERATE(absl::InfinitePast(), absl::InfiniteFuture(),
+                                     absl::FromUnixSeconds(-300000000000),  // 7537 BC
+                                     absl::FromUnixSeconds(9300000000000));  // AD 296680
+    pqxx::work tx(conn);
+    CopyBinary rows;
+    rows.Time(time).EndRow();
+    try {
+      rows.CopyTo(tx, "copy_binary_times", time_column);
+      FAIL("COPY stored " << tx.exec1("SELECT at::text FROM copy_binary_times")[0].c_str());
+    } catch (const pqxx::sql_error& e) {
+      CHECK(e.sqlstate() == "22008");
+      CHECK_THAT(e.what(), Catch::Contains("timestamp out of range"));
+    }
+    return;  // the transaction failed: nothing more on it
+  }
   SECTION("a row with too few fields names the problem") {
     pqxx::work tx(conn);
     CopyBinary rows;

@@ -109,12 +109,23 @@ CopyBinary& CopyBinary::Int16(int16_t number) {
 }
 
 CopyBinary& CopyBinary::Time(absl::Time t) {
-  // absl::ToUnixMicros rounds down, as StoreTime does; times beyond int64
-  // microseconds saturate, and PostgreSQL rejects them as out of range.
+  // absl::ToUnixMicros rounds down, as StoreTime does, and saturates for
+  // times beyond int64 microseconds (absl's infinities among them). Those
+  // become values one step inside PostgreSQL's infinities (INT64_MIN and
+  // INT64_MAX) and beyond the range it accepts (4714 BC to AD 294276), so
+  // that it rejects them as out of range: the saturated INT64_MAX would
+  // otherwise read as a date in AD 294247.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t unix_micros = absl::ToUnixMicros(t);
-  const int64_t pg_micros = unix_micros < std::numeric_limits<int64_t>::min() + kPgEpochUnixMicros
-                                ? std::numeric_limits<int64_t>::min()
-                                : unix_micros - kPgEpochUnixMicros;
+  int64_t pg_micros;
+  if (unix_micros == kMax) {
+    pg_micros = kMax - 1;
+  } else if (unix_micros < kMin + 1 + kPgEpochUnixMicros) {
+    pg_micros = kMin + 1;
+  } else {
+    pg_micros = unix_micros - kPgEpochUnixMicros;
+  }
   StartField(sizeof(int64_t));
   PutBigEndian64(data_, pg_micros);
   return *this;

@@ -44,7 +44,9 @@ class CopyBinary {
   CopyBinary& Int64(int64_t number);                           // bigint
   CopyBinary& Int64(const std::optional<int64_t>& number);     // nullopt: NULL
   CopyBinary& Int16(int16_t number);                           // smallint
-  // timestamptz, rounded down to a whole microsecond (StoreTime).
+  // timestamptz, rounded down to a whole microsecond (StoreTime). A time
+  // PostgreSQL cannot hold (absl's infinities among them) fails the COPY as
+  // out of range (SQLSTATE 22008).
   CopyBinary& Time(absl::Time t);
   CopyBinary& Time(const std::optional<absl::Time>& t);  // nullopt: NULL
   CopyBinary& Bytes(absl::string_view bytes);            // bytea
