@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
+#include "tests/bench/common/bench_util.h"
 #include "tests/support/pg_cluster.h"
 
 namespace shortener::idalloc {
@@ -244,4 +245,9 @@ int Run() {
 }  // namespace
 }  // namespace shortener::idalloc
 
-int main() { return shortener::idalloc::Run(); }
+int main() {
+  shortener::bench::StopChildrenOnSignals("idalloc_bench");
+  const int rc = shortener::idalloc::Run();
+  shortener::bench::AwaitExitIfStoppingOnSignal();
+  return rc;
+}
