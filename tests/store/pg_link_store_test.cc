@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/pg/pg_error.h"
@@ -337,6 +338,20 @@ TEST_CASE("CopyBinary rows reach PostgreSQL's COPY byte for byte and NULLs stay 
   CHECK(tx.exec1("SELECT t FROM copy_binary_check WHERE i = 100")[0].as<std::string>() == "again");
 }
 
+// Sends `rows` and expects PostgreSQL to refuse them with `sqlstate` and a
+// message containing `message`.
+void ExpectCopyRefused(CopyBinary& rows, pqxx::work& tx, const std::string& table,
+                       absl::Span<const char* const> columns, const std::string& sqlstate,
+                       const std::string& message) {
+  try {
+    rows.CopyTo(tx, table, columns);
+    FAIL("COPY into " << table << " succeeded; expected SQLSTATE " << sqlstate);
+  } catch (const pqxx::sql_error& e) {
+    CHECK(e.sqlstate() == sqlstate);
+    CHECK_THAT(e.what(), Catch::Contains(message));
+  }
+}
+
 TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection usable", "[pg]") {
   pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
   const char* const columns[] = {"k", "s"};
@@ -367,13 +382,8 @@ TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection
     pqxx::work tx(conn);
     CopyBinary rows;
     rows.Int64(int64_t{1}).Int64(int64_t{2}).EndRow();  // 8 bytes for a smallint
-    try {
-      rows.CopyTo(tx, "copy_binary_errors", columns);
-      FAIL("a bigint field in a smallint column was accepted");
-    } catch (const pqxx::sql_error& e) {
-      CHECK(e.sqlstate() == "22P03");
-      CHECK_THAT(e.what(), Catch::Contains("incorrect binary data format"));
-    }
+    ExpectCopyRefused(rows, tx, "copy_binary_errors", columns, "22P03",
+                      "incorrect binary data format");
   }
   SECTION("a time PostgreSQL cannot hold is out of range, never an infinity") {
     pqxx::work setup(conn);
@@ -386,26 +396,16 @@ TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection
     pqxx::work tx(conn);
     CopyBinary rows;
     rows.Time(time).EndRow();
-    try {
-      rows.CopyTo(tx, "copy_binary_times", time_column);
-      FAIL("COPY stored " << tx.exec1("SELECT at::text FROM copy_binary_times")[0].c_str());
-    } catch (const pqxx::sql_error& e) {
-      CHECK(e.sqlstate() == "22008");
-      CHECK_THAT(e.what(), Catch::Contains("timestamp out of range"));
-    }
+    ExpectCopyRefused(rows, tx, "copy_binary_times", time_column, "22008",
+                      "timestamp out of range");
     return;  // the transaction failed: nothing more on it
   }
   SECTION("a row with too few fields names the problem") {
     pqxx::work tx(conn);
     CopyBinary rows;
-    rows.Int64(int64_t{1}).EndRow();
-    try {
-      rows.CopyTo(tx, "copy_binary_errors", columns);
-      FAIL("a row with one field of two was accepted");
-    } catch (const pqxx::sql_error& e) {
-      CHECK(e.sqlstate() == "22P04");
-      CHECK_THAT(e.what(), Catch::Contains("row field count is 1, expected 2"));
-    }
+    rows.Int64(int64_t{1}).EndRow();  // one field of two
+    ExpectCopyRefused(rows, tx, "copy_binary_errors", columns, "22P04",
+                      "row field count is 1, expected 2");
   }
   SECTION("a connection lost before the COPY is a broken connection") {
     pqxx::work tx(conn);
