@@ -93,8 +93,8 @@ struct RequestWrite {
   std::string long_url_sha256;
   int64_t link_id = 0;
 };
-// A link_dedupe_keys row to insert (replaces == nullopt) or to repoint from
-// the dead link `replaces` to `link_id`.
+// New link `link_id` becomes the dedupe target of `key` (links.url_key),
+// taking the key over from the dead link `replaces` when set.
 struct DedupeWrite {
   int64_t key = 0;  // DedupeKey
   int64_t link_id = 0;

@@ -119,6 +119,36 @@ TEST_CASE("replicas racing for one dedupe key or request_id all get the same lin
   }
 }
 
+TEST_CASE("replicas racing to replace a revoked dedupe target all get the same new link",
+          "[store][pg][concurrent]") {
+  // The key moves from the revoked link's url_key to the new link's in the
+  // winner's transaction (kReleaseDedupeKeys); a loser waits on the old
+  // row, finds the key gone, reads again and returns the winner's link.
+  const std::string conninfo = shortener::testing::SharedPgCluster().ConnInfo();
+  auto a = NewPgStore(conninfo, 8), b = NewPgStore(conninfo, 8);
+  for (int round = 0; round < 5; ++round) {
+    const std::string owner = UniqueName("owner");
+    const std::string url = "https://example.com/replaced";
+    auto first = CreateOne(*a, MakeNewLink(owner, url));
+    REQUIRE_THAT(first, IsOk());
+    REQUIRE_THAT(a->Revoke(first->link.id, absl::Now(), "code"), IsOk());
+    auto results = Race(*a, *b, [&](int) { return std::vector<NewLink>{MakeNewLink(owner, url)}; });
+    Tally tally = Count(results, 0);
+    CHECK(tally.created == 1);
+    REQUIRE(tally.ids.size() == 1);
+    CHECK(tally.already_exists + tally.other_errors == 0);
+    const int64_t replacement = *tally.ids.begin();
+    CHECK(replacement != first->link.id);
+    CHECK(CountRows(kCountOwnerLinks, owner) == 2);  // the revoked link and one replacement
+    // Exactly one link holds the key, and it is the replacement.
+    CHECK(CountRows("SELECT count(*) FROM links WHERE owner = $1 AND url_key IS NOT NULL", owner) ==
+          1);
+    CHECK(CountRows("SELECT count(*) FROM links WHERE owner = $1 AND url_key IS NOT NULL"
+                    " AND id = " + std::to_string(replacement),
+                    owner) == 1);
+  }
+}
+
 TEST_CASE("overlapping batches in different orders all complete with one link per key",
           "[store][pg][concurrent]") {
   // 1: every batch that skips the read phase is written with COPY.

@@ -52,7 +52,8 @@ TEST_CASE("an acknowledged link is committed: a new connection reads it", "[stor
   CHECK(CountRows("SELECT count(*) FROM links WHERE id = $1::bigint", id) == 1);
   CHECK(CountRows("SELECT count(*) FROM link_aliases WHERE link_id = $1::bigint", id) == 1);
   CHECK(CountRows("SELECT count(*) FROM shorten_requests WHERE link_id = $1::bigint", id) == 1);
-  CHECK(CountRows("SELECT count(*) FROM link_dedupe_keys WHERE link_id = $1::bigint", id) == 0);
+  // A link with an alias is never a dedupe target: it holds no key.
+  CHECK(CountRows("SELECT count(*) FROM links WHERE id = $1::bigint AND url_key IS NULL", id) == 1);
 }
 
 void CheckAllUnavailable(LinkStore& store, int64_t id) {
@@ -465,7 +466,7 @@ void InsertOldDedupe(pqxx::work& tx, const NewLink& link) {
 
 }  // namespace
 
-TEST_CASE("Migration 0006 carries every dedupe target over and they still dedupe afterwards",
+TEST_CASE("Migrations 0006 and 0007 carry every dedupe target over and they still dedupe",
           "[store][pg]") {
   auto cluster = PgCluster::Start(/*apply_migrations=*/false);
   REQUIRE_THAT(cluster, IsOk());
@@ -492,12 +493,12 @@ TEST_CASE("Migration 0006 carries every dedupe target over and they still dedupe
     for (const NewLink& link : old_links) {
       const int64_t key = DedupeKey(link.owner, link.long_url_sha256);
       negative += key < 0 ? 1 : 0;
-      pqxx::result r =
-          tx.exec_params("SELECT link_id FROM link_dedupe_keys WHERE url_key = $1", key);
+      pqxx::result r = tx.exec_params("SELECT id FROM links WHERE url_key = $1", key);
       REQUIRE(r.size() == 1);
       CHECK(r[0][0].as<int64_t>() == link.id);
     }
-    CHECK(tx.exec1("SELECT count(*) FROM link_dedupe_keys")[0].as<size_t>() == old_links.size());
+    CHECK(tx.exec1("SELECT count(*) FROM links WHERE url_key IS NOT NULL")[0].as<size_t>() ==
+          old_links.size());
   }
   CHECK(negative > 0);
   CHECK(negative < static_cast<int>(old_links.size()));
@@ -515,20 +516,78 @@ TEST_CASE("Migration 0006 carries every dedupe target over and they still dedupe
   }
 }
 
+TEST_CASE("Migration 0007 moves each link_dedupe_keys row onto the link it names",
+          "[store][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo, /*up_to_version=*/6), IsOk());
+  // What a 0006 binary leaves: a target with its key, a force_new link
+  // without one, and a key whose link is missing.
+  NewLink target = MakeNewLink("anonymous", "https://example.com/0007/target");
+  NewLink forced = MakeNewLink("anonymous", "https://example.com/0007/forced");
+  const int64_t target_key = DedupeKey(target.owner, target.long_url_sha256);
+  const int64_t orphan_key = target_key ^ 1;
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    for (const NewLink* link : {&target, &forced}) {
+      tx.exec_params0(
+          "INSERT INTO links (id, long_url, long_url_sha256, owner, create_time)"
+          " VALUES ($1, $2, $3::text::bytea, $4, now())",
+          link->id, link->long_url, ByteaHex(link->long_url_sha256), link->owner);
+    }
+    tx.exec_params0("INSERT INTO link_dedupe_keys (url_key, link_id) VALUES ($1, $2), ($3, $4)",
+                    target_key, target.id, orphan_key, int64_t{1} << 60);
+    tx.commit();
+  }
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo), IsOk());
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::nontransaction tx(conn);
+    pqxx::result keyed = tx.exec("SELECT id, url_key FROM links WHERE url_key IS NOT NULL");
+    REQUIRE(keyed.size() == 1);
+    CHECK(keyed[0][0].as<int64_t>() == target.id);
+    CHECK(keyed[0][1].as<int64_t>() == target_key);
+    // Look-ups by key can use the partial unique index.
+    tx.exec0("SET enable_seqscan = off");
+    std::string plan;
+    for (const pqxx::row& row : tx.exec("EXPLAIN SELECT id FROM links WHERE url_key = 42")) {
+      plan += row[0].as<std::string>();
+    }
+    CHECK_THAT(plan, Catch::Contains("links_url_key"));
+  }
+  PgLinkStoreOptions options;
+  options.conninfo = conninfo;
+  auto store = PgLinkStore::Create(options);
+  REQUIRE_THAT(store, IsOk());
+  auto again = CreateOne(**store, MakeNewLink(target.owner, target.long_url));
+  REQUIRE_THAT(again, IsOk());
+  CHECK_FALSE(again->created);
+  CHECK(again->link.id == target.id);
+  auto forced_again = CreateOne(**store, MakeNewLink(forced.owner, forced.long_url));
+  REQUIRE_THAT(forced_again, IsOk());
+  CHECK(forced_again->created);  // forced held no key: the new link takes it
+}
+
 TEST_CASE("A dedupe key collision in the database creates a link of its own and leaves the key",
           "[store][pg]") {
   // Finding two URLs whose keys collide would take ~2^32 hashes, so the
-  // collision is staged: the key of (owner, A) is pointed at a link of URL B.
+  // collision is staged: the key of (owner, A) is given to a link of URL B
+  // made without dedupe (B's own target keeps B's key).
   auto store = NewContractStore();
   const std::string owner = UniqueName("collide");
   NewLink b = MakeNewLink(owner, "https://example.com/collision/b");
   REQUIRE_THAT(CreateOne(*store, b), IsOk());
+  NewLink holder = MakeNewLink(owner, b.long_url);
+  holder.dedupe = false;
+  REQUIRE_THAT(CreateOne(*store, holder), IsOk());
   NewLink a = MakeNewLink(owner, "https://example.com/collision/a");
   const int64_t key_a = DedupeKey(owner, a.long_url_sha256);
   {
     pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
     pqxx::work tx(conn);
-    tx.exec_params0("INSERT INTO link_dedupe_keys (url_key, link_id) VALUES ($1, $2)", key_a, b.id);
+    tx.exec_params0("UPDATE links SET url_key = $1 WHERE id = $2", key_a, holder.id);
     tx.commit();
   }
   for (int round = 0; round < 2; ++round) {
@@ -539,12 +598,12 @@ TEST_CASE("A dedupe key collision in the database creates a link of its own and 
     CHECK(r->link.id == try_a.id);
     CHECK(r->link.long_url == a.long_url);
   }
-  // The key still names B; B still dedupes to itself.
+  // The key still names B's holder; B still dedupes to its own target.
   {
     pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
     pqxx::nontransaction tx(conn);
-    CHECK(tx.exec_params1("SELECT link_id FROM link_dedupe_keys WHERE url_key = $1", key_a)[0]
-              .as<int64_t>() == b.id);
+    CHECK(tx.exec_params1("SELECT id FROM links WHERE url_key = $1", key_a)[0].as<int64_t>() ==
+          holder.id);
   }
   auto b_again = CreateOne(*store, MakeNewLink(owner, b.long_url));
   REQUIRE_THAT(b_again, IsOk());

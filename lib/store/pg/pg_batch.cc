@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "lib/store/pg/copy_binary.h"
 #include "lib/store/pg/pg_arrays.h"
@@ -18,10 +19,10 @@ namespace {
 using pg_queries::kCopyAliases;
 using pg_queries::kCopyLinks;
 using pg_queries::kCopyRequests;
-using pg_queries::kInsertDedupeKeys;
 using pg_queries::kReadAliases;
 using pg_queries::kReadDedupe;
 using pg_queries::kReadRequests;
+using pg_queries::kReleaseDedupeKeys;
 using pg_queries::kWriteBatchCareful;
 using pg_queries::kWriteBatchFast;
 using pg_queries::kWriteLinksFast;
@@ -54,8 +55,7 @@ void ReadDedupe(pqxx::transaction_base& tx, const std::vector<int64_t>& keys, Ke
   pqxx::result rows = tx.exec_prepared(kReadDedupe.name, list.Build());
   for (const pqxx::row& row : rows) {
     state.dedupe[keys[KeyIndex(row, keys.size())]] =
-        StoredDedupe{row[1].as<int64_t>(), ParseLink(row, 3),
-                     row[2].is_null() ? std::string() : pqxx::binarystring(row[2]).str()};
+        StoredDedupe{row[1].as<int64_t>(), ParseLink(row, 3), pqxx::binarystring(row[2]).str()};
   }
 }
 
@@ -68,13 +68,36 @@ void ReadAliases(pqxx::transaction_base& tx, const std::vector<std::string>& ali
   }
 }
 
-// The 20 array parameters of kWriteBatch, grouped by table.
+// The dedupe key each new link of `plan` takes (links.url_key); links
+// absent from the map get none.
+absl::flat_hash_map<int64_t, int64_t> DedupeKeysByLink(const CreatePlan& plan) {
+  absl::flat_hash_map<int64_t, int64_t> keys;
+  keys.reserve(plan.dedupe.size());
+  for (const DedupeWrite& w : plan.dedupe) keys.emplace(w.link_id, w.key);
+  return keys;
+}
+
+// Clears url_key on the dead targets `plan` takes keys over from. False when
+// a concurrent transaction took one of them over first.
+bool ReleaseDedupeKeys(pqxx::transaction_base& tx, const CreatePlan& plan) {
+  ArrayLiteral keys, holders;
+  size_t released = 0;
+  for (const DedupeWrite& w : plan.dedupe) {
+    if (!w.replaces.has_value()) continue;
+    keys.Add(w.key);
+    holders.Add(*w.replaces);
+    ++released;
+  }
+  if (released == 0) return true;
+  pqxx::result r = tx.exec_prepared(kReleaseDedupeKeys.name, keys.Build(), holders.Build());
+  return static_cast<size_t>(r.affected_rows()) == released;
+}
+
+// The 16 array parameters of kWriteBatch, grouped by table.
 struct WriteArrays {
   ArrayLiteral req_owner, req_id, req_sha, req_link;
   ArrayLiteral alias, alias_link;
-  ArrayLiteral ded_key, ded_link;
-  ArrayLiteral rep_key, rep_link, rep_old;
-  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks;
+  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks, url_key;
 
   void AddRequest(const RequestWrite& w) {
     req_owner.Add(w.key.first);
@@ -82,17 +105,7 @@ struct WriteArrays {
     req_sha.AddBytes(w.long_url_sha256);
     req_link.Add(w.link_id);
   }
-  void AddDedupe(const DedupeWrite& w) {
-    if (w.replaces.has_value()) {
-      rep_key.Add(w.key);
-      rep_link.Add(w.link_id);
-      rep_old.Add(*w.replaces);
-    } else {
-      ded_key.Add(w.key);
-      ded_link.Add(w.link_id);
-    }
-  }
-  void AddLink(const NewLink& in, const Link& link) {
+  void AddLink(const NewLink& in, const Link& link, const int64_t* dedupe_key) {
     id.Add(link.id);
     link_alias.Add(link.alias);
     url.Add(link.long_url);
@@ -102,6 +115,7 @@ struct WriteArrays {
     create.AddTime(link.create_time);
     expire.AddTime(link.expire_time);
     link.max_clicks.has_value() ? max_clicks.Add(*link.max_clicks) : max_clicks.AddNull();
+    dedupe_key != nullptr ? url_key.Add(*dedupe_key) : url_key.AddNull();
   }
 };
 
@@ -148,15 +162,15 @@ KeyState ReadKeyState(pqxx::transaction_base& tx, const BatchKeys& keys) {
 
 bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
                WriteMode mode) {
+  if (!ReleaseDedupeKeys(tx, plan)) return false;
+  const absl::flat_hash_map<int64_t, int64_t> dedupe_keys = DedupeKeysByLink(plan);
   WriteArrays a;
   for (const RequestWrite& w : plan.requests) a.AddRequest(w);
-  for (const DedupeWrite& w : plan.dedupe) a.AddDedupe(w);
   std::vector<std::pair<std::string, int64_t>> aliases;  // sorted: one lock order
-  size_t replaced = 0;
-  for (const DedupeWrite& w : plan.dedupe) replaced += w.replaces.has_value() ? 1 : 0;
   for (size_t i : plan.new_links) {
     const Link& link = plan.results[i]->link;
-    a.AddLink(links[i], link);
+    auto key = dedupe_keys.find(link.id);
+    a.AddLink(links[i], link, key == dedupe_keys.end() ? nullptr : &key->second);
     if (link.alias.has_value()) aliases.emplace_back(*link.alias, link.id);
   }
   std::sort(aliases.begin(), aliases.end());
@@ -164,23 +178,21 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
     a.alias.Add(alias);
     a.alias_link.Add(id);
   }
-  if (mode == WriteMode::kFast && plan.requests.empty() && aliases.empty() && replaced == 0) {
-    pqxx::row n = tx.exec_prepared1(
-        kWriteLinksFast.name, a.ded_key.Build(), a.ded_link.Build(), a.id.Build(),
-        a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
-        a.create.Build(), a.expire.Build(), a.max_clicks.Build());
-    return n[0].as<size_t>() == plan.dedupe.size() && n[1].as<size_t>() == plan.new_links.size();
+  if (mode == WriteMode::kFast && plan.requests.empty() && aliases.empty()) {
+    pqxx::result r = tx.exec_prepared(
+        kWriteLinksFast.name, a.id.Build(), a.link_alias.Build(), a.url.Build(), a.sha.Build(),
+        a.owner.Build(), a.status.Build(), a.create.Build(), a.expire.Build(),
+        a.max_clicks.Build(), a.url_key.Build());
+    return static_cast<size_t>(r.affected_rows()) == plan.new_links.size();
   }
   pqxx::row n = tx.exec_prepared1(
       mode == WriteMode::kFast ? kWriteBatchFast.name : kWriteBatchCareful.name,
       a.req_owner.Build(), a.req_id.Build(), a.req_sha.Build(), a.req_link.Build(), a.alias.Build(),
-      a.alias_link.Build(), a.ded_key.Build(), a.ded_link.Build(), a.rep_key.Build(),
-      a.rep_link.Build(), a.rep_old.Build(), a.id.Build(),
-      a.link_alias.Build(), a.url.Build(), a.sha.Build(), a.owner.Build(), a.status.Build(),
-      a.create.Build(), a.expire.Build(), a.max_clicks.Build());
+      a.alias_link.Build(), a.id.Build(), a.link_alias.Build(), a.url.Build(), a.sha.Build(),
+      a.owner.Build(), a.status.Build(), a.create.Build(), a.expire.Build(), a.max_clicks.Build(),
+      a.url_key.Build());
   return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
-         n[2].as<size_t>() == plan.dedupe.size() - replaced && n[3].as<size_t>() == replaced &&
-         n[4].as<size_t>() == plan.new_links.size();
+         n[2].as<size_t>() == plan.new_links.size();
 }
 
 bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan) {
@@ -211,15 +223,8 @@ bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const Cr
     }
     rows.CopyTo(tx, kCopyAliases.table, kCopyAliases.columns);
   }
-  if (!plan.dedupe.empty()) {
-    ArrayLiteral keys, ids;
-    for (const DedupeWrite& w : plan.dedupe) {
-      keys.Add(w.key);
-      ids.Add(w.link_id);
-    }
-    tx.exec_prepared(kInsertDedupeKeys.name, keys.Build(), ids.Build());
-  }
   if (!plan.new_links.empty()) {
+    const absl::flat_hash_map<int64_t, int64_t> dedupe_keys = DedupeKeysByLink(plan);
     CopyBinary rows;
     for (size_t i : plan.new_links) {
       const Link& link = plan.results[i]->link;
@@ -227,6 +232,8 @@ bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const Cr
       // redirect_status is a smallint: ValidateNewLink allows 301..308 only.
       rows.Text(link.owner).Int16(static_cast<int16_t>(link.redirect_status));
       rows.Time(link.create_time).Time(link.expire_time).Int64(link.max_clicks);
+      auto key = dedupe_keys.find(link.id);
+      key == dedupe_keys.end() ? rows.Null() : rows.Int64(key->second);
       rows.EndRow();
     }
     rows.CopyTo(tx, kCopyLinks.table, kCopyLinks.columns);

@@ -36,14 +36,14 @@ enum class WriteMode {
   kCareful,  // returns false; unique_violation only for a duplicate link id
 };
 
-// Write phase: every row `plan` lists, in one statement. Returns false when a
-// concurrent transaction took one of the keys since the read phase; the
-// caller must then roll back (as after any exception).
+// Write phase: every row `plan` lists, in one statement (two when the plan
+// takes dedupe keys over from dead links: kReleaseDedupeKeys first). Returns
+// false when a concurrent transaction took one of the keys since the read
+// phase; the caller must then roll back (as after any exception).
 bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
                WriteMode mode);
 
-// Write phase in COPY form, one COPY per table with rows (the dedupe keys
-// excepted: one array INSERT, cheaper for two bigints), for a plan made
+// Write phase in COPY form, one COPY per table with rows, for a plan made
 // without a read (nothing to repoint: returns false and writes nothing
 // otherwise). COPY costs PostgreSQL about 30 % less CPU per row than the
 // unnest INSERT but needs a transaction (BEGIN, a COPY per table, COMMIT): for

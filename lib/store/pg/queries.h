@@ -79,14 +79,13 @@ inline constexpr Query kReadRequests{
     " LEFT JOIN links l ON l.id = r.link_id"};
 
 // $1 dedupe keys. Row: key index (1-based), target id, the target's URL
-// hash (NULL when the link is missing), link columns.
+// hash, link columns. The key's target is the link whose url_key it is
+// (migration 0007).
 inline constexpr Query kReadDedupe{
     "links_read_dedupe",
-    "SELECT k.i, d.link_id, l.long_url_sha256, " SHORTENER_LINK_COLUMNS
+    "SELECT k.i, l.id, l.long_url_sha256, " SHORTENER_LINK_COLUMNS
     " FROM unnest($1::bigint[]) WITH ORDINALITY AS k(url_key, i)"
-    " JOIN LATERAL (SELECT d.link_id FROM link_dedupe_keys d WHERE d.url_key = k.url_key"
-    "               LIMIT 1) d ON true"
-    " LEFT JOIN links l ON l.id = d.link_id"};
+    " JOIN LATERAL (SELECT * FROM links t WHERE t.url_key = k.url_key LIMIT 1) l ON true"};
 
 // $1 aliases. Row: a taken alias.
 inline constexpr Query kReadAliases{
@@ -100,19 +99,18 @@ inline constexpr Query kReadAliases{
 //    phase raises unique_violation; the caller rolls back and retries
 //    carefully. Speculative insertion (ON CONFLICT) costs about twice as much.
 //  - Careful (ON CONFLICT DO NOTHING): a count below what was sent means a
-//    key was taken; the caller rolls back and retries. links has no ON
-//    CONFLICT in either form, so here a unique_violation can only be a
-//    duplicate link id: a bug, not a race.
-// In both, the dedupe UPDATE rechecks the row it waited for: 0 rows when a
-// concurrent transaction repointed it first.
+//    key was taken; the caller rolls back and retries. On links the arbiter
+//    is url_key alone, so here a unique_violation can only be a duplicate
+//    link id: a bug, not a race.
+// Keys a batch takes over from dead targets are released first, by
+// kReleaseDedupeKeys: the order of a statement's CTEs is not defined, and the
+// new link's url_key must not meet the old link's.
 // $1-$4 shorten_requests: owners, request ids, hashes, link ids.
 // $5-$6 link_aliases: aliases, link ids.
-// $7-$8 new link_dedupe_keys rows: keys, link ids.
-// $9-$11 repointed link_dedupe_keys rows: keys, link ids, old ids.
-// $12-$20 links: ids, aliases, urls, hashes, owners, statuses, create
-//         times, expire times, click budgets.
-// Row: inserted requests, aliases, dedupe rows, repointed dedupe rows, links.
-#define SHORTENER_WRITE_BATCH(ON_CONFLICT)                                                 \
+// $7-$16 links: ids, aliases, urls, hashes, owners, statuses, create times,
+//         expire times, click budgets, dedupe keys (NULL: none).
+// Row: inserted requests, aliases, links.
+#define SHORTENER_WRITE_BATCH(ON_CONFLICT, ON_URL_KEY_CONFLICT)                            \
   "WITH req AS ("                                                                          \
   "  INSERT INTO shorten_requests (owner, request_id, long_url_sha256, link_id)"           \
   "  SELECT t.owner, t.request_id, t.sha, t.link_id"                                       \
@@ -122,60 +120,51 @@ inline constexpr Query kReadAliases{
   "  INSERT INTO link_aliases (alias, link_id)"                                            \
   "  SELECT t.alias, t.link_id FROM unnest($5::text[], $6::bigint[]) AS t(alias, link_id)" \
   ON_CONFLICT " RETURNING 1),"                                                             \
-  " ded AS ("                                                                              \
-  "  INSERT INTO link_dedupe_keys (url_key, link_id)"                                      \
-  "  SELECT t.url_key, t.link_id"                                                          \
-  "  FROM unnest($7::bigint[], $8::bigint[]) AS t(url_key, link_id)"                       \
-  ON_CONFLICT " RETURNING 1),"                                                             \
-  " rep AS ("                                                                              \
-  "  UPDATE link_dedupe_keys d SET link_id = t.link_id"                                    \
-  "  FROM unnest($9::bigint[], $10::bigint[], $11::bigint[])"                              \
-  "       AS t(url_key, link_id, old_link_id)"                                             \
-  "  WHERE d.url_key = t.url_key AND d.link_id = t.old_link_id"                            \
-  "  RETURNING 1),"                                                                        \
   " lnk AS ("                                                                              \
   "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
-  "                     create_time, expire_time, max_clicks)"                             \
+  "                     create_time, expire_time, max_clicks, url_key)"                    \
   "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"                          \
-  "         t.create_time, t.expire_time, t.max_clicks"                                    \
-  "  FROM unnest($12::bigint[], $13::text[], $14::text[], $15::bytea[], $16::text[],"      \
-  "              $17::smallint[], $18::timestamptz[], $19::timestamptz[], $20::bigint[])"  \
+  "         t.create_time, t.expire_time, t.max_clicks, t.url_key"                         \
+  "  FROM unnest($7::bigint[], $8::text[], $9::text[], $10::bytea[], $11::text[],"         \
+  "              $12::smallint[], $13::timestamptz[], $14::timestamptz[], $15::bigint[],"  \
+  "              $16::bigint[])"                                                           \
   "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"         \
-  "            max_clicks)"                                                                \
+  "            max_clicks, url_key)" ON_URL_KEY_CONFLICT                                   \
   "  RETURNING 1)"                                                                         \
   " SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM ali),"                        \
-  "        (SELECT count(*) FROM ded), (SELECT count(*) FROM rep),"                        \
   "        (SELECT count(*) FROM lnk)"
 
-inline constexpr Query kWriteBatchFast{"links_write_batch_fast", SHORTENER_WRITE_BATCH("")};
-inline constexpr Query kWriteBatchCareful{"links_write_batch_careful",
-                                          SHORTENER_WRITE_BATCH(" ON CONFLICT DO NOTHING")};
+inline constexpr Query kWriteBatchFast{"links_write_batch_fast", SHORTENER_WRITE_BATCH("", "")};
+inline constexpr Query kWriteBatchCareful{
+    "links_write_batch_careful",
+    SHORTENER_WRITE_BATCH(" ON CONFLICT DO NOTHING",
+                          " ON CONFLICT (url_key) WHERE url_key IS NOT NULL DO NOTHING")};
 
-// kWriteBatchFast for the common plan: new links and new dedupe keys only (no
-// request id, alias or repointed key), as for Shorten calls without those
-// options. The statement above spends executor set-up and tear-down on its
-// three empty inserts too: ~1 µs of PostgreSQL per link of a 27-link group
-// (docs/benchmarks.md). Same inserts, same order, same fast-mode contract.
-// $1-$2 new link_dedupe_keys rows: keys, link ids.
-// $3-$11 links, as $12-$20 above.
-// Row: inserted dedupe rows, links.
+// kWriteBatchFast for the common plan: links only (no request id or alias),
+// as for Shorten calls without those options. The statement above spends
+// executor set-up and tear-down on its empty inserts too: ~1 µs of
+// PostgreSQL per link of a 27-link group (docs/benchmarks.md). Same insert,
+// same fast-mode contract. $1-$10 as $7-$16 above. Its row count is the
+// links inserted.
 inline constexpr Query kWriteLinksFast{
     "links_write_links_fast",
-    "WITH ded AS ("
-    "  INSERT INTO link_dedupe_keys (url_key, link_id)"
-    "  SELECT t.url_key, t.link_id FROM unnest($1::bigint[], $2::bigint[]) AS t(url_key, link_id)"
-    "  RETURNING 1),"
-    " lnk AS ("
-    "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"
-    "                     create_time, expire_time, max_clicks)"
-    "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"
-    "         t.create_time, t.expire_time, t.max_clicks"
-    "  FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::text[],"
-    "              $8::smallint[], $9::timestamptz[], $10::timestamptz[], $11::bigint[])"
-    "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"
-    "            max_clicks)"
-    "  RETURNING 1)"
-    " SELECT (SELECT count(*) FROM ded), (SELECT count(*) FROM lnk)"};
+    "INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"
+    "                   create_time, expire_time, max_clicks, url_key)"
+    " SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[],"
+    "                      $6::smallint[], $7::timestamptz[], $8::timestamptz[], $9::bigint[],"
+    "                      $10::bigint[])"};
+
+// CreateLinks, before the write phase of a plan that takes dedupe keys over
+// from dead links (rare: the target expired or was revoked): clears url_key
+// on the old targets. $1 keys, $2 the links that hold them. Its row count
+// below the keys sent means a concurrent transaction took one over first
+// (the row lock makes it wait, then the recheck of url_key fails): the caller
+// rolls back and retries.
+inline constexpr Query kReleaseDedupeKeys{
+    "links_release_dedupe_keys",
+    "UPDATE links l SET url_key = NULL"
+    " FROM unnest($1::bigint[], $2::bigint[]) AS t(url_key, id)"
+    " WHERE l.id = t.id AND l.url_key = t.url_key"};
 #undef SHORTENER_WRITE_BATCH
 #undef SHORTENER_LINK_COLUMNS
 // clang-format on
@@ -192,26 +181,16 @@ struct CopyTarget {
 inline constexpr CopyTarget<4> kCopyRequests{"shorten_requests",
                                              {"owner", "request_id", "long_url_sha256", "link_id"}};
 inline constexpr CopyTarget<2> kCopyAliases{"link_aliases", {"alias", "link_id"}};
-inline constexpr CopyTarget<9> kCopyLinks{"links",
-                                          {"id", "alias", "long_url", "long_url_sha256", "owner",
-                                           "redirect_status", "create_time", "expire_time",
-                                           "max_clicks"}};
-
-// CopyPlan's dedupe keys, the one table it does not COPY: $1 keys, $2 link
-// ids. For two bigint columns the array INSERT costs less than a text COPY,
-// whose per-row parsing and slot set-up dominate such narrow rows (the store
-// benchmark: 0.44 -> 0.49 of its reference), and no more than a binary COPY
-// (BatchShorten within noise; docs/benchmarks.md). No ON
-// CONFLICT: a taken key raises unique_violation, as in kWriteBatchFast.
-inline constexpr Query kInsertDedupeKeys{
-    "links_insert_dedupe_keys",
-    "INSERT INTO link_dedupe_keys (url_key, link_id)"
-    " SELECT * FROM unnest($1::bigint[], $2::bigint[])"};
+inline constexpr CopyTarget<10> kCopyLinks{"links",
+                                           {"id", "alias", "long_url", "long_url_sha256", "owner",
+                                            "redirect_status", "create_time", "expire_time",
+                                            "max_clicks", "url_key"}};
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kGetById,     kGetByAlias,     kGetByIds,          kRevoke, kReadRequests, kReadDedupe,
-    kReadAliases, kWriteBatchFast, kWriteBatchCareful, kWriteLinksFast, kInsertDedupeKeys,
+    kGetById,     kGetByAlias,     kGetByIds,          kRevoke,         kReadRequests,
+    kReadDedupe,  kReadAliases,    kWriteBatchCareful, kWriteBatchFast, kWriteLinksFast,
+    kReleaseDedupeKeys,
 };
 
 }  // namespace shortener::store::pg_queries

@@ -80,7 +80,7 @@ absl::Status ConfigureCluster(testing::PgCluster& cluster, const std::vector<std
 absl::Status EmptyLinkTables(const std::string& conninfo) {
   absl::StatusOr<ConnPtr> conn = Connect(conninfo);
   if (!conn.ok()) return conn.status();
-  return Exec(conn->get(), "TRUNCATE links, link_aliases, link_dedupe_keys, shorten_requests");
+  return Exec(conn->get(), "TRUNCATE links, link_aliases, shorten_requests");
 }
 
 absl::Status PreallocateWal(const std::string& conninfo, int segments) {

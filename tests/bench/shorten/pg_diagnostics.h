@@ -25,7 +25,7 @@ absl::Status ConfigureCluster(testing::PgCluster& cluster, const std::vector<std
                               bool statement_stats);
 
 // Empties the tables links are written to (links, link_aliases,
-// link_dedupe_keys, shorten_requests), so that a round starts from the state
+// shorten_requests), so that a round starts from the state
 // the first one did: pgbench recreates its own table for every run, while
 // the service's tables would grow by millions of rows per round (and the
 // random-key dedupe index costs more the larger it is).

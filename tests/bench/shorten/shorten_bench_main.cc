@@ -57,7 +57,7 @@ ABSL_FLAG(std::string, service_flags, "",
 ABSL_FLAG(bool, checkpoint_each_phase, true,
           "CHECKPOINT before pgbench and before each load, so that no phase pays for a "
           "checkpoint an earlier one triggered; each then pays the full-page writes that "
-          "follow a checkpoint (large for random-key indexes such as link_dedupe's)");
+          "follow a checkpoint (large for random-key indexes such as links_url_key)");
 // A round writes ~40 segments; --pg_settings' min_wal_size keeps 128.
 ABSL_FLAG(int, preallocate_wal_segments, 64,
           "WAL segments (16 MB) written and checkpointed before the first round, so that "
