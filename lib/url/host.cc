@@ -1,6 +1,8 @@
 #include "lib/url/host.h"
 
+#include <arpa/inet.h>
 #include <idn2.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -61,13 +63,28 @@ bool IsDigits(absl::string_view s) {
   });
 }
 
-// libcurl rewrites every IPv4 spelling it accepts ("0x7f.1", "2130706433")
-// as a dotted quad, so a numeric last label means a dotted quad or nothing.
+// WHATWG's "ends in a number": a last label of decimal digits or "0x" and
+// hex digits makes browsers read the whole host as an IPv4 address
+// ("a.0x1f" is then no address at all).
+bool EndsInNumber(absl::string_view last_label) {
+  if (absl::StartsWith(last_label, "0x")) {
+    return std::all_of(last_label.begin() + 2, last_label.end(),
+                       [](char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); });
+  }
+  return IsDigits(last_label);
+}
+
+// libcurl rewrites every IPv4 spelling it accepts ("0x7f.1", "2130706433",
+// "01.2.3.4") as a plain dotted quad, so a host that ends in a number must
+// be one: whatever is left is a spelling libcurl did not read as an address
+// (with a trailing dot, "0x7f000001." stays a name, which browsers and
+// libcurl open as 127.0.0.1 once the dot is gone) or no address at all.
 bool IsDottedQuad(absl::string_view host) {
   const std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
   if (parts.size() != 4) return false;
   for (absl::string_view part : parts) {
-    if (!IsDigits(part) || part.size() > 3 || std::stoi(std::string(part)) > 255) {
+    if (!IsDigits(part) || part.size() > 3 || (part.size() > 1 && part.front() == '0') ||
+        std::stoi(std::string(part)) > 255) {
       return false;
     }
   }
@@ -83,14 +100,6 @@ bool IsHostChar(char c) {
 // host and lets some decoded bytes through ("exa%25mple" becomes
 // "exa%mple"), so we accept only what DNS names and IP literals are made of.
 absl::Status CheckHostSyntax(absl::string_view host) {
-  if (host.front() == '[') {
-    for (char c : host.substr(1, host.size() - 2)) {
-      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
-        return Malformed("bad IPv6 literal");
-      }
-    }
-    return absl::OkStatus();
-  }
   if (host.size() > 253) return Malformed("longer than 253 bytes");
   const std::vector<absl::string_view> labels = absl::StrSplit(host, '.');
   for (absl::string_view label : labels) {
@@ -100,10 +109,25 @@ absl::Status CheckHostSyntax(absl::string_view host) {
       return Malformed(absl::StrCat("bad character in ", QuoteForMessage(label)));
     }
   }
-  if (IsDigits(labels.back()) && !IsDottedQuad(host)) {
+  if (EndsInNumber(labels.back()) && !IsDottedQuad(host)) {
     return Malformed("not a valid IPv4 address");
   }
   return absl::OkStatus();
+}
+
+// A bracketed IPv6 literal in the spelling libcurl gives the hosts it
+// parses (inet_ntop's: lower case, the longest run of zeros as "::", an
+// IPv4-mapped tail dotted), so that list entries compare equal to them.
+absl::StatusOr<std::string> CanonicalIpv6(absl::string_view host) {
+  if (host.size() < 3 || host.back() != ']') return Malformed("bad IPv6 literal");
+  const std::string address(host.substr(1, host.size() - 2));
+  in6_addr binary;
+  if (inet_pton(AF_INET6, address.c_str(), &binary) != 1) return Malformed("bad IPv6 literal");
+  char text[INET6_ADDRSTRLEN];
+  if (inet_ntop(AF_INET6, &binary, text, sizeof(text)) == nullptr) {
+    return Malformed("bad IPv6 literal");
+  }
+  return absl::StrCat("[", text, "]");
 }
 
 }  // namespace
@@ -119,11 +143,10 @@ absl::StatusOr<std::string> CanonicalHost(absl::string_view host) {
     if (!converted.ok()) return converted.status();
     ascii = absl::AsciiStrToLower(*converted);
   }
+  if (absl::StartsWith(ascii, "[")) return CanonicalIpv6(ascii);
   // "example.com." and "example.com" name the same host; keep one spelling
   // so that the deny list cannot be dodged with a dot.
-  if (!absl::StartsWith(ascii, "[")) {
-    while (!ascii.empty() && ascii.back() == '.') ascii.pop_back();
-  }
+  while (!ascii.empty() && ascii.back() == '.') ascii.pop_back();
   if (ascii.empty()) return absl::InvalidArgumentError("has no host");
   SHORTENER_RETURN_IF_ERROR(CheckHostSyntax(ascii));
   return ascii;

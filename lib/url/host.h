@@ -19,11 +19,14 @@ namespace shortener::url::internal {
 
 // Returns `host` (a registered name, an IPv4 address, or an IPv6 address in
 // brackets; UTF-8) in canonical form: ASCII lower case, IDN labels in
-// punycode after UTS #46 mapping, trailing dots removed. INVALID_ARGUMENT
-// (message without the "long_url: " prefix) if the name is not a valid
-// internationalised domain name, if nothing is left of it, or if the result
-// is not made of DNS labels (letters, digits, "-", "_"; 1 to 63 bytes each,
-// 253 in all), a dotted-quad IPv4 address or a bracketed IPv6 address.
+// punycode after UTS #46 mapping, trailing dots removed; an IPv6 address
+// as libcurl writes one ("[2001:db8::1]", inet_ntop's spelling).
+// INVALID_ARGUMENT (message without the "long_url: " prefix) if the name is
+// not a valid internationalised domain name, if nothing is left of it, or
+// if the result is not made of DNS labels (letters, digits, "-", "_"; 1 to
+// 63 bytes each, 253 in all), a plain dotted-quad IPv4 address (a host
+// whose last label is a number, decimal or "0x" hex, must be one) or a
+// bracketed IPv6 address.
 absl::StatusOr<std::string> CanonicalHost(absl::string_view host);
 
 // True if canonical `host` equals canonical `domain` or ends with "." +

@@ -335,6 +335,52 @@ TEST_CASE("domain list entries have one canonical spelling or are refused", "[ur
   CHECK_THAT(CanonicalDomain("evil.999"), HasCodeAndMessage(kInvalid, "not a valid IPv4"));
 }
 
+// Found by tests/fuzz/url_policy_fuzz.cc: "[." was a canonical domain (a
+// bracket was taken as an IPv6 literal without looking for the closing one
+// or at what is inside), and "::0:2" stayed "[::0:2]" while libcurl gives
+// the host of "http://[::0:2]/" as "[::2]", so that entry denied nothing.
+TEST_CASE("IPv6 list entries are checked and spelled as libcurl spells hosts", "[url]") {
+  for (const char* entry : {"[.", "[", "[]", "[::1", "[abc", "[::1]x]", "[1:2]", "[::g]",
+                            "[1.2.3.4]"}) {
+    INFO(entry);
+    CHECK_THAT(CanonicalDomain(entry), HasCodeAndMessage(kInvalid, "bad IPv6 literal"));
+  }
+  CHECK(CanonicalDomain("::0:2").value() == "[::2]");
+  CHECK(CanonicalDomain("[2001:DB8:0::1]").value() == "[2001:db8::1]");
+  CHECK(CanonicalDomain("::FFFF:0102:0304").value() == "[::ffff:1.2.3.4]");
+  UrlPolicyOptions options;
+  options.denied_domains = {"0:0::2", "2001:DB8:0:0::1"};
+  const UrlPolicy policy(options);
+  CHECK_THAT(policy.Normalize("http://[::2]/"), HasCodeAndMessage(kInvalid, "deny list"));
+  CHECK_THAT(policy.Normalize("http://[2001:db8::0:1]/"), HasCodeAndMessage(kInvalid, "deny list"));
+  CHECK(policy.Normalize("http://[::FFFF:1.2.3.4]:8080/").value_or("") ==
+        "http://[::ffff:1.2.3.4]:8080/");
+}
+
+// Found by tests/fuzz/url_policy_fuzz.cc: libcurl rewrites the IPv4
+// spellings it knows ("0x7f.1", "2130706433") as dotted quads, but not when
+// the host has a trailing dot, which we drop afterwards; "http://0x7f000001./"
+// then became "http://0x7f000001/", which browsers (WHATWG's "ends in a
+// number" rule) and libcurl open as 127.0.0.1, and which normalised again to
+// "http://127.0.0.1/". A host whose last label is a number, decimal or
+// "0x" hex, must be a plain dotted quad.
+TEST_CASE("a host ending in a number is a plain dotted quad or refused, never renamed later",
+          "[url]") {
+  const UrlPolicy policy(TestOptions());
+  for (const char* input : {"http://0x7f.//p:0httx7f1/", "http://0x7f000001./",
+                            "http://2130706433./", "http://1.2.3.0x4./", "http://0x./",
+                            "http://a.0x1f/", "http://example.0X10/", "http://1.2.3.09/",
+                            "http://01.2.3.4./"}) {
+    INFO(input);
+    CHECK_THAT(policy.Normalize(input),
+               HasCodeAndMessage(kInvalid, "has a malformed host (not a valid IPv4 address)"));
+  }
+  CHECK(policy.Normalize("http://0X7F.1/").value_or("") == "http://127.0.0.1/");
+  CHECK(policy.Normalize("http://127.0.0.1./").value_or("") == "http://127.0.0.1/");
+  CHECK(policy.Normalize("http://a.0x1g/").value_or("") == "http://a.0x1g/");
+  CHECK(policy.Normalize("http://0x7f.example/").value_or("") == "http://0x7f.example/");
+}
+
 TEST_CASE("normalize is safe to call from many threads", "[url]") {
   const UrlPolicy policy(TestOptions());
   std::vector<std::thread> threads;
