@@ -1,10 +1,12 @@
 #include "services/shorten/click_recorder.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "lib/clicks/click_text.h"
 #include "lib/useragent/user_agent.h"
 
 namespace shortener::service {
@@ -12,7 +14,36 @@ namespace {
 
 constexpr size_t kMaxBatchId = 128;
 
+// What a code turned out to be, once per distinct code of a batch.
+struct Resolution {
+  std::optional<int64_t> link_id;  // nullopt: no such link, or malformed
+  std::string refusal;             // non-empty: malformed, and why
+};
+
 }  // namespace
+
+std::string ClickEventProblem(const ClickInput& event) {
+  const std::pair<absl::string_view, absl::string_view> texts[] = {
+      {"code", event.code},
+      {"client_ip", event.client_ip},
+      {"user_agent", event.user_agent},
+      {"referer", event.referer}};
+  for (const auto& [field, value] : texts) {
+    std::string problem = clicks::ClickTextProblem(field, value);
+    if (!problem.empty()) return problem;
+  }
+  if (!event.time.ok()) return std::string(event.time.status().message());
+  if (*event.time < kEarliestClickTime || *event.time >= kLatestClickTime) {
+    return absl::StrCat("time: ",
+                        absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", *event.time, absl::UTCTimeZone()),
+                        " is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
+  }
+  const int s = event.http_status;
+  if (s != 301 && s != 302 && s != 307 && s != 308) {
+    return absl::StrCat("http_status: ", s, " is not a redirect (301, 302, 307 or 308)");
+  }
+  return "";
+}
 
 ClickRecorder::ClickRecorder(Shortener* shortener, RecordBatchFn record,
                              ClickRecorderOptions options)
@@ -23,13 +54,17 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
     return absl::InvalidArgumentError(
         absl::StrCat("batch_id: must be 1 to 128 bytes, got ", input.batch_id.size()));
   }
+  if (std::string problem = clicks::ClickTextProblem("batch_id", input.batch_id);
+      !problem.empty()) {
+    return absl::InvalidArgumentError(problem);
+  }
   if (input.events.empty() || input.events.size() > options_.max_events) {
     return absl::InvalidArgumentError(
         absl::StrCat("events: must be 1 to ", options_.max_events, ", got ", input.events.size()));
   }
   // A batch holds few distinct codes (one campaign link clicked many times):
-  // resolve each once. nullopt: unknown, skip its events.
-  absl::flat_hash_map<std::string, std::optional<int64_t>> link_ids;
+  // resolve each once.
+  absl::flat_hash_map<std::string, Resolution> codes;
   RecordClicksOutput output;
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());
@@ -39,23 +74,36 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
   if (options_.countries != nullptr && options_.record_visits) {
     countries = options_.countries->Current();
   }
-  for (const ClickInput& event : input.events) {
-    auto [it, inserted] = link_ids.try_emplace(event.code);
+  for (size_t i = 0; i < input.events.size(); ++i) {
+    const ClickInput& event = input.events[i];
+    if (std::string problem = ClickEventProblem(event); !problem.empty()) {
+      output.refused.push_back({static_cast<int>(i), std::move(problem)});
+      continue;
+    }
+    auto [it, inserted] = codes.try_emplace(event.code);
     if (inserted) {
       absl::StatusOr<int64_t> id = shortener_->LinkIdOf(event.code);
       if (id.ok()) {
-        it->second = *id;
-      } else if (!absl::IsNotFound(id.status()) && !absl::IsInvalidArgument(id.status())) {
+        it->second.link_id = *id;
+      } else if (absl::IsInvalidArgument(id.status())) {
+        // Neither a short code nor an alias: a syntax rule, so the same
+        // answer on every retry.
+        it->second.refusal = std::string(id.status().message());
+      } else if (!absl::IsNotFound(id.status())) {
         // The database failed an alias look-up: the edge retries the batch.
         return id.status();
       }
     }
-    if (!it->second.has_value() || !event.time.has_value()) {
+    if (!it->second.refusal.empty()) {
+      output.refused.push_back({static_cast<int>(i), it->second.refusal});
+      continue;
+    }
+    if (!it->second.link_id.has_value()) {
       ++output.skipped;
       continue;
     }
     clicks::ClickEvent click;
-    click.link_id = *it->second;
+    click.link_id = *it->second.link_id;
     click.time = *event.time;
     click.client_ip = event.client_ip;
     click.user_agent = event.user_agent;
@@ -64,8 +112,8 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
         clicks::MakeClickRow(click, useragent::Classify(event.user_agent), options_.keep_full_ips));
     if (countries != nullptr) rows.back().country = countries->CountryOf(event.client_ip);
   }
-  // Even a batch of nothing but skipped events records its id, so that a
-  // retry is recognised as one.
+  // Even a batch of nothing but skipped or refused events records its id,
+  // so that a retry is recognised as one.
   absl::StatusOr<clicks::RecordOutcome> outcome =
       record_(input.batch_id, rows, options_.record_visits);
   if (!outcome.ok()) return outcome.status();

@@ -1,9 +1,20 @@
 // ClickRecorder: the domain logic of RecordClicks, free of gRPC, proto and
-// Postgres types. It validates a batch of click events from an edge,
-// resolves their codes to link ids (unknown codes are skipped and counted,
-// not an error: a link may be gone, an edge may be older), classifies each
-// User-Agent, derives the visit fields (lib/clicks) and hands the batch to
-// the click store (PgClickStore::Record in production).
+// Postgres types. It checks a batch of click events from an edge, event by
+// event, resolves their codes to link ids, classifies each User-Agent,
+// derives the visit fields (lib/clicks) and hands the well-formed events of
+// known links to the click store (PgClickStore::Record in production).
+//
+// What happens to an event:
+//  - refused: it is malformed (ClickEventProblem, or a code that is neither
+//    a short code nor an alias). It is never recorded and the answer names
+//    it with the reason; no retry can change that.
+//  - skipped: well-formed, but its code names no link (a link may be gone,
+//    an edge may be older): counted, not an error, as before.
+//  - accepted: recorded, once per batch id.
+// Every check depends on the event alone (not on the clock, not on the
+// database), so a retried batch gets the same refused list as the first
+// attempt, whose rows it does not record again. Only faults of the batch as
+// a whole (its id, its event count) refuse it all.
 //
 // Thread-safe if the record function is. Record blocks (alias look-ups, the
 // store): call it on the blocking pool, never on a gRPC reactor thread.
@@ -12,7 +23,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,24 +38,54 @@ namespace shortener::service {
 // One click event as an edge reports it.
 struct ClickInput {
   std::string code;
-  std::optional<absl::Time> time;  // nullopt: missing (the event is skipped)
+  // When the redirect was served; an error (missing, or not a valid
+  // timestamp) refuses the event with its message.
+  absl::StatusOr<absl::Time> time = absl::InvalidArgumentError("time: missing");
   std::string client_ip;
   std::string user_agent;
   std::string referer;
+  int http_status = 0;  // the redirect sent: 301, 302, 307 or 308
 };
 
 struct RecordClicksInput {
-  std::string batch_id;  // 1..128 bytes
+  std::string batch_id;  // 1..128 bytes of clean text (lib/clicks/click_text.h)
   std::vector<ClickInput> events;
+};
+
+// An event that was not recorded because it is malformed.
+struct RefusedClick {
+  int index = 0;       // in RecordClicksInput::events
+  std::string reason;  // naming the field: "user_agent: invalid UTF-8 at byte 3 (0xFF)"
+
+  friend bool operator==(const RefusedClick& a, const RefusedClick& b) {
+    return a.index == b.index && a.reason == b.reason;
+  }
 };
 
 struct RecordClicksOutput {
   // Events counted by this call; 0 for a batch recorded before.
   int64_t accepted = 0;
-  // Events skipped: unknown or malformed code, or no time.
+  // Well-formed events whose code names no link.
   int64_t skipped = 0;
+  // Malformed events, in index order; the same for a batch recorded before.
+  std::vector<RefusedClick> refused;
   bool duplicate = false;
 };
+
+// Click times outside [kEarliestClickTime, kLatestClickTime) are refused:
+// fixed bounds rather than "now +- something", so that the answer to a
+// batch never depends on when it arrives (an edge may replay a spool days
+// later), while an edge with a broken clock cannot create visit partitions
+// for any month of any century.
+inline const absl::Time kEarliestClickTime = absl::FromUnixSeconds(1577836800);  // 2020-01-01
+inline const absl::Time kLatestClickTime = absl::FromUnixSeconds(4102444800);    // 2100-01-01
+
+// Empty if `event` is well-formed apart from its code's syntax (which needs
+// the codec: Record checks it); otherwise the first reason it is not, naming
+// the field: a text field that is not clean text of at most 512 bytes
+// (lib/clicks/click_text.h), a missing or invalid time, a time outside the
+// bounds above, an http_status that is not a redirect.
+std::string ClickEventProblem(const ClickInput& event);
 
 // What the store's Record does (PgClickStore::Record's signature).
 using RecordBatchFn = std::function<absl::StatusOr<clicks::RecordOutcome>(
@@ -68,11 +108,13 @@ class ClickRecorder {
   // `shortener` outlives the recorder.
   ClickRecorder(Shortener* shortener, RecordBatchFn record, ClickRecorderOptions options);
 
-  // Records `input` once per batch id (a retried batch is accepted = 0,
-  // duplicate). INVALID_ARGUMENT for a batch id outside 1..128 bytes or an
-  // event count outside 1..max_events; the store's errors otherwise
-  // (UNAVAILABLE: retry with the same batch id), and alias look-up errors
-  // other than NOT_FOUND.
+  // Records the accepted events of `input` once per batch id (a retried
+  // batch is accepted = 0, duplicate, with the same refused list); a batch
+  // whose events are all refused or skipped still records its id.
+  // INVALID_ARGUMENT (nothing recorded) for a batch id that is not 1..128
+  // bytes of clean text or an event count outside 1..max_events; the
+  // store's errors otherwise (UNAVAILABLE: retry with the same batch id),
+  // and alias look-up errors other than NOT_FOUND.
   absl::StatusOr<RecordClicksOutput> Record(const RecordClicksInput& input);
 
  private:

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/common/status_macros.h"
+#include "lib/common/utf8.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::service {
@@ -184,13 +185,28 @@ RecordClicksInput FromProto(const v1::RecordClicksRequest& request) {
   for (const v1::ClickEvent& event : request.events()) {
     ClickInput click;
     click.code = event.code();
-    if (event.has_time()) click.time = grpcutil::FromProtoTimestamp(event.time());
+    if (event.has_time()) click.time = CheckedTime(event.time(), "time");
     click.client_ip = event.client_ip();
     click.user_agent = event.user_agent();
     click.referer = event.referer();
+    click.http_status = event.http_status();
     input.events.push_back(std::move(click));
   }
   return input;
+}
+
+void ToProto(const RecordClicksOutput& output, v1::RecordClicksResponse* out) {
+  // A reason is a proto3 string: should one ever hold invalid UTF-8, the
+  // edge could not parse the answer at all. Bounded too, so that 10000
+  // refusals stay a small answer.
+  constexpr size_t kMaxReasonBytes = 200;
+  out->set_accepted(output.accepted);
+  out->mutable_refused()->Reserve(static_cast<int>(output.refused.size()));
+  for (const RefusedClick& refused : output.refused) {
+    v1::RefusedClickEvent* entry = out->add_refused();
+    entry->set_index(refused.index);
+    entry->set_reason(utf8::Sanitize(refused.reason, kMaxReasonBytes));
+  }
 }
 
 absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request) {

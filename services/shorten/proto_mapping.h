@@ -27,8 +27,12 @@ struct ClickStatsQuery {
 // INVALID_ARGUMENT for an unknown redirect_type value.
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
 void ToProto(const LinkView& view, v1::Link* out);
-// Field for field; an event without a time gets none (ClickRecorder skips it).
+// Field for field, the text fields as the bytes they are; an event's time is
+// an error ("time: missing", "time: out of range ...") when it has none or
+// one outside Timestamp's range: ClickRecorder refuses such events.
 RecordClicksInput FromProto(const v1::RecordClicksRequest& request);
+// Accepted count and refused events; reasons go out as clean text.
+void ToProto(const RecordClicksOutput& output, v1::RecordClicksResponse* out);
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
 // The same, moving the strings (a 1000-link BatchShorten answer would
 // otherwise copy every URL once more).

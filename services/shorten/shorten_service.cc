@@ -225,7 +225,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerC
     // Alias look-ups and the store block: off the reactor thread.
     blocking_pool_->Schedule([this, reactor, request, response] {
       absl::StatusOr<RecordClicksOutput> out = clicks_->Record(FromProto(*request));
-      if (out.ok()) response->set_accepted(out->accepted);
+      if (out.ok()) ToProto(*out, response);
       FinishWith(reactor, out.status());
     });
   });

@@ -71,15 +71,18 @@ TEST_CASE("RecordClicks counts a batch once and stores anonymised visits", "[e2e
   AddEvent(req, link.code(), hour + absl::Minutes(5), kGooglebot);
   AddEvent(req, "spring-sale", hour + absl::Minutes(5), kChrome);
   AddEvent(req, "no-such-alias", hour, kChrome);  // skipped
-  AddEvent(req, "!!bad!!", hour, kChrome);        // skipped
+  AddEvent(req, "!!bad!!", hour, kChrome);        // refused
   v1::RecordClicksResponse resp;
   grpc::Status st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
   REQUIRE(st.ok());
   CHECK(resp.accepted() == 5);
+  REQUIRE(resp.refused_size() == 1);
+  CHECK(resp.refused(0).index() == 6);
   // The edge's retry of the same batch changes nothing.
   st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
   REQUIRE(st.ok());
   CHECK(resp.accepted() == 0);
+  CHECK(resp.refused_size() == 1);
 
   CHECK(Scalar(f, "SELECT sum(count) FROM click_counts") == 5);
   CHECK(Scalar(f,
@@ -257,6 +260,67 @@ TEST_CASE("RecordClicks refuses malformed batches", "[e2e][clicks]") {
   st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
   CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   CHECK_THAT(st.error_message(), Catch::Contains("events"));
+}
+
+TEST_CASE("RecordClicks refuses malformed events one by one and records the rest",
+          "[e2e][clicks]") {
+  E2eFixture f;
+  v1::ShortenResponse link;
+  REQUIRE(f.Shorten("https://example.com/hostile", &link).ok());
+  const absl::Time hour = absl::FromUnixSeconds(1893456000);  // 2030-01-01T00:00:00Z
+  v1::RecordClicksRequest req;
+  req.set_batch_id("edge-1/hostile");
+  AddEvent(req, link.code(), hour, kChrome);
+  AddEvent(req, link.code(), hour, "\xFF\xFE");  // 1: the user's report
+  AddEvent(req, link.code(), hour, kChrome, std::string("192.0.2.7\0", 10));  // 2
+  AddEvent(req, link.code(), hour, std::string(16384, 'A'));                  // 3
+  AddEvent(req, link.code(), hour, std::string(511, 'a') + "\xE2\x82");       // 4: cut mid-char
+  AddEvent(req, link.code(), hour, kChrome);
+  req.mutable_events(5)->set_referer("https://ref.example/\r\nX-Injected: 1");  // 5
+  AddEvent(req, link.code(), hour, kChrome);
+  req.mutable_events(6)->clear_time();  // 6
+  AddEvent(req, link.code(), hour, kChrome);
+  req.mutable_events(7)->set_http_status(200);  // 7
+  AddEvent(req, link.code(), hour, kChrome);
+  req.mutable_events(8)->mutable_time()->set_nanos(-1);  // 8
+  AddEvent(req, link.code(), hour, "Mozilla/5.0 \xC3\xA9\xE2\x82\xAC");  // valid UTF-8: kept
+  v1::RecordClicksResponse resp;
+  grpc::Status st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
+  INFO(st.error_message());
+  REQUIRE(st.ok());
+  CHECK(resp.accepted() == 2);
+  std::vector<int> indexes;
+  for (const v1::RefusedClickEvent& r : resp.refused()) indexes.push_back(r.index());
+  CHECK(indexes == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+  REQUIRE(resp.refused_size() == 8);
+  CHECK(resp.refused(0).reason() == "user_agent: invalid UTF-8 at byte 0 (0xFF)");
+  CHECK(resp.refused(1).reason() == "client_ip: control character 0x00 at byte 9");
+  CHECK(resp.refused(2).reason() == "user_agent: 16384 bytes, more than 512");
+  CHECK(resp.refused(3).reason() == "user_agent: invalid UTF-8 at byte 511 (0xE2)");
+  CHECK(resp.refused(4).reason() == "referer: control character 0x0D at byte 20");
+  CHECK(resp.refused(5).reason() == "time: missing");
+  CHECK_THAT(resp.refused(6).reason(), Catch::StartsWith("http_status: 200"));
+  CHECK_THAT(resp.refused(7).reason(), Catch::StartsWith("time: out of range"));
+  // A retry: counted once, the same refusals.
+  v1::RecordClicksResponse again;
+  REQUIRE(f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &again).ok());
+  CHECK(again.accepted() == 0);
+  CHECK(again.refused_size() == 8);
+  for (int i = 0; i < again.refused_size() && i < resp.refused_size(); ++i) {
+    CHECK(again.refused(i).index() == resp.refused(i).index());
+    CHECK(again.refused(i).reason() == resp.refused(i).reason());
+  }
+  CHECK(Scalar(f, "SELECT sum(count) FROM click_counts") == 2);
+  CHECK(Scalar(f, "SELECT count(*) FROM visits") == 2);
+  CHECK(Scalar(f, "SELECT events FROM click_batches WHERE batch_id = 'edge-1/hostile'") == 2);
+  // Later batches are not held up by it.
+  v1::RecordClicksRequest next;
+  next.set_batch_id("edge-1/next");
+  AddEvent(next, link.code(), hour, kChrome);
+  REQUIRE(f.stub->RecordClicks(E2eFixture::Ctx().get(), next, &resp).ok());
+  CHECK(resp.accepted() == 1);
+  CHECK(resp.refused_size() == 0);
+  CHECK(Scalar(f, "SELECT sum(count) FROM click_counts") == 3);
 }
 
 TEST_CASE("RecordClicks without visits keeps counts only and full IPs when asked",

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
 #include "tests/support/status_matchers.h"
@@ -86,6 +87,13 @@ struct Fixture {
   std::unique_ptr<ClickRecorder> recorder;
 };
 
+// "index: reason" per refused event, for messages that show what differs.
+std::vector<std::string> Lines(const std::vector<RefusedClick>& refused) {
+  std::vector<std::string> out;
+  for (const RefusedClick& r : refused) out.push_back(absl::StrCat(r.index, ": ", r.reason));
+  return out;
+}
+
 ClickInput Event(const std::string& code, const char* ua =
                                               "Mozilla/5.0 (iPhone; CPU iPhone OS "
                                               "17_4 like Mac OS X) AppleWebKit/605.1.15 "
@@ -97,6 +105,7 @@ ClickInput Event(const std::string& code, const char* ua =
   e.client_ip = "198.51.100.23";
   e.user_agent = ua;
   e.referer = "https://t.co/x";
+  e.http_status = 302;
   return e;
 }
 
@@ -107,14 +116,13 @@ TEST_CASE("click events become rows for their links and unknown codes are skippe
   ShortenOutput aliased = f.Shorten("https://example.com/b", "sale");
   RecordClicksInput in;
   in.batch_id = "b1";
-  in.events = {Event(generated.link.code), Event("sale"), Event("nosuchalias"), Event("!bad!"),
+  in.events = {Event(generated.link.code), Event("sale"), Event("nosuchalias"),
                Event(generated.link.code, "curl/8.5.0")};
-  in.events.push_back(Event(generated.link.code));
-  in.events.back().time.reset();  // no time: skipped
   absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
   REQUIRE_THAT(out, IsOk());
   CHECK(out->accepted == 3);
-  CHECK(out->skipped == 3);
+  CHECK(out->skipped == 1);
+  CHECK(out->refused.empty());
   CHECK_FALSE(out->duplicate);
   REQUIRE(f.clicks.recorded.size() == 3);
   CHECK(f.clicks.visits);
@@ -170,6 +178,110 @@ TEST_CASE("malformed click batches and store failures are errors", "[service][cl
   in.events.assign(3, Event("abc"));
   f.clicks.fail = absl::UnavailableError("record clicks: database unreachable");
   CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kUnavailable));
+}
+
+TEST_CASE("malformed events are refused one by one and the rest of the batch is recorded",
+          "[service][clicks]") {
+  Fixture f;
+  ShortenOutput link = f.Shorten("https://example.com/a");
+  const std::string code = link.link.code;
+  RecordClicksInput in;
+  in.batch_id = "b1";
+  std::vector<RefusedClick> expected;
+  const auto add = [&](ClickInput e, const std::string& reason = "") {
+    if (!reason.empty()) expected.push_back({static_cast<int>(in.events.size()), reason});
+    in.events.push_back(std::move(e));
+  };
+  add(Event(code));
+  add(Event(code, "\xFF\xFE"), "user_agent: invalid UTF-8 at byte 0 (0xFF)");
+  ClickInput e = Event(code);
+  e.referer = std::string("https://a.example/\0x", 20);
+  add(e, "referer: control character 0x00 at byte 18");
+  add(Event(code, std::string(513, 'a').c_str()), "user_agent: 513 bytes, more than 512");
+  e = Event(code);
+  e.client_ip = "198.51.100.23\r\n";
+  add(e, "client_ip: control character 0x0D at byte 13");
+  add(Event("!bad!"),
+      "code: \"!bad!\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)");
+  add(Event(std::string(65, 'a')),
+      "code: \"" + std::string(65, 'a') +
+          "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)");
+  add(Event(""),
+      "code: \"\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)");
+  e = Event(code);
+  e.time = absl::InvalidArgumentError("time: missing");
+  add(e, "time: missing");
+  e.time = kEarliestClickTime - absl::Nanoseconds(1);
+  add(e, "time: 2019-12-31T23:59:59.999999999Z is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
+  e.time = kLatestClickTime;
+  add(e, "time: 2100-01-01T00:00:00Z is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
+  e = Event(code);
+  e.http_status = 200;
+  add(e, "http_status: 200 is not a redirect (301, 302, 307 or 308)");
+  add(Event("nosuchalias"));           // well-formed, unknown: skipped
+  add(Event(code, "Mozilla/5.0 \xC3\xA9"));  // valid UTF-8: recorded
+  e = Event(code);
+  e.time = kEarliestClickTime;
+  e.http_status = 308;
+  add(e);
+
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(Lines(out->refused) == Lines(expected));
+  CHECK(out->accepted == 3);
+  CHECK(out->skipped == 1);
+  CHECK(static_cast<size_t>(out->accepted + out->skipped) + out->refused.size() ==
+        in.events.size());
+  REQUIRE(f.clicks.recorded.size() == 3);
+  for (const clicks::ClickRow& row : f.clicks.recorded) CHECK(row.link_id == link.link.link.id);
+
+  // The retry is a duplicate and refuses exactly the same events.
+  out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->duplicate);
+  CHECK(out->accepted == 0);
+  CHECK(Lines(out->refused) == Lines(expected));
+}
+
+TEST_CASE("a code of the generated shape with a wrong check character is skipped, not refused",
+          "[service][clicks]") {
+  Fixture f;
+  std::string code = f.Shorten("https://example.com/a").link.code;
+  code.back() = code.back() == 'A' ? 'B' : 'A';
+  RecordClicksInput in;
+  in.batch_id = "b1";
+  in.events = {Event(code)};
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->refused.empty());
+  CHECK(out->skipped == 1);
+}
+
+TEST_CASE("a batch of nothing but refused events records its id", "[service][clicks]") {
+  Fixture f;
+  RecordClicksInput in;
+  in.batch_id = "b1";
+  in.events = {Event("abc", "\xC0\x80"), Event("!")};
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->refused.size() == 2);
+  CHECK(f.clicks.batches.count("b1") == 1);
+  CHECK(f.clicks.recorded.empty());
+  CHECK(f.recorder->Record(in)->duplicate);
+}
+
+TEST_CASE("a batch id that is not clean text refuses the batch and records nothing",
+          "[service][clicks]") {
+  Fixture f;
+  RecordClicksInput in;
+  in.events = {Event(f.Shorten("https://example.com/a").link.code)};
+  for (const std::string& id : {std::string("b\0", 2), std::string("b\n"), std::string("\xFF")}) {
+    in.batch_id = id;
+    absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+    CHECK_THAT(out, HasCode(absl::StatusCode::kInvalidArgument));
+    CHECK_THAT(std::string(out.status().message()), Catch::StartsWith("batch_id: "));
+  }
+  CHECK(f.clicks.batches.empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/time/time.h"
 
 namespace shortener::service {
@@ -50,6 +51,64 @@ TEST_CASE("ToProto of a ShortenOutput moved gives the message of one copied", "[
   CHECK(copied.link().expire_time().seconds() == 1732600000);
   CHECK(copied.link().revoke_time().seconds() == 1732550000);
   CHECK(copied.link().max_clicks() == 7);
+}
+
+}  // namespace
+}  // namespace shortener::service
+
+namespace shortener::service {
+namespace {
+
+TEST_CASE("click events with bytes that are not UTF-8 parse and map as they were sent",
+          "[service][clicks]") {
+  v1::RecordClicksRequest request;
+  request.set_batch_id("edge-1");
+  v1::ClickEvent* event = request.add_events();
+  event->set_code("abc");
+  event->set_user_agent(std::string("\xFF\xFE\0", 3));
+  event->set_referer("\xED\xA0\x80");
+  event->set_client_ip("\xC0\x80");
+  event->set_http_status(302);
+  event->mutable_time()->set_seconds(1893456000);
+  request.add_events()->set_code("no-time");
+  v1::ClickEvent* bad_time = request.add_events();
+  bad_time->mutable_time()->set_seconds(1893456000);
+  bad_time->mutable_time()->set_nanos(-1);
+  // Over the wire and back: a proto3 string field would refuse to parse this.
+  v1::RecordClicksRequest parsed;
+  REQUIRE(parsed.ParseFromString(request.SerializeAsString()));
+  const RecordClicksInput input = FromProto(parsed);
+  CHECK(input.batch_id == "edge-1");
+  REQUIRE(input.events.size() == 3);
+  CHECK(input.events[0].user_agent == std::string("\xFF\xFE\0", 3));
+  CHECK(input.events[0].referer == "\xED\xA0\x80");
+  CHECK(input.events[0].client_ip == "\xC0\x80");
+  CHECK(input.events[0].http_status == 302);
+  REQUIRE(input.events[0].time.ok());
+  CHECK(*input.events[0].time == absl::FromUnixSeconds(1893456000));
+  CHECK(input.events[1].time.status().message() == "time: missing");
+  CHECK(absl::IsInvalidArgument(input.events[2].time.status()));
+  CHECK(absl::StartsWith(input.events[2].time.status().message(), "time: out of range"));
+}
+
+TEST_CASE("the RecordClicks answer lists the refused events with clean reasons",
+          "[service][clicks]") {
+  RecordClicksOutput output;
+  output.accepted = 7;
+  output.refused = {{1, "user_agent: invalid UTF-8 at byte 0 (0xFF)"},
+                    {4, "odd \xFF reason " + std::string(300, 'x')}};
+  v1::RecordClicksResponse response;
+  ToProto(output, &response);
+  CHECK(response.accepted() == 7);
+  REQUIRE(response.refused_size() == 2);
+  CHECK(response.refused(0).index() == 1);
+  CHECK(response.refused(0).reason() == "user_agent: invalid UTF-8 at byte 0 (0xFF)");
+  CHECK(response.refused(1).index() == 4);
+  CHECK(response.refused(1).reason().size() <= 200);
+  CHECK(absl::StartsWith(response.refused(1).reason(), "odd \xEF\xBF\xBD reason xxx"));
+  // The edge must be able to parse it.
+  v1::RecordClicksResponse parsed;
+  CHECK(parsed.ParseFromString(response.SerializeAsString()));
 }
 
 }  // namespace
