@@ -19,7 +19,8 @@
 //    says NT 10.0 ("10"), Chrome 110+ says macOS 10.15.7 and Android 10.
 //  - iPadOS 13+ Safari sends the macOS desktop User-Agent: it is macOS /
 //    desktop here, as the header cannot tell them apart.
-//  - os_version is at most three dotted components of at most six digits.
+//  - os_version is at most three dotted components of at most six digits,
+//    or the name of a Windows release ("Vista", "XP").
 //
 // Thread safety: stateless functions over constant tables.
 #ifndef SHORTENER_LIB_USERAGENT_USER_AGENT_H_
