@@ -85,18 +85,15 @@ absl::Status CheckPortFree(asio::io_context& io_context, const tcp::endpoint& en
 }
 
 EventLoop::EventLoop(int index, const HttpServerOptions& options, Handler* handler,
-                     std::atomic<size_t>* open_connections)
+                     std::atomic<size_t>* open_connections, ClientConnectionCounts* clients)
     : index_(index),
       options_(options),
-      handler_(handler),
       open_connections_(open_connections),
-      limits_{options.max_request_line, options.max_header_bytes, options.max_body_bytes},
-      idle_timeout_ns_(absl::ToInt64Nanoseconds(options.idle_timeout)),
-      header_timeout_ns_(absl::ToInt64Nanoseconds(options.header_timeout)),
+      clients_(clients),
       sweep_period_(SweepPeriod(options)),
-      gate_(std::make_shared<LoopGate>()) {
-  std::lock_guard<std::mutex> lock(gate_->mu);
-  gate_->io_context = &io_context_;
+      context_(index, options, handler, std::make_shared<LoopGate>()) {
+  std::lock_guard<std::mutex> lock(context_.gate->mu);
+  context_.gate->sink = this;
 }
 
 EventLoop::~EventLoop() {
@@ -151,8 +148,8 @@ void EventLoop::Teardown() {
   if (torn_down_) return;
   torn_down_ = true;
   {
-    std::lock_guard<std::mutex> lock(gate_->mu);
-    gate_->io_context = nullptr;
+    std::lock_guard<std::mutex> lock(context_.gate->mu);
+    context_.gate->sink = nullptr;
   }
   error_code ec;
   acceptor_.close(ec);
@@ -166,30 +163,34 @@ void EventLoop::Teardown() {
 
 void EventLoop::AddTo(HttpServerStats* stats) const {
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  stats->connections_accepted += counters_.accepted.load(kRelaxed);
-  stats->connections_refused += counters_.refused.load(kRelaxed);
-  stats->requests += counters_.requests.load(kRelaxed);
-  stats->deferred_requests += counters_.deferred.load(kRelaxed);
-  stats->protocol_errors += counters_.protocol_errors.load(kRelaxed);
-  stats->handler_errors += counters_.handler_errors.load(kRelaxed);
-  stats->idle_timeouts += counters_.idle_timeouts.load(kRelaxed);
-  stats->request_timeouts += counters_.request_timeouts.load(kRelaxed);
-  stats->write_timeouts += counters_.write_timeouts.load(kRelaxed);
-  stats->open_connections += counters_.open.load(kRelaxed);
+  const LoopCounters& counters = context_.counters;
+  stats->connections_accepted += counters.accepted.load(kRelaxed);
+  stats->connections_refused += counters.refused.load(kRelaxed);
+  stats->connections_refused_per_client += counters.refused_per_client.load(kRelaxed);
+  stats->requests += counters.requests.load(kRelaxed);
+  stats->deferred_requests += counters.deferred.load(kRelaxed);
+  stats->protocol_errors += counters.protocol_errors.load(kRelaxed);
+  stats->handler_errors += counters.handler_errors.load(kRelaxed);
+  stats->idle_timeouts += counters.idle_timeouts.load(kRelaxed);
+  stats->request_timeouts += counters.request_timeouts.load(kRelaxed);
+  stats->write_timeouts += counters.write_timeouts.load(kRelaxed);
+  stats->open_connections += counters.open.load(kRelaxed);
+  stats->output_pauses += counters.output_pauses.load(kRelaxed);
+  stats->peak_connection_output_bytes =
+      std::max<size_t>(stats->peak_connection_output_bytes, counters.peak_output.load(kRelaxed));
+  stats->connection_buffer_bytes += counters.buffer_bytes.load(kRelaxed);
+  for (size_t i = 0; i < kRequestRefusalCount; ++i) {
+    stats->refused_requests[i] += counters.refused_requests[i].load(kRelaxed);
+  }
   for (size_t i = 0; i < kServerResponseStatuses.size(); ++i) {
-    stats->server_responses[i] += counters_.server_responses[i].load(kRelaxed);
+    stats->server_responses[i] += counters.server_responses[i].load(kRelaxed);
   }
 }
 
-void EventLoop::UpdateClock() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  now_ns_ = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-  const std::time_t second = std::time(nullptr);
-  if (second != date_second_) {
-    date_second_ = second;
-    FormatHttpDate(second, date_);
-  }
+void EventLoop::Post(DeferredTarget* target, std::string bytes, bool completed) {
+  asio::post(io_context_, [target, bytes = std::move(bytes), completed]() mutable {
+    target->OnDeferredDone(std::move(bytes), completed);
+  });
 }
 
 void EventLoop::DestroyIfDone(Connection* connection) {
@@ -216,19 +217,36 @@ void EventLoop::Accept() {
 }
 
 void EventLoop::OnAccepted(tcp::socket socket) {
+  LoopCounters& counters = context_.counters;
   error_code ec;
-  if (draining_ || open_connections_->load(std::memory_order_relaxed) >= options_.max_connections) {
-    Bump(counters_.refused);
+  if (context_.draining ||
+      open_connections_->load(std::memory_order_relaxed) >= options_.max_connections) {
+    Bump(counters.refused);
     socket.close(ec);
     return;
   }
+  const tcp::endpoint remote = socket.remote_endpoint(ec);
+  if (ec) return;  // gone already
+  const PeerAddress peer = ToPeer(remote);
+  bool counted = false;
+  if (clients_ != nullptr &&
+      !(options_.exempt_from_client_limit && options_.exempt_from_client_limit(peer))) {
+    if (!clients_->TryAdd(peer)) {
+      Bump(counters.refused_per_client);
+      socket.close(ec);
+      return;
+    }
+    counted = true;
+  }
   socket.set_option(tcp::no_delay(true), ec);
   if (!ec) socket.non_blocking(true, ec);
-  const tcp::endpoint remote = ec ? tcp::endpoint() : socket.remote_endpoint(ec);
-  if (ec) return;  // gone already
-  Bump(counters_.accepted);
+  if (ec) {
+    if (counted) clients_->Remove(peer);
+    return;
+  }
+  Bump(counters.accepted);
   UpdateClock();
-  auto* connection = new Connection(this, std::move(socket), ToPeer(remote));
+  auto* connection = new Connection(this, std::move(socket), peer, counted);
   Link(connection);
   connection->Start();
   DestroyIfDone(connection);
@@ -247,13 +265,14 @@ void EventLoop::Sweep() {
   UpdateClock();
   for (Connection* connection = connections_; connection != nullptr;) {
     Connection* next = connection->next;
-    if (connection->ExpireIfDue(now_ns_)) DestroyIfDone(connection);
+    if (!connection->ExpireIfDue(context_.now_ns)) connection->ReleaseIdleBuffers();
+    DestroyIfDone(connection);
     connection = next;
   }
 }
 
 void EventLoop::Drain() {
-  draining_ = true;
+  context_.draining = true;
   error_code ec;
   acceptor_.close(ec);
   accept_retry_timer_.cancel();
@@ -273,7 +292,7 @@ void EventLoop::Link(Connection* connection) {
   if (connections_ != nullptr) connections_->prev = connection;
   connections_ = connection;
   open_connections_->fetch_add(1, std::memory_order_relaxed);
-  Bump(counters_.open);
+  Bump(context_.counters.open);
 }
 
 void EventLoop::Unlink(Connection* connection) {
@@ -285,11 +304,12 @@ void EventLoop::Unlink(Connection* connection) {
   if (connection->next != nullptr) connection->next->prev = connection->prev;
   connection->prev = connection->next = nullptr;
   open_connections_->fetch_sub(1, std::memory_order_relaxed);
-  Bump(counters_.open, -1);
+  if (connection->counted_per_client()) clients_->Remove(connection->peer());
+  Bump(context_.counters.open, -1);
 }
 
 void EventLoop::NotifyIfDrained() {
-  if (!draining_ || connections_ != nullptr) return;
+  if (!context_.draining || connections_ != nullptr) return;
   std::lock_guard<std::mutex> lock(drained_mu_);
   drained_ = true;
   drained_cv_.notify_all();

@@ -1,11 +1,21 @@
 // One event loop of the HTTP server (internal to edge_http): an io_context
-// run by one thread, its acceptor, its connections, its clock and Date
-// string, its timeout sweep and its counters.
+// run by one thread, its acceptor, its connections, its timeout sweep, and
+// the LoopContext they share (clock, Date string, counters, limits).
 //
 // Timeouts: no timer per connection. Each connection keeps a deadline (idle,
 // request or linger, and one for a pending write); a per-loop timer walks the
 // connections every min(idle_timeout, header_timeout) / 4 (between 5 ms and
 // 1 s) and closes the expired ones. So a timeout fires up to one period late.
+// The same walk lets connections idle since the previous one shrink their
+// buffers.
+//
+// Accepting: a new connection over max_connections (counted over all loops
+// without a lock), or over max_connections_per_client (the shared
+// ClientConnectionCounts, one lock per accept and per close), is closed at
+// once without a response: answering would mean reading the request first
+// (closing with unread input resets the connection and can destroy the
+// answer), which is the work being shed; clients treat a closed connection
+// as "try again later" either way.
 //
 // Thread safety: everything runs on the loop's thread except the methods
 // marked otherwise, which HttpServer calls from its own thread.
@@ -28,45 +38,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "edge/http/client_connection_counts.h"
 #include "edge/http/http_server.h"
-#include "edge/http/request_parser.h"
-#include "edge/response_builder.h"
+#include "edge/http/loop_context.h"
 
 namespace shortener::edge::http::internal {
 
 class Connection;
-
-// What a DeferredResponse posts through: the loop's io_context while it may
-// still run handlers, null once the loop is torn down. Shared, so that a
-// DeferredResponse outliving the server finds it closed. (std::mutex, not
-// absl::Mutex: TSan sees through it; this build's abseil is not
-// instrumented.)
-struct LoopGate {
-  std::mutex mu;
-  boost::asio::io_context* io_context = nullptr;  // guarded by mu
-};
-
-// Written by the loop thread only (relaxed load + store, no locked
-// instruction), read by Stats() from any thread. On its own cache lines.
-struct alignas(64) LoopCounters {
-  std::atomic<uint64_t> accepted{0};
-  std::atomic<uint64_t> refused{0};
-  std::atomic<uint64_t> requests{0};
-  std::atomic<uint64_t> deferred{0};
-  std::atomic<uint64_t> protocol_errors{0};
-  std::atomic<uint64_t> handler_errors{0};
-  std::atomic<uint64_t> idle_timeouts{0};
-  std::atomic<uint64_t> request_timeouts{0};
-  std::atomic<uint64_t> write_timeouts{0};
-  std::atomic<uint64_t> open{0};
-  // Responses the server wrote itself, by kServerResponseStatuses slot.
-  std::array<std::atomic<uint64_t>, kServerResponseStatuses.size()> server_responses{};
-};
-
-inline void Bump(std::atomic<uint64_t>& counter, int64_t by = 1) {
-  counter.store(counter.load(std::memory_order_relaxed) + static_cast<uint64_t>(by),
-                std::memory_order_relaxed);
-}
 
 // Host and port as "127.0.0.1:80" or "[::1]:80", for messages.
 std::string HostPort(const boost::asio::ip::tcp::endpoint& endpoint);
@@ -78,12 +56,12 @@ std::string HostPort(const boost::asio::ip::tcp::endpoint& endpoint);
 absl::Status CheckPortFree(boost::asio::io_context& io_context,
                            const boost::asio::ip::tcp::endpoint& endpoint);
 
-class EventLoop {
+class EventLoop final : public DeferredSink {
  public:
-  // `options`, `handler` and `open_connections` (shared by all loops) must
-  // outlive the loop.
+  // `options`, `handler`, `open_connections` and `clients` (shared by all
+  // loops; null without a per-client limit) must outlive the loop.
   EventLoop(int index, const HttpServerOptions& options, Handler* handler,
-            std::atomic<size_t>* open_connections);
+            std::atomic<size_t>* open_connections, ClientConnectionCounts* clients);
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -108,20 +86,15 @@ class EventLoop {
 
   // --- For connections, on the loop thread. ---
   boost::asio::io_context& io_context() { return io_context_; }
-  Handler* handler() const { return handler_; }
-  const ParserLimits& limits() const { return limits_; }
-  int index() const { return index_; }
-  bool draining() const { return draining_; }
-  LoopCounters& counters() { return counters_; }
-  const std::shared_ptr<LoopGate>& gate() const { return gate_; }
-  int64_t now_ns() const { return now_ns_; }
-  absl::string_view http_date() const { return absl::string_view(date_, kHttpDateLength); }
-  int64_t idle_timeout_ns() const { return idle_timeout_ns_; }
-  int64_t header_timeout_ns() const { return header_timeout_ns_; }
-  // Refreshes now_ns() and, when the second changed, http_date().
-  void UpdateClock();
+  LoopContext& context() { return context_; }
+  int64_t now_ns() const { return context_.now_ns; }
+  int64_t idle_timeout_ns() const { return context_.idle_timeout_ns; }
+  void UpdateClock() { context_.UpdateClock(); }
   // Deletes `connection` if it is closed with nothing pending.
   void DestroyIfDone(Connection* connection);
+
+  // DeferredSink: posts the delivery to this loop's io_context.
+  void Post(DeferredTarget* target, std::string bytes, bool completed) override;
 
  private:
   void Accept();
@@ -135,33 +108,24 @@ class EventLoop {
 
   const int index_;
   const HttpServerOptions& options_;
-  Handler* const handler_;
   std::atomic<size_t>* const open_connections_;
-  const ParserLimits limits_;
-  const int64_t idle_timeout_ns_;
-  const int64_t header_timeout_ns_;
+  ClientConnectionCounts* const clients_;
   const std::chrono::milliseconds sweep_period_;
 
-  LoopCounters counters_;
+  LoopContext context_;
   boost::asio::io_context io_context_{1};
   boost::asio::ip::tcp::acceptor acceptor_{io_context_};
   boost::asio::steady_timer sweep_timer_{io_context_};
   // Re-arms accepting after an error such as EMFILE, instead of spinning.
   boost::asio::steady_timer accept_retry_timer_{io_context_};
-  std::shared_ptr<LoopGate> gate_;
   std::thread thread_;
 
   Connection* connections_ = nullptr;  // intrusive list
-  bool draining_ = false;
   // Set by the loop thread once draining closed every connection.
   std::mutex drained_mu_;
   std::condition_variable drained_cv_;
   bool drained_ = false;  // guarded by drained_mu_
   bool torn_down_ = false;
-
-  int64_t now_ns_ = 0;
-  std::time_t date_second_ = 0;
-  char date_[kHttpDateLength] = {};
 };
 
 }  // namespace shortener::edge::http::internal

@@ -1,14 +1,15 @@
 #include "edge/http/http_server.h"
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/post.hpp>
 #include <mutex>
 #include <utility>
 
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
-#include "edge/http/connection.h"
+#include "edge/http/client_connection_counts.h"
+#include "edge/http/connection_protocol.h"
 #include "edge/http/event_loop.h"
+#include "edge/http/loop_context.h"
 
 namespace shortener::edge::http {
 namespace {
@@ -37,6 +38,8 @@ absl::Status ValidateOptions(const HttpServerOptions& options, const Handler* ha
     return bad("header_timeout must be positive, got ",
                absl::FormatDuration(options.header_timeout));
   }
+  if (options.max_header_fields < 1) return bad("max_header_fields must be at least 1");
+  if (options.max_output_bytes < 1) return bad("max_output_bytes must be at least 1");
   if (options.max_connections < 1) return bad("max_connections must be at least 1");
   return absl::OkStatus();
 }
@@ -55,10 +58,14 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
         absl::StrCat("http server: host \"", options.host, "\" is not an IP address"));
   }
   auto server = absl::WrapUnique(new HttpServer(std::move(options)));
+  if (server->options_.max_connections_per_client > 0) {
+    server->clients_ = std::make_unique<internal::ClientConnectionCounts>(
+        server->options_.max_connections_per_client);
+  }
   const int threads = server->options_.threads;
   for (int i = 0; i < threads; ++i) {
-    server->loops_.push_back(std::make_unique<internal::EventLoop>(i, server->options_, handler,
-                                                                   &server->open_connections_));
+    server->loops_.push_back(std::make_unique<internal::EventLoop>(
+        i, server->options_, handler, &server->open_connections_, server->clients_.get()));
   }
   // One listener: no SO_REUSEPORT, so the bind itself says whether the port
   // is taken. Several: check first, SO_REUSEPORT would share it silently.
@@ -101,24 +108,24 @@ HttpServerStats HttpServer::Stats() const {
 
 // --- Exchange and DeferredResponse (public API) ---
 
-DeferredResponse Exchange::Defer() { return connection_->Defer(); }
+DeferredResponse Exchange::Defer() { return protocol_->Defer(); }
 
 absl::string_view Exchange::http_date() const { return loop_->http_date(); }
 
-int64_t Exchange::now_ns() const { return loop_->now_ns(); }
+int64_t Exchange::now_ns() const { return loop_->now_ns; }
 
 DeferredResponse::DeferredResponse(std::shared_ptr<internal::LoopGate> gate,
-                                   internal::Connection* connection)
-    : gate_(std::move(gate)), connection_(connection) {}
+                                   internal::DeferredTarget* target)
+    : gate_(std::move(gate)), target_(target) {}
 
 DeferredResponse::DeferredResponse(DeferredResponse&& other) noexcept
-    : gate_(std::move(other.gate_)), connection_(std::exchange(other.connection_, nullptr)) {}
+    : gate_(std::move(other.gate_)), target_(std::exchange(other.target_, nullptr)) {}
 
 DeferredResponse& DeferredResponse::operator=(DeferredResponse&& other) noexcept {
   if (this != &other) {
     Resolve(std::string(), false);
     gate_ = std::move(other.gate_);
-    connection_ = std::exchange(other.connection_, nullptr);
+    target_ = std::exchange(other.target_, nullptr);
   }
   return *this;
 }
@@ -132,14 +139,12 @@ void DeferredResponse::Complete(absl::string_view response_bytes) {
 
 void DeferredResponse::Resolve(std::string bytes, bool completed) {
   std::shared_ptr<internal::LoopGate> gate = std::move(gate_);
-  internal::Connection* connection = std::exchange(connection_, nullptr);
+  internal::DeferredTarget* target = std::exchange(target_, nullptr);
   if (gate == nullptr) return;
   std::lock_guard<std::mutex> lock(gate->mu);
   // Null once the loop is torn down: the connection is gone.
-  if (gate->io_context == nullptr) return;
-  boost::asio::post(*gate->io_context, [connection, bytes = std::move(bytes), completed]() mutable {
-    connection->OnDeferredDone(std::move(bytes), completed);
-  });
+  if (gate->sink == nullptr) return;
+  gate->sink->Post(target, std::move(bytes), completed);
 }
 
 }  // namespace shortener::edge::http

@@ -1,6 +1,6 @@
 // The redirect edge's HTTP/1.1 server: sockets, parsing, keep-alive,
-// pipelining, timeouts and graceful shutdown, and nothing else. What a
-// request means is the Handler's business (edge/app); the server hands it
+// pipelining, timeouts, limits and graceful shutdown, and nothing else. What
+// a request means is the Handler's business (edge/app); the server hands it
 // the request's method, target and a few headers, and sends back the bytes
 // the handler appends (built with edge/response_builder.h).
 //
@@ -10,24 +10,56 @@
 // loop for its whole life. Per request in steady state nothing is allocated
 // and nothing is shared between threads: the request head is parsed
 // (Boost.Beast's basic_parser) in place in a per-connection read buffer, the
-// handler appends its response to a per-connection output buffer, and every
-// complete request found in one read is answered with one write
-// (pipelining). Memory per connection: 4 KiB of read buffer (growing to
-// max_header_bytes + 4 KiB for a large head or a pipelined burst) plus the
-// largest batch of responses it has sent.
+// values the server keeps are copied into per-connection strings that keep
+// their capacity, the handler appends its response to a per-connection
+// output buffer, and every complete request found in one read is answered
+// with one write (pipelining). The protocol itself (bytes in, requests to
+// the handler, bytes out) runs without a socket (connection_protocol.h), so
+// it is tested and fuzzed directly.
 //
+// What the server accepts is what RFC 9112 asks of an origin server that
+// serves only GET and HEAD, read strictly where leniency lets a proxy in
+// front and the edge disagree on where a request ends (request smuggling).
 // Server-generated errors (never reach the handler, counted in
-// protocol_errors, answered with Connection: close, then the connection is
-// closed): 400 malformed request, 413 body over max_body_bytes, 414 request
-// line over max_request_line, 431 header block over max_header_bytes,
-// 505 HTTP version other than 1.0/1.1. They are small fixed texts with
-// Cache-Control: no-store and never echo request bytes. A handler that
-// neither answers nor defers, or drops a DeferredResponse, gets a 500 sent
-// for it and the connection closed.
+// protocol_errors and by RequestRefusal, answered with Connection: close,
+// then the connection is closed):
+//   400  malformed (request line, field syntax, a line not ended by CRLF,
+//        a control character other than HTAB in a field value, NUL
+//        anywhere), obs-fold (a field line folded onto the next), any
+//        Transfer-Encoding, Content-Length repeated, a list, or not digits,
+//        an HTTP/1.1 request without Host, Host repeated or not a
+//        uri-host[:port];
+//   413  body over max_body_bytes;
+//   414  request line over max_request_line;
+//   431  header block over max_header_bytes, or more than max_header_fields
+//        field lines;
+//   505  HTTP version other than 1.0/1.1.
+// They are small fixed texts with Cache-Control: no-store and never echo
+// request bytes. A handler that neither answers nor defers, or drops a
+// DeferredResponse, gets a 500 sent for it and the connection closed.
 //
-// Request bodies (Content-Length or chunked) up to max_body_bytes are read
-// and discarded before the handler sees the request. "Expect: 100-continue"
-// is not answered: such clients send their body after their own timeout.
+// Request bodies: only with Content-Length, up to max_body_bytes, read and
+// discarded before the handler sees the request. "Expect: 100-continue" is
+// not answered: such clients send their body after their own timeout.
+//
+// Limits (each an option below; the edge's flags in docs/edge.md, "Limits"):
+//   connections   max_connections over all loops, max_connections_per_client
+//                 per TCP peer (an IPv6 peer by its /64); a connection over
+//                 either is closed at once, unanswered, and counted.
+//   per request   max_request_line, max_header_bytes, max_header_fields,
+//                 max_body_bytes, header_timeout.
+//   output        a connection stops handling requests (and so reading)
+//                 while its responses not yet written reach
+//                 max_output_bytes; it goes on as the client reads them.
+//   memory        per connection: a read buffer of 4 KiB (growing to
+//                 max_header_bytes + 4 KiB for a large head or a pipelined
+//                 burst), the head values kept (at most the head's size), and
+//                 output of at most max_output_bytes plus one response. An
+//                 output buffer of more than 4 * max_output_bytes is released
+//                 once written; a connection that handled no request for a
+//                 sweep period (at most 1 s) goes back to the small buffers.
+//   time          header_timeout for a request, idle_timeout between
+//                 requests and for a client to read a response.
 //
 // Thread safety: HttpServer's methods are safe from any thread (Shutdown and
 // the destructor not from a loop thread, i.e. not from Handle). Handler::Handle
@@ -41,6 +73,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,10 +86,21 @@
 namespace shortener::edge::http {
 
 namespace internal {
-class Connection;
+class ClientConnectionCounts;
+class ConnectionProtocol;
+class DeferredTarget;
 class EventLoop;
+struct LoopContext;
 struct LoopGate;
 }  // namespace internal
+
+// The TCP peer of a connection (not X-Forwarded-For).
+struct PeerAddress {
+  bool is_v6 = false;
+  // Network byte order; an IPv4 address in the first 4 bytes.
+  std::array<uint8_t, 16> bytes{};
+  uint16_t port = 0;
+};
 
 struct HttpServerOptions {
   // IP address to listen on (a literal: "127.0.0.1", "0.0.0.0", "::");
@@ -74,10 +118,17 @@ struct HttpServerOptions {
   // (or 414 if the request line has not ended by then) and the connection
   // closed. Also sizes the read buffer (this plus 4 KiB). Default 16 KiB.
   size_t max_header_bytes = 16 * 1024;
-  // Largest request body (Content-Length, or the sum of chunks); larger gets
-  // 413 and the connection closed. Smaller bodies are read and discarded.
-  // Default 64 KiB.
+  // Most field lines in a request head; more gets 431 and the connection
+  // closed. Default 100 (browsers send about 20).
+  size_t max_header_fields = 100;
+  // Largest request body (Content-Length); larger gets 413 and the
+  // connection closed. Smaller bodies are read and discarded. Default 64 KiB.
   size_t max_body_bytes = 64 * 1024;
+  // Responses a connection may hold unwritten (a pipelining client that
+  // does not read): at this many bytes it handles no further request, and
+  // reads nothing, until the client has read enough. One response may
+  // overshoot it. Default 64 KiB.
+  size_t max_output_bytes = 64 * 1024;
   // A keep-alive connection with no request in progress is closed after
   // this long. Also bounds how long a client may take to read a response
   // that did not fit the socket buffer. Default 60 s.
@@ -87,21 +138,29 @@ struct HttpServerOptions {
   // Default 10 s.
   absl::Duration header_timeout = absl::Seconds(10);
   // Open connections over all loops; beyond it a new connection is accepted
-  // and closed at once (counted in connections_refused). Default 100000.
-  size_t max_connections = 100000;
+  // and closed at once (counted in connections_refused). Each takes a file
+  // descriptor: keep it below the open-file limit with room for everything
+  // else (the edge derives it from that limit). Loops check it without a
+  // lock, so it may be passed by threads - 1 for a moment. Default 10000.
+  size_t max_connections = 10000;
+  // Open connections from one client: a TCP peer address, IPv6 ones by
+  // their /64 (a host picks any address in its /64 at will). Beyond it a
+  // new connection is accepted and closed at once (counted in
+  // connections_refused_per_client). 0: no limit. Default 4096: a carrier's
+  // NAT puts thousands of phones behind one address, and each holds a
+  // keep-alive connection for up to idle_timeout after a click.
+  size_t max_connections_per_client = 4096;
+  // Peers exempt from max_connections_per_client (e.g. the load balancers
+  // in front, which carry many people each). Called once per accepted
+  // connection, on a loop thread, concurrently from several loops; must not
+  // block. Empty: none exempt.
+  std::function<bool(const PeerAddress&)> exempt_from_client_limit;
 };
 
-// The TCP peer of a connection (not X-Forwarded-For).
-struct PeerAddress {
-  bool is_v6 = false;
-  // Network byte order; an IPv4 address in the first 4 bytes.
-  std::array<uint8_t, 16> bytes{};
-  uint16_t port = 0;
-};
-
-// One parsed request. Every view points into the connection's buffers and is
-// valid only until Handle returns, also when the request is deferred: a
-// handler that answers later copies what it needs first.
+// One parsed request. Every view points into storage the connection owns
+// (copied out of the bytes received, never into a buffer the parser may
+// reuse) and is valid only until Handle returns, also when the request is
+// deferred: a handler that answers later copies what it needs first.
 struct Request {
   absl::string_view method;  // as sent, e.g. "GET"
   absl::string_view target;  // as sent, e.g. "/Ab3xYz9?utm=1"
@@ -151,12 +210,12 @@ class DeferredResponse {
   bool pending() const { return gate_ != nullptr; }
 
  private:
-  friend class internal::Connection;
-  DeferredResponse(std::shared_ptr<internal::LoopGate> gate, internal::Connection* connection);
+  friend class internal::ConnectionProtocol;
+  DeferredResponse(std::shared_ptr<internal::LoopGate> gate, internal::DeferredTarget* target);
   void Resolve(std::string bytes, bool completed);
 
   std::shared_ptr<internal::LoopGate> gate_;
-  internal::Connection* connection_ = nullptr;
+  internal::DeferredTarget* target_ = nullptr;
 };
 
 // What the handler gets for one request: the request, and where the answer
@@ -184,14 +243,14 @@ class Exchange {
   int loop_index() const { return loop_index_; }
 
  private:
-  friend class internal::Connection;
-  Exchange(internal::Connection* connection, internal::EventLoop* loop, std::string* out,
-           int loop_index)
-      : connection_(connection), loop_(loop), out_(out), loop_index_(loop_index) {}
+  friend class internal::ConnectionProtocol;
+  Exchange(internal::ConnectionProtocol* protocol, const internal::LoopContext* loop,
+           std::string* out, int loop_index)
+      : protocol_(protocol), loop_(loop), out_(out), loop_index_(loop_index) {}
 
   Request request_;
-  internal::Connection* connection_;
-  internal::EventLoop* loop_;
+  internal::ConnectionProtocol* protocol_;
+  const internal::LoopContext* loop_;
   std::string* out_;
   int loop_index_;
   bool in_handle_ = false;
@@ -220,15 +279,56 @@ constexpr size_t ServerResponseSlot(int status) {
   return 4;
 }
 
+// Why the server refused a request itself (see the header comment); the
+// status follows from it (RequestRefusalStatus).
+enum class RequestRefusal : uint8_t {
+  kMalformed = 0,     // 400: syntax, line ends, control characters, NUL
+  kObsFold,           // 400: a folded field line
+  kTransferEncoding,  // 400: any Transfer-Encoding (the edge takes no bodies)
+  kContentLength,     // 400: repeated, a list, or not 1*DIGIT
+  kHost,              // 400: missing in HTTP/1.1, repeated, or malformed
+  kBodyTooLarge,      // 413
+  kLineTooLong,       // 414
+  kHeadTooLarge,      // 431: over max_header_bytes
+  kTooManyFields,     // 431: over max_header_fields
+  kVersion,           // 505
+};
+inline constexpr size_t kRequestRefusalCount = 10;
+
+constexpr int RequestRefusalStatus(RequestRefusal refusal) {
+  switch (refusal) {
+    case RequestRefusal::kBodyTooLarge:
+      return 413;
+    case RequestRefusal::kLineTooLong:
+      return 414;
+    case RequestRefusal::kHeadTooLarge:
+    case RequestRefusal::kTooManyFields:
+      return 431;
+    case RequestRefusal::kVersion:
+      return 505;
+    default:
+      return 400;
+  }
+}
+
+// "malformed", "obs_fold", "transfer_encoding", "content_length", "host",
+// "body_too_large", "line_too_long", "head_too_large", "too_many_fields",
+// "version": for metric labels.
+absl::string_view RequestRefusalName(RequestRefusal refusal);
+
 // Counters since Start, summed over the loops when read.
 struct HttpServerStats {
   uint64_t connections_accepted = 0;
-  // Accepted and closed at once: over max_connections.
+  // Accepted and closed at once: over max_connections (or during Shutdown).
   uint64_t connections_refused = 0;
+  // Accepted and closed at once: over max_connections_per_client.
+  uint64_t connections_refused_per_client = 0;
   uint64_t requests = 0;           // handed to the handler
   uint64_t deferred_requests = 0;  // of which answered with Defer()
-  // Requests answered by the server itself with 400/413/414/431/505.
+  // Requests answered by the server itself with 400/413/414/431/505, and the
+  // same by reason (indexed by RequestRefusal).
   uint64_t protocol_errors = 0;
+  std::array<uint64_t, kRequestRefusalCount> refused_requests{};
   // DeferredResponses dropped without Complete, and Handle calls that
   // neither answered nor deferred (both answered 500).
   uint64_t handler_errors = 0;
@@ -236,6 +336,15 @@ struct HttpServerStats {
   uint64_t request_timeouts = 0;  // request head/body not complete in time
   uint64_t write_timeouts = 0;    // client not reading its responses
   size_t open_connections = 0;
+  // Times a connection stopped handling requests because its unwritten
+  // responses had reached max_output_bytes.
+  uint64_t output_pauses = 0;
+  // The most bytes of responses one connection held unwritten at once (the
+  // largest over the loops).
+  size_t peak_connection_output_bytes = 0;
+  // Bytes of buffers (read buffer, output, kept head values) the open
+  // connections hold now.
+  size_t connection_buffer_bytes = 0;
   // Responses the server wrote itself (never seen by the handler), by
   // kServerResponseStatuses slot.
   std::array<uint64_t, kServerResponseStatuses.size()> server_responses{};
@@ -279,6 +388,8 @@ class HttpServer {
   int port_ = 0;
   // Connections open over all loops, for max_connections.
   std::atomic<size_t> open_connections_{0};
+  // Per client, for max_connections_per_client; null without that limit.
+  std::unique_ptr<internal::ClientConnectionCounts> clients_;
   std::vector<std::unique_ptr<internal::EventLoop>> loops_;
   // std::mutex rather than absl::Mutex: TSan sees through it (this build's
   // abseil is not instrumented).

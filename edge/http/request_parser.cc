@@ -4,6 +4,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace shortener::edge::http {
@@ -39,48 +40,173 @@ bool FindRequestLine(absl::string_view bytes, size_t limit, absl::string_view* l
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+bool IsAllDigits(absl::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsDigit(c); });
+}
+
+bool IsHexDigit(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// RFC 3986 unreserved / sub-delims.
+bool IsHostChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c)) return true;
+  switch (c) {
+    case '-': case '.': case '_': case '~':                        // unreserved
+    case '!': case '$': case '&': case '\'': case '(': case ')':  // sub-delims
+    case '*': case '+': case ',': case ';': case '=':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// reg-name / IPv4address: *( unreserved / pct-encoded / sub-delims ).
+bool IsRegName(absl::string_view name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%') {
+      if (i + 2 >= name.size() || !IsHexDigit(name[i + 1]) || !IsHexDigit(name[i + 2])) {
+        return false;
+      }
+      i += 2;
+    } else if (!IsHostChar(name[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Assign(std::string& to, beast::string_view from) { to.assign(from.data(), from.size()); }
+
 }  // namespace
 
-RequestParser::RequestParser(const ParserLimits& limits, std::string* xff_storage)
-    : max_request_line_(limits.max_request_line), xff_storage_(xff_storage) {
+void RequestHead::Clear() {
+  method.clear();
+  target.clear();
+  x_forwarded_for.clear();
+  user_agent.clear();
+  referer.clear();
+  purpose.clear();
+  sec_purpose.clear();
+}
+
+size_t RequestHead::Capacity() const {
+  return method.capacity() + target.capacity() + x_forwarded_for.capacity() +
+         user_agent.capacity() + referer.capacity() + purpose.capacity() + sec_purpose.capacity();
+}
+
+size_t RequestHead::LargestCapacity() const {
+  return std::max({method.capacity(), target.capacity(), x_forwarded_for.capacity(),
+                   user_agent.capacity(), referer.capacity(), purpose.capacity(),
+                   sec_purpose.capacity()});
+}
+
+void RequestHead::Release(size_t keep) {
+  for (std::string* s :
+       {&method, &target, &x_forwarded_for, &user_agent, &referer, &purpose, &sec_purpose}) {
+    if (s->capacity() > keep) std::string().swap(*s);
+  }
+}
+
+RequestParser::RequestParser(const ParserLimits& limits, RequestHead* head)
+    : max_request_line_(limits.max_request_line),
+      max_header_fields_(limits.max_header_fields),
+      head_(head) {
   header_limit(static_cast<std::uint32_t>(
       std::min<size_t>(limits.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
   body_limit(static_cast<std::uint64_t>(limits.max_body_bytes));
   // Keep going into the body within one put(): a request and its small body
   // are consumed in one call.
   eager(true);
-  xff_storage_->clear();
+  head_->Clear();
+}
+
+size_t RequestParser::Put(absl::string_view bytes, beast::error_code& ec) {
+  input_begin_ = bytes.data();
+  input_end_ = bytes.data() + bytes.size();
+  return put(boost::asio::const_buffer(bytes.data(), bytes.size()), ec);
+}
+
+RequestRefusal RequestParser::RefusalFor(const beast::error_code& ec,
+                                         absl::string_view request_bytes) const {
+  if (refusal_.has_value()) return *refusal_;
+  return RefusalForParseError(ec, request_bytes, max_request_line_);
+}
+
+void RequestParser::Refuse(RequestRefusal refusal, beast::error_code& ec) {
+  refusal_ = refusal;
+  ec = beast::http::error::bad_value;  // any error but need_more stops Beast
 }
 
 void RequestParser::on_request_impl(beast::http::verb, beast::string_view method_str,
                                     beast::string_view target, int version, beast::error_code& ec) {
   if (method_str.size() + 1 + target.size() + kVersionSuffix > max_request_line_) {
-    // StatusForParseError turns this into 414 (the line is too long).
-    ec = beast::http::error::header_limit;
-    return;
+    return Refuse(RequestRefusal::kLineTooLong, ec);
   }
-  method_ = View(method_str);
-  target_ = View(target);
+  Assign(head_->method, method_str);
+  Assign(head_->target, target);
   version_ = version;
 }
 
+bool RequestParser::Folded(const char* colon, beast::string_view value) const {
+  // Unfolded, the value lies in the bytes given to put(), after the colon
+  // and optional whitespace only. Folded, Beast either joins the lines into
+  // a buffer of its own or, when the first lines are empty, points past the
+  // fold's CRLF. (std::less: the pointers may be into different objects.)
+  const std::less<const char*> before;
+  if (before(value.data(), colon + 1) || before(input_end_, value.data() + value.size())) {
+    return true;
+  }
+  for (const char* p = colon + 1; p != value.data(); ++p) {
+    if (*p != ' ' && *p != '\t') return true;
+  }
+  return false;
+}
+
 void RequestParser::on_field_impl(beast::http::field name, beast::string_view name_string,
-                                  beast::string_view value, beast::error_code&) {
+                                  beast::string_view value, beast::error_code& ec) {
+  // Beast has already checked the field's syntax (token name, no control
+  // character but HTAB in the value) and, for Content-Length and
+  // Transfer-Encoding, its own consistency rules.
+  if (++fields_ > max_header_fields_) return Refuse(RequestRefusal::kTooManyFields, ec);
+  if (Folded(name_string.data() + name_string.size(), value)) {
+    return Refuse(RequestRefusal::kObsFold, ec);
+  }
   switch (name) {
+    case beast::http::field::transfer_encoding:
+      // RFC 9112 would have 501 for a coding we do not know and a chunked
+      // body read; the edge takes no bodies at all, and refusing outright is
+      // what keeps a proxy in front that reads the body differently (a
+      // Content-Length next to it, "chunked, identity", a folded value) from
+      // sending us a second, hidden request.
+      return Refuse(RequestRefusal::kTransferEncoding, ec);
+    case beast::http::field::content_length:
+      // Beast accepts "5, 5" and repeated equal values; a proxy may not.
+      if (++content_length_fields_ > 1 || value.empty() || !IsAllDigits(View(value))) {
+        return Refuse(RequestRefusal::kContentLength, ec);
+      }
+      return;
+    case beast::http::field::host:
+      if (++host_fields_ > 1 || !IsValidHostValue(View(value))) {
+        return Refuse(RequestRefusal::kHost, ec);
+      }
+      return;
     case beast::http::field::user_agent:
-      if (user_agent_.empty()) user_agent_ = View(value);
+      if (head_->user_agent.empty()) Assign(head_->user_agent, value);
       return;
     case beast::http::field::referer:
-      if (referer_.empty()) referer_ = View(value);
+      if (head_->referer.empty()) Assign(head_->referer, value);
       return;
     case beast::http::field::unknown:
       // Beast has no enum value for these three.
       if (NameIs(name_string, kForwardedFor)) {
-        AddForwardedFor(View(value));
+        if (value.empty()) return;
+        if (!head_->x_forwarded_for.empty()) head_->x_forwarded_for.append(", ");
+        head_->x_forwarded_for.append(value.data(), value.size());
       } else if (NameIs(name_string, kPurpose)) {
-        if (purpose_.empty()) purpose_ = View(value);
+        if (head_->purpose.empty()) Assign(head_->purpose, value);
       } else if (NameIs(name_string, kSecPurpose)) {
-        if (sec_purpose_.empty()) sec_purpose_ = View(value);
+        if (head_->sec_purpose.empty()) Assign(head_->sec_purpose, value);
       }
       return;
     default:
@@ -88,42 +214,10 @@ void RequestParser::on_field_impl(beast::http::field name, beast::string_view na
   }
 }
 
-void RequestParser::AddForwardedFor(absl::string_view value) {
-  if (value.empty()) return;
-  if (x_forwarded_for_.empty()) {
-    x_forwarded_for_ = value;
-    return;
-  }
-  // Repeated field: join into the storage (rarely more than once per
-  // connection's lifetime, and the storage keeps its capacity).
-  if (!xff_joined_) {
-    xff_storage_->assign(x_forwarded_for_.data(), x_forwarded_for_.size());
-    xff_joined_ = true;
-  }
-  xff_storage_->append(", ");
-  xff_storage_->append(value.data(), value.size());
-  x_forwarded_for_ = *xff_storage_;
-}
-
-void RequestParser::PinViews(std::string* storage) {
-  absl::string_view* views[] = {&method_,  &target_,      &user_agent_,     &referer_,
-                                &purpose_, &sec_purpose_, &x_forwarded_for_};
-  const size_t count = xff_joined_ ? 6 : 7;  // a joined value is already owned
-  size_t total = 0;
-  for (size_t i = 0; i < count; ++i) total += views[i]->size();
-  storage->clear();
-  storage->reserve(total);
-  // Offsets first: the views are rebuilt once the storage stops moving.
-  size_t offsets[7];
-  for (size_t i = 0; i < count; ++i) {
-    offsets[i] = storage->size();
-    // An empty view may have a null data(): append(nullptr, 0) ends in a
-    // memcpy from null, which is undefined.
-    if (!views[i]->empty()) storage->append(views[i]->data(), views[i]->size());
-  }
-  for (size_t i = 0; i < count; ++i) {
-    *views[i] = absl::string_view(storage->data() + offsets[i], views[i]->size());
-  }
+void RequestParser::on_header_impl(beast::error_code& ec) {
+  // RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request
+  // without Host.
+  if (version_ == 11 && host_fields_ == 0) Refuse(RequestRefusal::kHost, ec);
 }
 
 bool RequestLineTooLong(absl::string_view pending, size_t max_request_line) {
@@ -135,14 +229,21 @@ bool RequestLineTooLong(absl::string_view pending, size_t max_request_line) {
   return !FindRequestLine(pending, window, &line);
 }
 
-int StatusForParseError(const beast::error_code& ec, absl::string_view request_bytes,
-                        size_t max_request_line) {
+RequestRefusal RefusalForParseError(const beast::error_code& ec, absl::string_view request_bytes,
+                                    size_t max_request_line) {
   using error = beast::http::error;
   absl::string_view line;
-  if (ec == error::body_limit) return 413;
+  if (ec == error::body_limit) return RequestRefusal::kBodyTooLarge;
+  if (ec == error::bad_content_length || ec == error::multiple_content_length) {
+    return RequestRefusal::kContentLength;
+  }
+  if (ec == error::bad_transfer_encoding) return RequestRefusal::kTransferEncoding;
   if (ec == error::header_limit) {
-    if (!FindRequestLine(request_bytes, request_bytes.size(), &line)) return 414;
-    return line.size() > max_request_line ? 414 : 431;
+    if (!FindRequestLine(request_bytes, request_bytes.size(), &line)) {
+      return RequestRefusal::kLineTooLong;
+    }
+    return line.size() > max_request_line ? RequestRefusal::kLineTooLong
+                                          : RequestRefusal::kHeadTooLarge;
   }
   if (ec == error::bad_version && FindRequestLine(request_bytes, request_bytes.size(), &line)) {
     // "... HTTP/d.d" naming a version other than 1.0/1.1: the version
@@ -155,11 +256,56 @@ int StatusForParseError(const beast::error_code& ec, absl::string_view request_b
       const bool supported = major == '1' && (minor == '0' || minor == '1');
       if (tail.substr(0, kPrefix.size()) == kPrefix && IsDigit(major) &&
           tail[kPrefix.size() + 1] == '.' && IsDigit(minor) && !supported) {
-        return 505;
+        return RequestRefusal::kVersion;
       }
     }
   }
-  return 400;
+  return RequestRefusal::kMalformed;
+}
+
+bool IsValidHostValue(absl::string_view host) {
+  absl::string_view port;
+  if (!host.empty() && host.front() == '[') {
+    // IP-literal: "[" ( IPv6address / IPvFuture ) "]", checked by alphabet.
+    const size_t close = host.find(']');
+    if (close == absl::string_view::npos || close == 1) return false;
+    for (char c : host.substr(1, close - 1)) {
+      if (c != ':' && !IsHostChar(c)) return false;
+    }
+    port = host.substr(close + 1);
+  } else {
+    const size_t colon = host.find(':');
+    if (!IsRegName(host.substr(0, colon))) return false;
+    port = colon == absl::string_view::npos ? absl::string_view() : host.substr(colon);
+  }
+  if (port.empty()) return true;
+  return port.front() == ':' && IsAllDigits(port.substr(1));
+}
+
+absl::string_view RequestRefusalName(RequestRefusal refusal) {
+  switch (refusal) {
+    case RequestRefusal::kMalformed:
+      return "malformed";
+    case RequestRefusal::kObsFold:
+      return "obs_fold";
+    case RequestRefusal::kTransferEncoding:
+      return "transfer_encoding";
+    case RequestRefusal::kContentLength:
+      return "content_length";
+    case RequestRefusal::kHost:
+      return "host";
+    case RequestRefusal::kBodyTooLarge:
+      return "body_too_large";
+    case RequestRefusal::kLineTooLong:
+      return "line_too_long";
+    case RequestRefusal::kHeadTooLarge:
+      return "head_too_large";
+    case RequestRefusal::kTooManyFields:
+      return "too_many_fields";
+    case RequestRefusal::kVersion:
+      return "version";
+  }
+  return "malformed";
 }
 
 }  // namespace shortener::edge::http

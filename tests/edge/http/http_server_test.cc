@@ -11,10 +11,12 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -235,24 +237,21 @@ TEST_CASE("a body over the limit gets 413 and the connection closes", "[edge_htt
   options.max_body_bytes = 1024;
   Server s(options);
   ExpectRefusedWith(
-      s, "POST /x HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + std::string(5000, 'b'), 413);
-  ExpectRefusedWith(s,
-                    "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    "400\r\n" +
-                        std::string(1024, 'b') + "\r\n10\r\n" + std::string(16, 'b') + "\r\n",
-                    413);
+      s, "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n" + std::string(5000, 'b'),
+      413);
+  CHECK(s.server->Stats().refused_requests[static_cast<size_t>(RequestRefusal::kBodyTooLarge)] ==
+        1);
 }
 
 TEST_CASE("a small body is discarded and the next pipelined request is served",
           "[edge_http][server]") {
   Server s;
   HttpConnection connection = s.Connect();
-  REQUIRE_THAT(connection.Send("POST /x?i=1 HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789" +
-                               Get("/x?i=2") +
-                               "POST /x?i=3 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                               "3\r\nabc\r\n0\r\n\r\n" +
-                               Get("/x?i=4")),
-               IsOk());
+  REQUIRE_THAT(
+      connection.Send("POST /x?i=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789" +
+                      Get("/x?i=2") + "POST /x?i=3 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc" +
+                      Get("/x?i=4")),
+      IsOk());
   CHECK(ReadOk(connection).body == "POST 1");
   CHECK(ReadOk(connection).body == "GET 2");
   CHECK(ReadOk(connection).body == "POST 3");
@@ -265,7 +264,7 @@ TEST_CASE("a body larger than the read buffer streams through and keeps the requ
   HttpConnection connection = s.Connect();
   const std::string body(40000, 'b');
   REQUIRE_THAT(
-      connection.Send("POST /x?i=1 HTTP/1.1\r\nUser-Agent: big-poster\r\nContent-Length: " +
+      connection.Send("POST /x?i=1 HTTP/1.1\r\nHost: a\r\nUser-Agent: big-poster\r\nContent-Length: " +
                       std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100)),
       IsOk());
   absl::SleepFor(absl::Milliseconds(20));  // the head arrives on its own
@@ -518,6 +517,227 @@ TEST_CASE("bad options and hosts are INVALID_ARGUMENT", "[edge_http][server]") {
   CHECK_THAT(HttpServer::Start(options, &handler), HasCode(absl::StatusCode::kInvalidArgument));
   CHECK_THAT(HttpServer::Start(HttpServerOptions(), nullptr),
              HasCode(absl::StatusCode::kInvalidArgument));
+}
+
+size_t Refused(const HttpServerStats& stats, RequestRefusal reason) {
+  return stats.refused_requests[static_cast<size_t>(reason)];
+}
+
+TEST_CASE("each request shape the server refuses gets its status and its reason counted",
+          "[edge_http][server]") {
+  struct Case {
+    const char* what;
+    std::string bytes;
+    int status;
+    RequestRefusal reason;
+  };
+  std::string many_fields;
+  for (int i = 0; i < 100; ++i) many_fields += absl::StrCat("X-", i, ": v\r\n");
+  const std::string nul(1, '\0');
+  const std::vector<Case> cases = {
+      {"obs-fold", Get("/x", "User-Agent: a\r\n b\r\n"), 400, RequestRefusal::kObsFold},
+      {"obs-fold, empty first line", Get("/x", "Referer:\r\n\tr\r\n"), 400,
+       RequestRefusal::kObsFold},
+      {"TE: chunked with obs-fold",
+       "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n", 400,
+       RequestRefusal::kObsFold},
+      {"TE: chunked", "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       400, RequestRefusal::kTransferEncoding},
+      {"TE: chunked, identity",
+       "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n", 400,
+       RequestRefusal::kTransferEncoding},
+      {"CL.TE",
+       "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n"
+       "0\r\n\r\nG",
+       400, RequestRefusal::kTransferEncoding},
+      {"TE.CL",
+       "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n"
+       "8\r\nSMUGGLED\r\n0\r\n\r\n",
+       400, RequestRefusal::kTransferEncoding},
+      {"CL: 5, 5", "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\nhello", 400,
+       RequestRefusal::kContentLength},
+      {"CL twice",
+       "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 400,
+       RequestRefusal::kContentLength},
+      {"CL with a sign", "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\nhello", 400,
+       RequestRefusal::kContentLength},
+      {"CL with inner space", "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 1 0\r\n\r\nhello",
+       400, RequestRefusal::kContentLength},
+      {"no Host", "GET /x HTTP/1.1\r\nUser-Agent: u\r\n\r\n", 400, RequestRefusal::kHost},
+      {"two Host", "GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, RequestRefusal::kHost},
+      {"bad Host", "GET /x HTTP/1.1\r\nHost: a b@c\r\n\r\n", 400, RequestRefusal::kHost},
+      {"control character", Get("/x", "User-Agent: a\x01z\r\n"), 400, RequestRefusal::kMalformed},
+      {"DEL", Get("/x", "User-Agent: a\x7fz\r\n"), 400, RequestRefusal::kMalformed},
+      {"NUL in a value", Get("/x", "User-Agent: a" + nul + "z\r\n"), 400,
+       RequestRefusal::kMalformed},
+      {"NUL in the request line", "GET /x" + nul + " HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+       RequestRefusal::kMalformed},
+      {"bare LF", "GET /x HTTP/1.1\nHost: a\n\n", 400, RequestRefusal::kMalformed},
+      {"bare LF after a field", "GET /x HTTP/1.1\r\nHost: a\nX: y\r\n\r\n", 400,
+       RequestRefusal::kMalformed},
+      {"101 fields", Get("/x", many_fields), 431, RequestRefusal::kTooManyFields},
+  };
+  Server s;
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ExpectRefusedWith(s, c.bytes, c.status);
+  }
+  const HttpServerStats stats = s.server->Stats();
+  CHECK(stats.protocol_errors == cases.size());
+  for (const Case& c : cases) {
+    INFO(c.what);
+    size_t expected = 0;
+    for (const Case& other : cases) expected += other.reason == c.reason ? 1 : 0;
+    CHECK(Refused(stats, c.reason) == expected);
+  }
+  CHECK(s.handler.handled() == 0);
+  // Obs-text is legal: such a value reaches the handler as sent.
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/x?i=1", "User-Agent: \xff\xfe\r\n")), IsOk());
+  CHECK(ReadOk(connection).status == 200);
+  CHECK(s.handler.Seen().at(0).user_agent == "\xff\xfe");
+}
+
+TEST_CASE("max_header_fields is an option", "[edge_http][server]") {
+  HttpServerOptions options;
+  options.max_header_fields = 3;
+  Server s(options);
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/x?i=1", "A: 1\r\nB: 2\r\n")), IsOk());  // with Host: 3
+  CHECK(ReadOk(connection).body == "GET 1");
+  ExpectRefusedWith(s, Get("/x", "A: 1\r\nB: 2\r\nC: 3\r\n"), 431);
+  CHECK(Refused(s.server->Stats(), RequestRefusal::kTooManyFields) == 1);
+}
+
+TEST_CASE("10000 pipelined requests from a client that does not read hold at most "
+          "max_output_bytes of responses",
+          "[edge_http][server][limits]") {
+  Server s;
+  const size_t bound = HttpServerOptions().max_output_bytes;
+  REQUIRE(bound == 64 * 1024);
+  constexpr int kRequests = 10000;
+  constexpr int kBody = 1024;
+  std::string burst;
+  for (int i = 0; i < kRequests; ++i) burst += Get(absl::StrCat("/pad?i=", i, "&bytes=", kBody));
+  HttpConnection connection = s.Connect();
+  // One write of ~400 KB; it blocks until the server has read it all.
+  std::thread sender([&] { (void)connection.Send(burst); });
+  absl::SleepFor(absl::Milliseconds(500));  // not reading
+  const HttpServerStats stalled = s.server->Stats();
+  // The socket buffers took a few MB; then the server stopped.
+  CHECK(stalled.requests < kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    auto response = connection.Read();
+    if (!response.ok() || !absl::StartsWith(response->body, absl::StrCat("GET ", i, "."))) {
+      sender.join();
+      FAIL("response " << i << " wrong: " << response.status());
+    }
+  }
+  sender.join();
+  const HttpServerStats stats = s.server->Stats();
+  CHECK(stats.requests == kRequests);
+  CHECK(stats.output_pauses > 0);
+  // One response (about kBody + 80 bytes) may overshoot the bound.
+  INFO("peak " << stats.peak_connection_output_bytes << ", buffers while stalled "
+               << stalled.connection_buffer_bytes);
+  CHECK(stats.peak_connection_output_bytes >= bound);
+  CHECK(stats.peak_connection_output_bytes < bound + kBody + 200);
+  // Read buffer (max_header_bytes + 4 KiB), two output strings grown by
+  // doubling to at most twice the peak, the head values: bounded whatever
+  // the number of requests (the responses were 10 MB).
+  CHECK(stalled.connection_buffer_bytes <= 20 * 1024 + 4 * (bound + kBody + 200) + 4096);
+}
+
+TEST_CASE("buffers grown for a burst shrink once the connection is idle",
+          "[edge_http][server][limits]") {
+  HttpServerOptions options;
+  options.header_timeout = absl::Milliseconds(200);  // the sweep runs every 50 ms
+  Server s(options);
+  HttpConnection connection = s.Connect();
+  const size_t small = s.server->Stats().connection_buffer_bytes;
+  CHECK(small <= 4096 + 256);
+  std::string burst;
+  for (int i = 0; i < 500; ++i) burst += Get(absl::StrCat("/pad?i=", i, "&bytes=2000"));
+  burst += Get("/x?i=500", "User-Agent: " + std::string(8000, 'u') + "\r\n");
+  std::thread sender([&] { (void)connection.Send(burst); });
+  for (int i = 0; i <= 500; ++i) {
+    auto response = connection.Read();
+    if (!response.ok()) break;
+  }
+  sender.join();
+  const size_t grown = s.server->Stats().connection_buffer_bytes;
+  INFO("small " << small << ", grown " << grown);
+  CHECK(grown > 64 * 1024);
+  size_t now = grown;
+  for (int i = 0; i < 100 && now > 16 * 1024; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+    now = s.server->Stats().connection_buffer_bytes;
+  }
+  INFO("after idling " << now);
+  CHECK(now <= 16 * 1024);
+  // And it still serves.
+  REQUIRE_THAT(connection.Send(Get("/x?i=7")), IsOk());
+  CHECK(ReadOk(connection).body == "GET 7");
+}
+
+TEST_CASE("the buffer of a response far over max_output_bytes is freed once written",
+          "[edge_http][server][limits]") {
+  Server s;  // the sweep runs every second: this is not the idle release
+  HttpConnection connection = s.Connect();
+  REQUIRE_THAT(connection.Send(Get("/big?i=1")), IsOk());
+  CHECK(ReadOk(connection).body.size() == (4u << 20));
+  size_t now = s.server->Stats().connection_buffer_bytes;
+  for (int i = 0; i < 50 && now > 64 * 1024; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+    now = s.server->Stats().connection_buffer_bytes;
+  }
+  CHECK(now <= 64 * 1024);
+}
+
+TEST_CASE("connections over max_connections_per_client are closed at once and counted",
+          "[edge_http][server][limits]") {
+  HttpServerOptions options;
+  options.max_connections_per_client = 2;
+  Server s(options);
+  std::optional<HttpConnection> first = s.Connect();
+  HttpConnection second = s.Connect();
+  for (HttpConnection* c : {&*first, &second}) {
+    REQUIRE_THAT(c->Send(Get("/x")), IsOk());
+    ReadOk(*c);
+  }
+  HttpConnection third = s.Connect();
+  CHECK(third.WaitClosed());
+  HttpServerStats stats = s.server->Stats();
+  CHECK(stats.connections_refused_per_client == 1);
+  CHECK(stats.connections_refused == 0);
+  CHECK(stats.open_connections == 2);
+  // A closed connection gives its slot back.
+  first.reset();
+  for (int i = 0; i < 200 && s.server->Stats().open_connections > 1; ++i) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  HttpConnection fourth = s.Connect();
+  REQUIRE_THAT(fourth.Send(Get("/x?i=4")), IsOk());
+  CHECK(ReadOk(fourth).body == "GET 4");
+}
+
+TEST_CASE("exempt peers are not limited per client", "[edge_http][server][limits]") {
+  HttpServerOptions options;
+  options.max_connections_per_client = 1;
+  std::atomic<int> asked{0};
+  options.exempt_from_client_limit = [&asked](const PeerAddress& peer) {
+    ++asked;
+    return !peer.is_v6 && peer.bytes[0] == 127;
+  };
+  Server s(options);
+  std::vector<HttpConnection> connections;
+  for (int i = 0; i < 3; ++i) {
+    connections.push_back(s.Connect());
+    REQUIRE_THAT(connections.back().Send(Get(absl::StrCat("/x?i=", i))), IsOk());
+    CHECK(ReadOk(connections.back()).body == absl::StrCat("GET ", i));
+  }
+  CHECK(asked == 3);
+  CHECK(s.server->Stats().connections_refused_per_client == 0);
 }
 
 }  // namespace

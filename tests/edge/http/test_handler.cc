@@ -1,5 +1,6 @@
 #include "tests/edge/http/test_handler.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -90,6 +91,11 @@ void TestHandler::Handle(Exchange& exchange) {
   if (path == "/silent") return;
   if (path == "/big") {
     exchange.out() += Answer(request, exchange.loop_index(), 4 << 20);
+    return;
+  }
+  if (path == "/pad") {
+    const int bytes = QueryInt(request.target, "bytes", 0);
+    exchange.out() += Answer(request, exchange.loop_index(), static_cast<size_t>(std::max(0, bytes)));
     return;
   }
   exchange.out() += Answer(request, exchange.loop_index());

@@ -6,6 +6,7 @@
 //   /drop            deferred, then dropped without Complete (server: 500)
 //   /silent          neither answers nor defers (server: 500)
 //   /big?i=N         200 with a 4 MiB body (more than a socket buffer holds)
+//   /pad?i=N&bytes=M 200 with a body of M bytes (the plain answer, padded)
 //   anything else    200, body "<METHOD> <N>": METHOD one of GET, POST,
 //                    OTHER; N the integer of ?i=N (0 if none)
 // Every response carries "X-Loop: <loop index>" and a Connection header that
