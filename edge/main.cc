@@ -25,7 +25,7 @@ ABSL_FLAG(std::string, service_tls_cert, "", "PEM client certificate for a servi
 ABSL_FLAG(std::string, service_tls_key, "", "PEM private key of --service_tls_cert (unencrypted)");
 ABSL_FLAG(std::string, service_tls_server_name, "", "name the service's certificate must carry, when it does not name the --service host (e.g. connecting by IP)");
 ABSL_FLAG(int, threads, kDefaults.threads, "event-loop threads; 0: one per core");
-ABSL_FLAG(std::string, api_key_file, "", "file holding the edge's API key (scopes resolve,record_clicks), sent with every call to the service (required)");
+ABSL_FLAG(std::string, api_key_file, "", "file holding the edge's API key (an infrastructure key with scopes resolve,record_clicks,watch_invalidations), sent with every call to the service (required)");
 ABSL_FLAG(std::string, codec_secret_file, "", "the shorten-service's code secret file, for the local prefilter (required)");
 ABSL_FLAG(int, min_code_length, kDefaults.min_code_length, "the shorten-service's --min_code_length (must match)");
 ABSL_FLAG(int64_t, cache_entries, static_cast<int64_t>(kDefaults.cache.max_entries), "most links cached");

@@ -100,8 +100,9 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   }
   if (c.api_key_file.empty()) {
     return absl::InvalidArgumentError(
-        "--api_key_file is required (a key with scopes resolve,record_clicks: "
-        "`shortenctl keys create --name edge --scopes resolve,record_clicks`)");
+        "--api_key_file is required (an infrastructure key with scopes "
+        "resolve,record_clicks,watch_invalidations: `shortenctl keys create --name edge "
+        "--infrastructure --scopes resolve,record_clicks,watch_invalidations`)");
   }
   if (c.threads < 0 || c.threads > 256) {
     return absl::InvalidArgumentError("--threads must be 0 (one per core) .. 256");

@@ -34,7 +34,7 @@ struct EdgeConfig {
   grpcutil::ClientTlsOptions service_tls;    // --service_tls_*; none set: plaintext
   int threads = 0;                           // event loops; 0: one per core
   std::string codec_secret_file;             // the service's secret (required)
-  std::string api_key_file;                  // the edge's API key: resolve, record_clicks (required)
+  std::string api_key_file;                  // the edge's infrastructure key (required)
   int min_code_length = 6;                   // must equal the service's
   LinkCacheOptions cache;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed

@@ -115,7 +115,8 @@ void InvalidationWatcher::Run() {
                status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
       // Not a network blip: the service refuses this edge's key. Say so on
       // every attempt (they are max_backoff apart) until someone fixes it.
-      LogError("invalidation stream refused: %s; check --api_key_file (scope resolve)",
+      LogError("invalidation stream refused: %s; check --api_key_file (an infrastructure key "
+               "with scope watch_invalidations)",
                status.error_message());
     }
     // Sleep backoff * [0.5, 1.5) so edges restarted together spread out.

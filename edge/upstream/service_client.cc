@@ -216,8 +216,8 @@ void ServiceClient::NoteCallStatus(const grpc::Status& status) {
     case grpc::StatusCode::UNAUTHENTICATED:
     case grpc::StatusCode::PERMISSION_DENIED:
       if (!key_refused_.exchange(true, std::memory_order_relaxed)) {
-        LogError("the service refuses this edge's key: %s; check --api_key_file "
-                 "(scopes resolve,record_clicks)",
+        LogError("the service refuses this edge's key: %s; check --api_key_file (an "
+                 "infrastructure key with scopes resolve,record_clicks,watch_invalidations)",
                  status.error_message());
       }
       break;

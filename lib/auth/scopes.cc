@@ -24,6 +24,7 @@ constexpr std::array<ScopeEntry, kScopeCount> kScopesByName = {{
     {"revoke", Scope::kRevoke},
     {"shorten", Scope::kShorten},
     {"stats", Scope::kStats},
+    {"watch_invalidations", Scope::kWatchInvalidations},
 }};
 
 std::string KnownScopes() {
@@ -39,6 +40,10 @@ absl::string_view ScopeName(Scope scope) {
     if (e.scope == scope) return e.name;
   }
   return "unknown";
+}
+
+bool IsInfrastructureScope(Scope scope) {
+  return scope == Scope::kRecordClicks || scope == Scope::kWatchInvalidations;
 }
 
 ScopeSet::ScopeSet(std::initializer_list<Scope> scopes) {
@@ -80,6 +85,30 @@ std::string ScopeSet::ToString() const {
     absl::StrAppend(&out, e.name);
   }
   return out;
+}
+
+absl::Status ValidateKeyScopes(const ScopeSet& scopes, bool infrastructure) {
+  for (const ScopeEntry& e : kScopesByName) {
+    if (!scopes.Granted(e.scope)) continue;
+    if (infrastructure && !IsInfrastructureScope(e.scope) && e.scope != Scope::kResolve) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scopes: an infrastructure key may hold only resolve, record_clicks and "
+          "watch_invalidations, not \"",
+          e.name, "\" (it has no tenant to own links or act for; make a tenant key for that)"));
+    }
+    if (!infrastructure && e.scope == Scope::kRecordClicks) {
+      return absl::InvalidArgumentError(
+          "scopes: record_clicks is for infrastructure keys only (infrastructure = true, "
+          "no tenant): a tenant key holding it could spend another tenant's click budget "
+          "and inflate its statistics");
+    }
+    if (!infrastructure && e.scope == Scope::kWatchInvalidations) {
+      return absl::InvalidArgumentError(
+          "scopes: watch_invalidations is for infrastructure keys only (infrastructure = "
+          "true, no tenant): a tenant key holding it could watch every tenant's revocations");
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RequireScope(const ScopeSet& granted, Scope needed) {

@@ -39,8 +39,9 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
       return Scope::kShorten;
     case Rpc::kResolve:
     case Rpc::kBatchResolve:
-    case Rpc::kWatchInvalidations:
       return Scope::kResolve;
+    case Rpc::kWatchInvalidations:
+      return Scope::kWatchInvalidations;
     case Rpc::kGetLink:
     case Rpc::kGetClickStats:
       return Scope::kStats;

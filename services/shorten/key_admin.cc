@@ -33,13 +33,20 @@ absl::StatusOr<auth::NewApiKey> Validate(const ApiKeySpec& spec) {
         absl::StrCat("name and tenant: at most ", kMaxNameLength, " bytes"));
   }
   key.name = spec.name;
-  key.tenant = spec.tenant.empty() ? spec.name : spec.tenant;
+  key.infrastructure = spec.infrastructure;
+  if (spec.infrastructure && !spec.tenant.empty()) {
+    return absl::InvalidArgumentError(
+        "tenant: an infrastructure key has no tenant (it acts for every tenant); leave tenant "
+        "empty, or make a tenant key without infrastructure");
+  }
+  if (!spec.infrastructure) key.tenant = spec.tenant.empty() ? spec.name : spec.tenant;
   if (spec.scopes.empty()) {
     return absl::InvalidArgumentError(
-        "scopes: at least one is required (shorten, resolve, revoke, stats, record_clicks, "
-        "admin)");
+        "scopes: at least one is required (shorten, resolve, revoke, stats, admin; "
+        "infrastructure keys: resolve, record_clicks, watch_invalidations)");
   }
   SHORTENER_ASSIGN_OR_RETURN(key.scopes, auth::ScopeSet::Parse(absl::StrJoin(spec.scopes, ",")));
+  SHORTENER_RETURN_IF_ERROR(auth::ValidateKeyScopes(key.scopes, key.infrastructure));
   SHORTENER_ASSIGN_OR_RETURN(key.allowed_domains,
                              auth::DomainAllowlist::FromEntries(spec.allowed_domains));
   if (!std::isfinite(spec.rate_per_second) || spec.rate_per_second < 0) {
@@ -94,8 +101,11 @@ absl::StatusOr<CreatedApiKey> KeyAdmin::Create(const ApiKeySpec& spec) {
   created.key = auth::GenerateApiKey();
   key.key_hash = auth::HashApiKey(created.key);
   SHORTENER_ASSIGN_OR_RETURN(created.record, store_->Create(key));
-  LogInfo("api key %d \"%s\" created (tenant \"%s\", scopes %s)", created.record.id,
-          created.record.name, created.record.tenant, created.record.scopes.ToString());
+  LogInfo("api key %d \"%s\" created (%s, scopes %s)", created.record.id, created.record.name,
+          created.record.infrastructure
+              ? std::string("infrastructure")
+              : absl::StrCat("tenant \"", created.record.tenant, "\""),
+          created.record.scopes.ToString());
   return created;
 }
 
@@ -123,6 +133,7 @@ absl::StatusOr<auth::Principal> KeyAdmin::LookupPrincipal(const std::string& key
   p.key_name = record->name;
   p.key_hash = record->key_hash;
   p.tenant = record->tenant;
+  p.infrastructure = record->infrastructure;
   p.scopes = record->scopes;
   p.allowed_domains = record->allowed_domains;
   p.rate_per_second = record->rate_per_second;

@@ -21,7 +21,10 @@ namespace shortener::service {
 // What CreateApiKey asks for, as the client sent it (validated by Create).
 struct ApiKeySpec {
   std::string name;
-  std::string tenant;                      // empty: the name
+  std::string tenant;                      // empty: the name (none if infrastructure)
+  // No tenant: an edge's key, the only kind that may hold record_clicks and
+  // watch_invalidations (lib/auth/scopes.h).
+  bool infrastructure = false;
   std::vector<std::string> scopes;         // at least one
   std::vector<std::string> allowed_domains;
   double rate_per_second = 0;              // 0: no limit
@@ -39,9 +42,10 @@ class KeyAdmin {
   explicit KeyAdmin(auth::PgApiKeyStore* store, std::function<absl::Time()> now = absl::Now);
 
   // Generates a key and stores its hash. INVALID_ARGUMENT naming the field
-  // (name empty or over 200 bytes, tenant over 200 bytes, no scopes, an
-  // unknown scope, a malformed domain, rate/burst negative or not finite);
-  // UNAVAILABLE.
+  // (name empty or over 200 bytes, tenant over 200 bytes or set on an
+  // infrastructure key, no scopes, an unknown scope, a scope the kind of
+  // key may not hold (auth::ValidateKeyScopes says why), a malformed
+  // domain, rate/burst negative or not finite); UNAVAILABLE.
   absl::StatusOr<CreatedApiKey> Create(const ApiKeySpec& spec);
   absl::StatusOr<std::vector<auth::ApiKeyRecord>> List();
   // NOT_FOUND for an unknown id. Every replica's KeyCache drops the key

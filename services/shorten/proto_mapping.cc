@@ -151,6 +151,7 @@ void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out) {
   out->set_id(record.id);
   out->set_name(record.name);
   out->set_tenant(record.tenant);
+  out->set_infrastructure(record.infrastructure);
   const std::string scopes = record.scopes.ToString();
   for (absl::string_view scope : absl::StrSplit(scopes, ',', absl::SkipEmpty())) {
     out->add_scopes(std::string(scope));
@@ -171,6 +172,7 @@ ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request) {
   ApiKeySpec spec;
   spec.name = request.name();
   spec.tenant = request.tenant();
+  spec.infrastructure = request.infrastructure();
   spec.scopes.assign(request.scopes().begin(), request.scopes().end());
   spec.allowed_domains.assign(request.allowed_domains().begin(), request.allowed_domains().end());
   spec.rate_per_second = request.rate_per_second();

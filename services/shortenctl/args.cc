@@ -183,11 +183,12 @@ absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags&
   if (name.empty()) return absl::InvalidArgumentError("keys create needs --name");
   request.set_name(std::string(name));
   request.set_tenant(std::string(absl::StripAsciiWhitespace(flags.tenant)));
+  request.set_infrastructure(flags.infrastructure);
   for (std::string& scope : SplitList(flags.scopes)) request.add_scopes(std::move(scope));
   if (request.scopes().empty()) {
     return absl::InvalidArgumentError(
-        "keys create needs --scopes (comma-separated: shorten, resolve, revoke, stats, "
-        "record_clicks, admin)");
+        "keys create needs --scopes (comma-separated: shorten, resolve, revoke, stats, admin; "
+        "with --infrastructure: resolve, record_clicks, watch_invalidations)");
   }
   for (std::string& domain : SplitList(flags.domains)) {
     request.add_allowed_domains(std::move(domain));
@@ -271,8 +272,8 @@ std::string UsageLine(absl::string_view command) {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
   }
   if (command == "keys create") {
-    return "usage: shortenctl keys create --name=N --scopes=S1,S2 [--tenant=T] "
-           "[--domains=D1,D2] [--rate=R] [--burst=B]";
+    return "usage: shortenctl keys create --name=N --scopes=S1,S2 [--tenant=T | "
+           "--infrastructure] [--domains=D1,D2] [--rate=R] [--burst=B]";
   }
   if (command == "keys list") return "usage: shortenctl keys list";
   if (command == "keys revoke") return "usage: shortenctl keys revoke ID";
@@ -306,7 +307,8 @@ std::string UsageText() {
          "  keys create    create an API key (needs an admin key); prints the key, once\n"
          "                 --name=N --scopes=S1,S2 [--tenant=T] [--domains=D1,D2]\n"
          "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke stats\n"
-         "                 record_clicks admin)\n"
+         "                 admin); --infrastructure: an edge's key, no tenant, scopes\n"
+         "                 resolve record_clicks watch_invalidations\n"
          "  keys list      every API key, revoked ones included (never the keys themselves)\n"
          "  keys revoke ID revoke an API key; the service refuses it within about a second\n"
          "\n"

@@ -41,10 +41,11 @@ struct KeyFlags {
   std::string domains;  // --domains: comma-separated target domains; default all
   std::string rate;     // --rate: requests per second; default no limit
   std::string burst;    // --burst: token bucket size; default ceil(rate)
+  bool infrastructure = false;  // --infrastructure: an edge's key, no tenant
 
   bool AnySet() const {
-    return !name.empty() || !tenant.empty() || !scopes.empty() || !domains.empty() ||
-           !rate.empty() || !burst.empty();
+    return !name.empty() || !tenant.empty() || infrastructure || !scopes.empty() ||
+           !domains.empty() || !rate.empty() || !burst.empty();
   }
 };
 

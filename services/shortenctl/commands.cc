@@ -308,7 +308,8 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   }
   if (options.keys.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
     return ReportUsageError(
-        "--name, --tenant, --scopes, --domains, --rate and --burst apply to keys create only",
+        "--name, --tenant, --scopes, --domains, --rate, --burst and --infrastructure apply to "
+        "keys create only",
         UsageLine(command), io.err);
   }
   if (options.stats.AnySet() && command != "stats") {

@@ -43,6 +43,11 @@ std::string TimeOrDash(bool has, const google::protobuf::Timestamp& ts) {
   return has ? FormatTimestamp(ts) : "-";
 }
 
+// An infrastructure key has no tenant: say so rather than print nothing.
+std::string TenantName(const v1::ApiKey& key) {
+  return key.infrastructure() ? "(infrastructure)" : key.tenant();
+}
+
 std::string KeyTitle(const v1::ApiKey& key) {
   return absl::StrCat("api key ", key.id(), " \"", key.name(), "\"");
 }
@@ -172,7 +177,10 @@ std::string FormatCreatedApiKey(const v1::CreateApiKeyResponse& response, bool j
 }
 
 std::string DescribeCreatedApiKey(const v1::ApiKey& key) {
-  return absl::StrCat(KeyTitle(key), " created: tenant ", key.tenant(), ", scopes ",
+  return absl::StrCat(KeyTitle(key), " created: ",
+                      key.infrastructure() ? "infrastructure, no tenant"
+                                           : absl::StrCat("tenant ", key.tenant()),
+                      ", scopes ",
                       ListOrDash(key.scopes()), ", domains ", DomainsName(key), ", rate ",
                       RateName(key), "; store the key now: it is not shown again\n");
 }
@@ -186,7 +194,7 @@ std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json)
   std::vector<std::vector<std::string>> rows = {
       {"ID", "NAME", "TENANT", "SCOPES", "DOMAINS", "RATE", "CREATED", "REVOKED"}};
   for (const v1::ApiKey& key : response.api_keys()) {
-    rows.push_back({absl::StrCat(key.id()), key.name(), key.tenant(), ListOrDash(key.scopes()),
+    rows.push_back({absl::StrCat(key.id()), key.name(), TenantName(key), ListOrDash(key.scopes()),
                     DomainsName(key), RateName(key),
                     TimeOrDash(key.has_create_time(), key.create_time()),
                     TimeOrDash(key.has_revoke_time(), key.revoke_time())});
@@ -197,7 +205,7 @@ std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json)
 std::string FormatApiKey(const v1::ApiKey& key, bool json) {
   if (json) return ToJsonLine(key);
   std::string out = absl::StrCat(KeyTitle(key), "\n");
-  AddRow(&out, "tenant", key.tenant());
+  AddRow(&out, "tenant", TenantName(key));
   AddRow(&out, "scopes", ListOrDash(key.scopes()));
   AddRow(&out, "domains", DomainsName(key));
   AddRow(&out, "rate", RateName(key));

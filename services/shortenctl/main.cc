@@ -51,9 +51,12 @@ ABSL_FLAG(std::string, api_key_file, "",
           "file holding the API key sent with every call; default $SHORTENER_API_KEY");
 ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
 ABSL_FLAG(std::string, tenant, "", "keys create: owner of the key's links; default the name");
+ABSL_FLAG(bool, infrastructure, false,
+          "keys create: an infrastructure key (a redirect edge's): no tenant; the only kind "
+          "that may hold record_clicks and watch_invalidations");
 ABSL_FLAG(std::string, scopes, "",
-          "keys create: comma-separated scopes (shorten, resolve, revoke, stats, record_clicks, "
-          "admin)");
+          "keys create: comma-separated scopes (shorten, resolve, revoke, stats, admin; with "
+          "--infrastructure: resolve, record_clicks, watch_invalidations)");
 ABSL_FLAG(std::string, domains, "",
           "keys create: comma-separated target domains (example.com, *.example.com); default all");
 ABSL_FLAG(std::string, rate, "", "keys create: requests per second; default no limit");
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
   options.api_key_file = absl::GetFlag(FLAGS_api_key_file);
   options.keys.name = absl::GetFlag(FLAGS_name);
   options.keys.tenant = absl::GetFlag(FLAGS_tenant);
+  options.keys.infrastructure = absl::GetFlag(FLAGS_infrastructure);
   options.keys.scopes = absl::GetFlag(FLAGS_scopes);
   options.keys.domains = absl::GetFlag(FLAGS_domains);
   options.keys.rate = absl::GetFlag(FLAGS_rate);

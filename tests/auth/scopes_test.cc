@@ -1,8 +1,11 @@
-// Scopes: parsing, canonical printing, admin implying every other scope.
+// Scopes: parsing, canonical printing, admin implying every other scope, and
+// which scopes tenant and infrastructure keys may hold.
 #include "lib/auth/scopes.h"
 
 #include <catch2/catch.hpp>
 #include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "tests/support/status_matchers.h"
 
@@ -12,8 +15,12 @@ namespace {
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-constexpr Scope kAll[] = {Scope::kShorten, Scope::kResolve,      Scope::kRevoke,
-                          Scope::kStats,   Scope::kRecordClicks, Scope::kAdmin};
+constexpr Scope kAll[] = {Scope::kShorten,      Scope::kResolve, Scope::kRevoke,
+                          Scope::kStats,        Scope::kRecordClicks, Scope::kAdmin,
+                          Scope::kWatchInvalidations};
+static_assert(sizeof(kAll) / sizeof(kAll[0]) == kScopeCount);
+
+using ::shortener::testing::HasCode;
 
 TEST_CASE("scope names are the wire names", "[auth]") {
   CHECK(ScopeName(Scope::kShorten) == "shorten");
@@ -22,6 +29,7 @@ TEST_CASE("scope names are the wire names", "[auth]") {
   CHECK(ScopeName(Scope::kStats) == "stats");
   CHECK(ScopeName(Scope::kRecordClicks) == "record_clicks");
   CHECK(ScopeName(Scope::kAdmin) == "admin");
+  CHECK(ScopeName(Scope::kWatchInvalidations) == "watch_invalidations");
 }
 
 TEST_CASE("scope lists parse and print canonically", "[auth]") {
@@ -56,8 +64,9 @@ TEST_CASE("scope lists parse and print canonically", "[auth]") {
     CHECK(*again == s);
   }
   ScopeSet all(std::initializer_list<Scope>{Scope::kShorten, Scope::kResolve, Scope::kRevoke,
-                                            Scope::kStats, Scope::kRecordClicks, Scope::kAdmin});
-  CHECK(all.ToString() == "admin,record_clicks,resolve,revoke,shorten,stats");
+                                            Scope::kStats, Scope::kRecordClicks, Scope::kAdmin,
+                                            Scope::kWatchInvalidations});
+  CHECK(all.ToString() == "admin,record_clicks,resolve,revoke,shorten,stats,watch_invalidations");
 }
 
 TEST_CASE("unknown or empty scope names are INVALID_ARGUMENT naming them", "[auth]") {
@@ -73,12 +82,15 @@ TEST_CASE("unknown or empty scope names are INVALID_ARGUMENT naming them", "[aut
   CHECK_THAT(ScopeSet::Parse("\n\x01"), HasCodeAndMessage(kInvalid, "\\001"));
 }
 
-TEST_CASE("admin implies every other scope", "[auth]") {
+TEST_CASE("admin implies every other scope, the infrastructure ones included", "[auth]") {
+  // An admin can create an infrastructure key at will: refusing it
+  // record_clicks or watch_invalidations would be no boundary.
   const ScopeSet admin{Scope::kAdmin};
   for (Scope s : kAll) {
     INFO(ScopeName(s));
     CHECK(admin.Has(s));
     CHECK_THAT(RequireScope(admin, s), IsOk());
+    CHECK(admin.Granted(s) == (s == Scope::kAdmin));
   }
   CHECK(admin.ToString() == "admin");  // printed as granted, not expanded
   const ScopeSet edge{Scope::kResolve, Scope::kRecordClicks};
@@ -89,6 +101,54 @@ TEST_CASE("admin implies every other scope", "[auth]") {
       HasCodeAndMessage(absl::StatusCode::kPermissionDenied, "api key lacks scope \"revoke\""));
   CHECK_THAT(RequireScope(ScopeSet(), Scope::kShorten),
              HasCodeAndMessage(absl::StatusCode::kPermissionDenied, "\"shorten\""));
+}
+
+TEST_CASE("resolve no longer implies watching invalidations", "[auth]") {
+  const ScopeSet resolver{Scope::kResolve};
+  CHECK_FALSE(resolver.Has(Scope::kWatchInvalidations));
+  CHECK_THAT(RequireScope(resolver, Scope::kWatchInvalidations),
+             HasCodeAndMessage(absl::StatusCode::kPermissionDenied, "\"watch_invalidations\""));
+}
+
+TEST_CASE("only infrastructure keys hold record_clicks and watch_invalidations", "[auth]") {
+  CHECK(IsInfrastructureScope(Scope::kRecordClicks));
+  CHECK(IsInfrastructureScope(Scope::kWatchInvalidations));
+  const ScopeSet edge{Scope::kResolve, Scope::kRecordClicks, Scope::kWatchInvalidations};
+  CHECK_THAT(ValidateKeyScopes(edge, /*infrastructure=*/true), IsOk());
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kResolve}, true), IsOk());
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kRecordClicks}, true), IsOk());
+  // A tenant key: the message says why the scope is refused.
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kResolve, Scope::kRecordClicks}, false),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "scopes: record_clicks is for infrastructure keys only"));
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kRecordClicks}, false),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "spend another tenant's click budget and inflate its statistics"));
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kResolve, Scope::kWatchInvalidations}, false),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "could watch every tenant's revocations"));
+  // Every tenant scope on a tenant key is fine; none on an infrastructure key.
+  for (Scope s : kAll) {
+    INFO(ScopeName(s));
+    const ScopeSet one{s};
+    if (IsInfrastructureScope(s)) {
+      CHECK_THAT(ValidateKeyScopes(one, false), HasCode(absl::StatusCode::kInvalidArgument));
+      CHECK_THAT(ValidateKeyScopes(one, true), IsOk());
+    } else if (s == Scope::kResolve) {
+      CHECK_THAT(ValidateKeyScopes(one, false), IsOk());
+      CHECK_THAT(ValidateKeyScopes(one, true), IsOk());
+    } else {
+      CHECK_THAT(ValidateKeyScopes(one, false), IsOk());
+      CHECK_THAT(ValidateKeyScopes(one, true),
+                 HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                   absl::StrCat("not \"", ScopeName(s), "\"")));
+    }
+  }
+  // admin is a tenant key's scope: an infrastructure key cannot be an admin.
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kAdmin, Scope::kResolve}, true),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not \"admin\""));
+  CHECK_THAT(ValidateKeyScopes(ScopeSet{Scope::kAdmin, Scope::kRecordClicks}, false),
+             HasCode(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

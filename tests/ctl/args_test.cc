@@ -174,6 +174,24 @@ TEST_CASE("BuildCreateApiKeyRequest splits scopes and domains and parses rate an
   CHECK(request->burst() == 10);
 }
 
+TEST_CASE("BuildCreateApiKeyRequest passes --infrastructure on, for the service to check",
+          "[ctl]") {
+  KeyFlags flags;
+  flags.name = "edge-eu-1";
+  flags.scopes = "resolve,record_clicks,watch_invalidations";
+  flags.infrastructure = true;
+  absl::StatusOr<v1::CreateApiKeyRequest> request = BuildCreateApiKeyRequest(flags);
+  REQUIRE_THAT(request, IsOk());
+  CHECK(request->infrastructure());
+  CHECK(request->tenant().empty());
+  CHECK(std::vector<std::string>(request->scopes().begin(), request->scopes().end()) ==
+        std::vector<std::string>{"resolve", "record_clicks", "watch_invalidations"});
+  flags.infrastructure = false;
+  request = BuildCreateApiKeyRequest(flags);
+  REQUIRE_THAT(request, IsOk());
+  CHECK_FALSE(request->infrastructure());
+}
+
 TEST_CASE("BuildCreateApiKeyRequest leaves tenant, domains and limits to the service", "[ctl]") {
   KeyFlags flags;
   flags.name = "cli";

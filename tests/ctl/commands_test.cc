@@ -106,7 +106,10 @@ class FakeShortenService final : public v1::ShortenService::Service {
     v1::ApiKey& key = keys_.emplace_back();
     key.set_id(static_cast<int64_t>(keys_.size()));
     key.set_name(request->name());
-    key.set_tenant(request->tenant().empty() ? request->name() : request->tenant());
+    key.set_infrastructure(request->infrastructure());
+    if (!request->infrastructure()) {
+      key.set_tenant(request->tenant().empty() ? request->name() : request->tenant());
+    }
     *key.mutable_scopes() = request->scopes();
     *key.mutable_allowed_domains() = request->allowed_domains();
     key.set_rate_per_second(request->rate_per_second());
@@ -497,8 +500,11 @@ TEST_CASE("keys create --json prints the key and its record on one line", "[ctl]
   Fixture f;
   f.options.json = true;
   f.options.keys.name = "edge";
-  f.options.keys.scopes = "resolve,record_clicks";
+  f.options.keys.scopes = "resolve,record_clicks,watch_invalidations";
+  f.options.keys.infrastructure = true;
   REQUIRE(f.Run({"keys", "create"}) == kExitOk);
+  REQUIRE(f.service.create_key_requests.size() == 1);
+  CHECK(f.service.create_key_requests[0].infrastructure());
   CHECK(absl::StartsWith(f.stdout_text,
                          absl::StrCat("{\"key\":\"", FakeShortenService::kSecretPrefix, "1\",")));
   CHECK(absl::StrContains(f.stdout_text, "\"api_key\":{\"id\":\"1\",\"name\":\"edge\""));
@@ -549,6 +555,8 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
   const KeyFlags none;
   const KeyFlags named{"n", "", "", "", "", ""};
   const KeyFlags scoped{"n", "", "shorten", "", "", ""};
+  KeyFlags infrastructure;
+  infrastructure.infrastructure = true;
   // `usage` is what the usage line starts with after "usage: shortenctl ".
   const std::vector<Case> cases = {
       {{"keys"}, none, "keys needs a subcommand", "keys create"},
@@ -564,6 +572,9 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
       {{"keys", "revoke", "0"}, none, "keys revoke: ID must be a positive", "keys revoke ID"},
       {{"shorten", "https://e.com/"}, scoped, "--name, --tenant, --scopes", "shorten URL"},
       {{"resolve", "abc"}, named, "--name, --tenant, --scopes", "resolve CODE"},
+      {{"keys", "list"}, infrastructure, "--name, --tenant, --scopes, --domains, --rate, --burst "
+                                         "and --infrastructure apply to keys create only",
+       "keys create"},
   };
   for (const Case& c : cases) {
     INFO(absl::StrJoin(c.args, " ") << " --name=" << c.keys.name << " --scopes=" << c.keys.scopes);

@@ -239,16 +239,37 @@ CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::s
 TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on stderr",
           "[ctl][pg]") {
   CtlServiceFixture& f = Shared();
-  Outcome created = f.Run({"keys", "create", "--name=ctl-edge", "--scopes=resolve,record_clicks",
-                           "--domains=example.com", "--rate=50"});
+  Outcome created = f.Run({"keys", "create", "--name=ctl-edge",
+                           "--scopes=resolve,record_clicks,watch_invalidations",
+                           "--infrastructure", "--rate=50"});
   INFO(created.output);
   REQUIRE(created.exit_code == 0);
   CHECK(absl::StartsWith(created.out, "shk_"));
   CHECK(created.out.find('\n') == created.out.size() - 1);
   CHECK(absl::StrContains(created.err,
-                          "\"ctl-edge\" created: tenant ctl-edge, scopes record_clicks,resolve, "
-                          "domains example.com, rate 50/s burst 50; store the key now"));
+                          "\"ctl-edge\" created: infrastructure, no tenant, scopes "
+                          "record_clicks,resolve,watch_invalidations, domains any, rate 50/s "
+                          "burst 50; store the key now"));
   CHECK_FALSE(absl::StrContains(created.err, "shk_"));
+  Outcome listed = f.Run({"keys", "list"});
+  REQUIRE(listed.exit_code == 0);
+  bool listed_as_infrastructure = false;
+  for (absl::string_view line : absl::StrSplit(listed.out, '\n')) {
+    const std::vector<absl::string_view> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (cells.size() > 3 && cells[1] == "ctl-edge") {
+      listed_as_infrastructure = cells[2] == "(infrastructure)" &&
+                                 cells[3] == "record_clicks,resolve,watch_invalidations";
+    }
+  }
+  CHECK(listed_as_infrastructure);
+
+  // The service refuses the edge's scopes on a tenant key, saying why.
+  Outcome tenant_edge = f.Run({"keys", "create", "--name=ctl-tenant-edge",
+                               "--scopes=resolve,record_clicks"});
+  CHECK(tenant_edge.exit_code == 1);
+  CHECK(absl::StrContains(tenant_edge.err,
+                          "INVALID_ARGUMENT: scopes: record_clicks is for infrastructure keys "
+                          "only"));
 
   Outcome json = f.Run({"--json", "keys", "create", "--name=ctl-json", "--scopes=stats"});
   INFO(json.output);

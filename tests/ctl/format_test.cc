@@ -193,9 +193,10 @@ v1::ApiKey SampleKey() {
   v1::ApiKey key;
   key.set_id(3);
   key.set_name("edge");
-  key.set_tenant("edge");
+  key.set_infrastructure(true);
   key.add_scopes("record_clicks");
   key.add_scopes("resolve");
+  key.add_scopes("watch_invalidations");
   *key.mutable_create_time() = Ts(2026, 1, 2, 3, 4, 5);
   return key;
 }
@@ -222,8 +223,9 @@ TEST_CASE("keys create prints the key alone, and the note about it apart", "[ctl
   CHECK(FormatCreatedApiKey(response, false) == std::string(kSecret) + "\n");
   const std::string note = DescribeCreatedApiKey(response.api_key());
   CHECK(note ==
-        "api key 3 \"edge\" created: tenant edge, scopes record_clicks,resolve, domains any, "
-        "rate unlimited; store the key now: it is not shown again\n");
+        "api key 3 \"edge\" created: infrastructure, no tenant, scopes "
+        "record_clicks,resolve,watch_invalidations, domains any, rate unlimited; store the key "
+        "now: it is not shown again\n");
   CHECK_FALSE(absl::StrContains(note, kSecret));
   CHECK(absl::StrContains(DescribeCreatedApiKey(LimitedKey()),
                           "domains example.com,*.example.org, rate 2.5/s burst 10;"));
@@ -246,12 +248,12 @@ TEST_CASE("keys list is a table with a header and a row per key", "[ctl]") {
   *response.add_api_keys() = SampleKey();
   *response.add_api_keys() = LimitedKey();
   CHECK(FormatApiKeyList(response, false) ==
-        "ID  NAME           TENANT     SCOPES                 DOMAINS                    "
-        "RATE            CREATED               REVOKED\n"
-        "3   edge           edge       record_clicks,resolve  any                        "
-        "unlimited       2026-01-02T03:04:05Z  -\n"
-        "12  campaign tool  marketing  shorten                example.com,*.example.org  "
-        "2.5/s burst 10  2026-02-01T00:00:00Z  2026-03-01T12:00:00Z\n");
+        "ID  NAME           TENANT            SCOPES                                     "
+        "DOMAINS                    RATE            CREATED               REVOKED\n"
+        "3   edge           (infrastructure)  record_clicks,resolve,watch_invalidations  "
+        "any                        unlimited       2026-01-02T03:04:05Z  -\n"
+        "12  campaign tool  marketing         shorten                                    "
+        "example.com,*.example.org  2.5/s burst 10  2026-02-01T00:00:00Z  2026-03-01T12:00:00Z\n");
   CHECK(FormatApiKeyList(v1::ListApiKeysResponse(), false) ==
         "ID  NAME  TENANT  SCOPES  DOMAINS  RATE  CREATED  REVOKED\n");
 }
@@ -266,6 +268,7 @@ TEST_CASE("keys list --json is one ApiKey object per line", "[ctl]") {
   CHECK(FromJson<v1::ApiKey>(lines[0]).SerializeAsString() == SampleKey().SerializeAsString());
   CHECK(FromJson<v1::ApiKey>(lines[1]).SerializeAsString() == LimitedKey().SerializeAsString());
   CHECK(absl::StrContains(lines[0], "\"rate_per_second\":0"));
+  CHECK(absl::StrContains(lines[0], "\"infrastructure\":true"));
   CHECK(FormatApiKeyList(v1::ListApiKeysResponse(), true).empty());
 }
 
@@ -289,6 +292,10 @@ TEST_CASE("keys revoke prints the record of the key", "[ctl]") {
         "  rate     2.5/s burst 10\n"
         "  created  2026-02-01T00:00:00Z\n"
         "  revoked  2026-03-01T12:00:00Z\n");
+  CHECK(absl::StartsWith(FormatApiKey(SampleKey(), false),
+                         "api key 3 \"edge\"\n"
+                         "  tenant   (infrastructure)\n"
+                         "  scopes   record_clicks,resolve,watch_invalidations\n"));
   const std::string json = FormatApiKey(LimitedKey(), true);
   CHECK(absl::StartsWith(json, "{\"id\":\"12\",\"name\":\"campaign tool\""));
   CHECK(FromJson<v1::ApiKey>(json).SerializeAsString() == LimitedKey().SerializeAsString());

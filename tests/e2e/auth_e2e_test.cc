@@ -2,8 +2,10 @@
 // over gRPC. Every refusal the Authorizer and the domain logic make
 // (UNAUTHENTICATED, PERMISSION_DENIED for a scope or a domain,
 // RESOURCE_EXHAUSTED with the wait, NOT_FOUND for another tenant's link),
-// the admin RPCs, key revocation reaching every replica within a second, the
-// bootstrap admin key file, and that no plaintext key reaches the database.
+// the admin RPCs, infrastructure keys (the only ones that may record clicks
+// and watch invalidations), key revocation reaching every replica within a
+// second, the bootstrap admin key file, and that no plaintext key reaches the
+// database.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -23,6 +25,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "tests/e2e/e2e_fixture.h"
 
@@ -124,7 +127,7 @@ const std::map<std::string, std::string> kRpcScopes = {
     {"Resolve", "resolve"},        {"BatchResolve", "resolve"},
     {"GetLink", "stats"},          {"Revoke", "revoke"},
     {"RecordClicks", "record_clicks"}, {"GetClickStats", "stats"},
-    {"WatchInvalidations", "resolve"}, {"CreateApiKey", "admin"},
+    {"WatchInvalidations", "watch_invalidations"}, {"CreateApiKey", "admin"},
     {"ListApiKeys", "admin"},      {"RevokeApiKey", "admin"},
 };
 
@@ -134,6 +137,23 @@ std::string CreateKey(E2eFixture& f, const std::string& name, const std::string&
   INFO(key.status().ToString());
   REQUIRE(key.ok());
   return *key;
+}
+
+// An infrastructure key (no tenant) with `scopes`, as an edge's.
+std::string CreateInfrastructureKey(E2eFixture& f, const std::string& name,
+                                    const std::vector<std::string>& scopes) {
+  v1::CreateApiKeyRequest request;
+  request.set_name(name);
+  request.set_infrastructure(true);
+  for (const std::string& scope : scopes) request.add_scopes(scope);
+  auto key = f.service->CreateKey(request);
+  INFO(key.status().ToString());
+  REQUIRE(key.ok());
+  return *key;
+}
+
+bool IsInfrastructureScope(const std::string& scope) {
+  return scope == "record_clicks" || scope == "watch_invalidations";
 }
 
 // A stub sending `authorization: <value>` exactly as given.
@@ -194,10 +214,10 @@ TEST_CASE("a key without the scope an RPC needs is PERMISSION_DENIED naming the 
           "[e2e][auth]") {
   E2eFixture f;
   // record_clicks only: every RPC but RecordClicks needs something else.
-  auto clicks_only = f.service->NewStub(CreateKey(f, "clicks-only", "record_clicks"));
-  // Everything but admin.
-  auto tenant = f.service->NewStub(
-      CreateKey(f, "tenant-all", "shorten,resolve,revoke,stats,record_clicks"));
+  auto clicks_only =
+      f.service->NewStub(CreateInfrastructureKey(f, "clicks-only", {"record_clicks"}));
+  // Every scope a tenant key may hold but admin.
+  auto tenant = f.service->NewStub(CreateKey(f, "tenant-all", "shorten,resolve,revoke,stats"));
   for (const auto& [rpc, scope] : kRpcScopes) {
     INFO(rpc);
     if (scope != "record_clicks") {
@@ -207,9 +227,10 @@ TEST_CASE("a key without the scope an RPC needs is PERMISSION_DENIED naming the 
                  Catch::Contains(absl::StrCat("api key \"clicks-only\" lacks scope \"", scope, "\"")));
     }
     grpc::Status st = Call(*tenant, rpc);
-    if (scope == "admin") {
+    if (scope == "admin" || IsInfrastructureScope(scope)) {
       CHECK(st.error_code() == grpc::StatusCode::PERMISSION_DENIED);
-      CHECK_THAT(st.error_message(), Catch::Contains("lacks scope \"admin\""));
+      CHECK_THAT(st.error_message(),
+                 Catch::Contains(absl::StrCat("lacks scope \"", scope, "\"")));
     } else {
       // Past the authorizer: whatever the RPC itself answers.
       CHECK(st.error_code() != grpc::StatusCode::PERMISSION_DENIED);
@@ -219,6 +240,126 @@ TEST_CASE("a key without the scope an RPC needs is PERMISSION_DENIED naming the 
   // RecordClicks with its scope gets past authorization (to the batch's
   // own checks).
   CHECK(Call(*clicks_only, "RecordClicks").error_code() != grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_CASE("only infrastructure keys may record clicks and watch invalidations", "[e2e][auth]") {
+  E2eFixture f;
+  // A tenant key with either scope is refused at creation, saying why.
+  struct Refused {
+    std::vector<std::string> scopes;
+    std::string message;
+  };
+  for (const Refused& refused : std::vector<Refused>{
+           {{"resolve", "record_clicks"},
+            "scopes: record_clicks is for infrastructure keys only (infrastructure = true, no "
+            "tenant): a tenant key holding it could spend another tenant's click budget and "
+            "inflate its statistics"},
+           {{"resolve", "watch_invalidations"},
+            "a tenant key holding it could watch every tenant's revocations"},
+           {{"shorten", "record_clicks", "watch_invalidations"}, "record_clicks"},
+           {{"admin", "record_clicks"}, "record_clicks is for infrastructure keys only"},
+       }) {
+    for (const std::string tenant : {"", "acme"}) {
+      v1::CreateApiKeyRequest req;
+      req.set_name("tenant-edge");
+      req.set_tenant(tenant);
+      for (const std::string& scope : refused.scopes) req.add_scopes(scope);
+      v1::CreateApiKeyResponse resp;
+      grpc::Status st = f.stub->CreateApiKey(Ctx().get(), req, &resp);
+      INFO(absl::StrJoin(refused.scopes, ",") << " tenant=" << tenant << ": "
+                                              << st.error_message());
+      CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK_THAT(st.error_message(), Catch::Contains(refused.message));
+    }
+  }
+  // An infrastructure key has no tenant and holds nothing a tenant key does
+  // but resolve.
+  v1::CreateApiKeyRequest with_tenant;
+  with_tenant.set_name("edge-with-tenant");
+  with_tenant.set_tenant("acme");
+  with_tenant.set_infrastructure(true);
+  with_tenant.add_scopes("record_clicks");
+  v1::CreateApiKeyResponse ignored;
+  grpc::Status st = f.stub->CreateApiKey(Ctx().get(), with_tenant, &ignored);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(st.error_message(), Catch::Contains("tenant: an infrastructure key has no tenant"));
+  for (const char* scope : {"shorten", "stats", "revoke", "admin"}) {
+    v1::CreateApiKeyRequest req;
+    req.set_name("edge-too-wide");
+    req.set_infrastructure(true);
+    req.add_scopes("resolve");
+    req.add_scopes(scope);
+    st = f.stub->CreateApiKey(Ctx().get(), req, &ignored);
+    INFO(scope << ": " << st.error_message());
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(),
+               Catch::Contains(absl::StrCat("an infrastructure key may hold only resolve, "
+                                            "record_clicks and watch_invalidations, not \"",
+                                            scope, "\"")));
+  }
+
+  // The edge's key, as run.sh makes it: shown as infrastructure, no tenant.
+  v1::CreateApiKeyRequest edge_req;
+  edge_req.set_name("edge-eu-1");
+  edge_req.set_infrastructure(true);
+  for (const char* scope : {"resolve", "record_clicks", "watch_invalidations"}) {
+    edge_req.add_scopes(scope);
+  }
+  v1::CreateApiKeyResponse edge_key;
+  REQUIRE(f.stub->CreateApiKey(Ctx().get(), edge_req, &edge_key).ok());
+  CHECK(edge_key.api_key().infrastructure());
+  CHECK(edge_key.api_key().tenant().empty());
+  CHECK(std::vector<std::string>(edge_key.api_key().scopes().begin(),
+                                 edge_key.api_key().scopes().end()) ==
+        std::vector<std::string>{"record_clicks", "resolve", "watch_invalidations"});
+  v1::ListApiKeysResponse list;
+  REQUIRE(f.stub->ListApiKeys(Ctx().get(), v1::ListApiKeysRequest(), &list).ok());
+  for (const v1::ApiKey& k : list.api_keys()) {
+    INFO(k.name());
+    CHECK(k.infrastructure() == (k.id() == edge_key.api_key().id()));
+  }
+  // And in the database: no tenant.
+  {
+    pqxx::connection conn(f.cluster->ConnInfo());
+    pqxx::nontransaction tx(conn);
+    CHECK(tx.exec1("SELECT count(*) FROM api_keys WHERE tenant IS NULL")[0].as<int>() == 1);
+  }
+
+  // A tenant key with every scope it may hold cannot record clicks or watch
+  // invalidations; the edge's key can, and so can the admin's (admin implies
+  // every scope: it could make itself an infrastructure key anyway).
+  auto tenant = f.service->NewStub(CreateKey(f, "acme-tool", "shorten,resolve,revoke,stats"));
+  auto edge = f.service->NewStub(edge_key.key());
+  v1::ShortenResponse link;
+  REQUIRE(f.Shorten("https://example.com/infrastructure-clicks", &link).ok());
+  int batch = 0;
+  const auto record_one_click = [&](Stub& stub) {
+    v1::RecordClicksRequest req;
+    req.set_batch_id(absl::StrCat("infrastructure-test-", ++batch));
+    v1::ClickEvent* event = req.add_events();
+    event->set_code(link.code());
+    event->mutable_time()->set_seconds(absl::ToUnixSeconds(absl::Now()));
+    event->set_http_status(302);
+    v1::RecordClicksResponse resp;
+    return stub.RecordClicks(Ctx().get(), req, &resp);
+  };
+  st = record_one_click(*tenant);
+  CHECK(st.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK_THAT(st.error_message(),
+             Catch::Contains("api key \"acme-tool\" lacks scope \"record_clicks\""));
+  st = Call(*tenant, "WatchInvalidations");
+  CHECK(st.error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK_THAT(st.error_message(),
+             Catch::Contains("api key \"acme-tool\" lacks scope \"watch_invalidations\""));
+  CHECK(Call(*tenant, "Resolve", link.code()).ok());  // resolve stays a tenant's scope
+  st = record_one_click(*edge);
+  CHECK(st.ok());
+  CHECK(Call(*edge, "WatchInvalidations").ok());
+  CHECK(Call(*edge, "Resolve", link.code()).ok());
+  CHECK(Call(*edge, "BatchResolve", link.code()).ok());
+  CHECK(Call(*edge, "Shorten").error_code() == grpc::StatusCode::PERMISSION_DENIED);
+  CHECK(record_one_click(*f.stub).ok());
+  CHECK(Call(*f.stub, "WatchInvalidations").ok());
 }
 
 TEST_CASE("a key limited to domains may shorten only to them", "[e2e][auth]") {

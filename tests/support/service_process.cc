@@ -162,7 +162,13 @@ absl::StatusOr<std::string> ServiceProcess::CreateKey(const std::string& name,
 
 absl::StatusOr<std::string> ServiceProcess::EdgeKeyFile() {
   if (!edge_key_file_.empty()) return edge_key_file_;
-  absl::StatusOr<std::string> key = CreateKey("edge", "resolve,record_clicks");
+  v1::CreateApiKeyRequest request;
+  request.set_name("edge");
+  request.set_infrastructure(true);
+  for (const char* scope : {"resolve", "record_clicks", "watch_invalidations"}) {
+    request.add_scopes(scope);
+  }
+  absl::StatusOr<std::string> key = CreateKey(request);
   if (!key.ok()) return key.status();
   const std::string path = dir_ + "/edge.key";
   absl::Status written = CreatePrivateFile(path, *key + "\n", "edge key");

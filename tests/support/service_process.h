@@ -62,8 +62,9 @@ class ServiceProcess {
   absl::StatusOr<std::string> CreateKey(const std::string& name, const std::string& scopes,
                                         const std::string& tenant = "");
   absl::StatusOr<std::string> CreateKey(const v1::CreateApiKeyRequest& request);
-  // A file holding a key with scopes resolve,record_clicks for edges
-  // (created on first use, then the same file).
+  // A file holding an infrastructure key with scopes
+  // resolve,record_clicks,watch_invalidations for edges (created on first
+  // use, then the same file).
   absl::StatusOr<std::string> EdgeKeyFile();
   Subprocess& process() { return process_; }
   // The log's content (for assertions on messages).

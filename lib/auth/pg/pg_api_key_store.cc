@@ -1,5 +1,6 @@
 #include "lib/auth/pg/pg_api_key_store.h"
 
+#include <optional>
 #include <pqxx/pqxx>
 #include <utility>
 
@@ -37,7 +38,14 @@ absl::Status Validate(const NewApiKey& key) {
     return absl::InvalidArgumentError("key_hash: must be 64 lowercase hex characters");
   }
   if (key.name.empty()) return absl::InvalidArgumentError("name: must not be empty");
-  if (key.tenant.empty()) return absl::InvalidArgumentError("tenant: must not be empty");
+  if (key.infrastructure && !key.tenant.empty()) {
+    return absl::InvalidArgumentError("tenant: an infrastructure key has none");
+  }
+  if (!key.infrastructure && key.tenant.empty()) {
+    return absl::InvalidArgumentError("tenant: must not be empty");
+  }
+  absl::Status scopes = ValidateKeyScopes(key.scopes, key.infrastructure);
+  if (!scopes.ok()) return scopes;
   if (key.rate_per_second.has_value() && !(*key.rate_per_second > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("rate_per_second: must be positive, got ", *key.rate_per_second));
@@ -71,7 +79,8 @@ absl::StatusOr<ApiKeyRecord> ParseRow(const pqxx::row& row) {
   if (!row[6].is_null()) r.burst = row[6].as<int>();
   r.create_time = absl::FromUnixMicros(row[7].as<int64_t>());
   if (!row[8].is_null()) r.revoke_time = absl::FromUnixMicros(row[8].as<int64_t>());
-  r.tenant = row[9].as<std::string>();
+  r.infrastructure = row[9].is_null();
+  if (!r.infrastructure) r.tenant = row[9].as<std::string>();
   return r;
 }
 
@@ -120,7 +129,7 @@ absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Create(const NewApiKey& key) {
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
       Query("create api key", pg_queries::kCreate.name, key.key_hash, key.name,
             key.scopes.ToString(), key.allowed_domains.ToString(), key.rate_per_second, key.burst,
-            key.tenant);
+            key.infrastructure ? std::nullopt : std::optional<std::string>(key.tenant));
   if (absl::IsAlreadyExists(rows.status())) {
     // The only unique key besides the generated id.
     return absl::AlreadyExistsError("create api key: a key with this hash exists already");

@@ -1,5 +1,6 @@
 // PgApiKeyStore: API keys in PostgreSQL (table api_keys, schema in
-// deploy/postgres/migrations/0002_api_keys.sql and 0003_api_key_tenants.sql).
+// deploy/postgres/migrations/0002_api_keys.sql, 0003_api_key_tenants.sql and
+// 0008_infrastructure_keys.sql: an infrastructure key's tenant is NULL).
 //
 // The store only ever sees a key's hash (auth::HashApiKey); the key itself
 // is never passed in, stored or returned. Every call is one autocommitted
@@ -29,7 +30,10 @@ namespace shortener::auth {
 struct NewApiKey {
   std::string key_hash;                   // HashApiKey(key): 64 lowercase hex
   std::string name;                       // non-empty, for people
-  std::string tenant;                     // non-empty: owner of the key's links
+  // Owner of the key's links: non-empty for a tenant key, empty for an
+  // infrastructure key (stored as NULL).
+  std::string tenant;
+  bool infrastructure = false;            // see lib/auth/scopes.h
   ScopeSet scopes;                        // stored canonically (ToString)
   DomainAllowlist allowed_domains;        // empty: every domain
   std::optional<double> rate_per_second;  // token refill rate; > 0 when set
@@ -40,7 +44,8 @@ struct NewApiKey {
 struct ApiKeyRecord {
   int64_t id = 0;
   std::string name;
-  std::string tenant;
+  std::string tenant;           // empty for an infrastructure key
+  bool infrastructure = false;  // no tenant: an edge's key
   std::string key_hash;
   ScopeSet scopes;
   DomainAllowlist allowed_domains;
@@ -75,8 +80,10 @@ class PgApiKeyStore {
   static absl::StatusOr<std::unique_ptr<PgApiKeyStore>> Create(PgApiKeyStoreOptions options);
 
   // Stores a new key and returns it as stored (id and create_time assigned).
-  // INVALID_ARGUMENT when key_hash is not 64 lowercase hex, name or tenant is empty,
-  // or rate_per_second / burst is set and not positive (checked before the
+  // INVALID_ARGUMENT when key_hash is not 64 lowercase hex, name is empty,
+  // tenant is empty for a tenant key or set for an infrastructure key, the
+  // scopes do not fit the kind of key (auth::ValidateKeyScopes), or
+  // rate_per_second / burst is set and not positive (checked before the
   // database, which checks the same); ALREADY_EXISTS when a key with this
   // hash exists (revoked or not); UNAVAILABLE when the database is
   // unreachable; INTERNAL otherwise.

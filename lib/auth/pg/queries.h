@@ -21,7 +21,7 @@ struct Query {
 // SQL laid out as SQL, not as C++:
 // clang-format off
 
-// 10 columns of `api_keys k`.
+// 10 columns of `api_keys k`; the tenant is NULL for an infrastructure key.
 #define SHORTENER_API_KEY_COLUMNS                                         \
   "k.id, k.key_hash, k.name, k.scopes, "                                  \
   "array_to_string(k.allowed_domains, ','), k.rate_per_second, k.burst, " \
@@ -29,8 +29,9 @@ struct Query {
   "(extract(epoch FROM k.revoke_time) * 1000000)::bigint, k.tenant"
 
 // $1 key_hash, $2 name, $3 scopes, $4 allowed domains (comma-separated),
-// $5 rate_per_second or NULL, $6 burst or NULL, $7 tenant. A duplicate key_hash is a
-// unique violation (ALREADY_EXISTS).
+// $5 rate_per_second or NULL, $6 burst or NULL, $7 tenant or NULL (an
+// infrastructure key). A duplicate key_hash is a unique violation
+// (ALREADY_EXISTS); scopes that do not fit the kind of key violate a CHECK.
 inline constexpr Query kCreate{
     "api_keys_create",
     "INSERT INTO api_keys AS k"

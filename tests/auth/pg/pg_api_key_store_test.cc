@@ -1,5 +1,6 @@
-// PgApiKeyStore on a private PostgreSQL: round trips, duplicate hashes,
-// idempotent revocation, the table's CHECK constraints, outages, and that no
+// PgApiKeyStore on a private PostgreSQL: round trips, infrastructure keys,
+// duplicate hashes, idempotent revocation, the table's CHECK constraints,
+// migration 0008's conversion of existing keys, outages, and that no
 // plaintext key ever reaches the api_keys table.
 #include "lib/auth/pg/pg_api_key_store.h"
 
@@ -12,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/auth/api_key.h"
+#include "lib/pg/migrations.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
 
@@ -119,6 +121,52 @@ TEST_CASE("a key without domains or rate limit round-trips as empty and unset", 
   CHECK(found->allowed_domains.empty());
   CHECK_FALSE(found->rate_per_second.has_value());
   CHECK_FALSE(found->burst.has_value());
+}
+
+TEST_CASE("an infrastructure key is stored without a tenant and found as one", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("edge-eu-1");
+  key.tenant.clear();
+  key.infrastructure = true;
+  key.scopes = ScopeSet{Scope::kResolve, Scope::kRecordClicks, Scope::kWatchInvalidations};
+  auto created = store->Create(key);
+  REQUIRE_THAT(created, IsOk());
+  CHECK(created->infrastructure);
+  CHECK(created->tenant.empty());
+  auto found = store->FindByHash(key.key_hash);
+  REQUIRE_THAT(found, IsOk());
+  CHECK(found->infrastructure);
+  CHECK(found->tenant.empty());
+  CHECK(found->scopes == key.scopes);
+  pqxx::connection conn(SharedPgCluster().ConnInfo());
+  pqxx::nontransaction tx(conn);
+  CHECK(tx.exec_params1("SELECT tenant IS NULL FROM api_keys WHERE id = $1", created->id)[0]
+            .as<bool>());
+  // A tenant key is not one.
+  auto tenant_key = store->Create(MakeKey("tenant key"));
+  REQUIRE_THAT(tenant_key, IsOk());
+  CHECK_FALSE(tenant_key->infrastructure);
+  CHECK_FALSE(tenant_key->tenant.empty());
+}
+
+TEST_CASE("the store refuses scopes that do not fit the kind of key", "[auth][pg]") {
+  auto store = NewStore(SharedPgCluster().ConnInfo());
+  NewApiKey key = MakeKey("tenant with record_clicks");
+  key.scopes = ScopeSet{Scope::kResolve, Scope::kRecordClicks};
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                   "record_clicks is for infrastructure keys"));
+  key.scopes = ScopeSet{Scope::kWatchInvalidations};
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                   "watch_invalidations is for infrastructure"));
+  key = MakeKey("infrastructure with a tenant");
+  key.infrastructure = true;
+  key.scopes = ScopeSet{Scope::kRecordClicks};
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                   "tenant: an infrastructure key has none"));
+  key.tenant.clear();
+  key.scopes = ScopeSet{Scope::kResolve, Scope::kShorten};
+  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                   "not \"shorten\""));
 }
 
 TEST_CASE("unknown hashes and ids are NOT_FOUND", "[auth][pg]") {
@@ -261,6 +309,90 @@ TEST_CASE("the api_keys CHECK constraints refuse what the store would", "[auth][
   CHECK_THROWS_AS(InsertRaw(good, "n", "-1.5"), pqxx::check_violation);
   // The same row with valid values goes in.
   CHECK_NOTHROW(InsertRaw(good, "n", "2.5"));
+}
+
+// Inserts a key with `tenant` (nullptr: NULL) and `scopes` directly.
+void InsertRawKey(const char* tenant, const std::string& scopes) {
+  pqxx::connection conn(SharedPgCluster().ConnInfo());
+  pqxx::nontransaction tx(conn);
+  tx.exec_params("INSERT INTO api_keys (key_hash, name, tenant, scopes) VALUES ($1, 'raw', $2, $3)",
+                 HashApiKey(GenerateApiKey()), tenant, scopes);
+}
+
+TEST_CASE("the api_keys CHECK constraints keep infrastructure scopes off tenant keys",
+          "[auth][pg]") {
+  // A tenant key with an infrastructure scope, however spelled in the list.
+  for (const std::string scopes :
+       {"record_clicks", "record_clicks,resolve", "resolve,watch_invalidations",
+        "admin,record_clicks", "shorten,watch_invalidations", "watch_invalidations"}) {
+    INFO(scopes);
+    CHECK_THROWS_AS(InsertRawKey("acme", scopes), pqxx::check_violation);
+  }
+  // An infrastructure key (no tenant) with a tenant's scope.
+  for (const std::string scopes : {"admin", "resolve,shorten", "record_clicks,stats", "revoke"}) {
+    INFO(scopes);
+    CHECK_THROWS_AS(InsertRawKey(nullptr, scopes), pqxx::check_violation);
+  }
+  // Names that merely contain an infrastructure scope's are not one.
+  CHECK_NOTHROW(InsertRawKey("acme", "resolve,shorten"));
+  CHECK_NOTHROW(InsertRawKey(nullptr, "record_clicks,resolve,watch_invalidations"));
+  CHECK_NOTHROW(InsertRawKey(nullptr, "resolve"));
+  CHECK_THROWS_AS(InsertRawKey("", "resolve"), pqxx::check_violation);
+}
+
+TEST_CASE("migration 0008 turns edge keys into infrastructure keys and strips record_clicks "
+          "from tenant keys",
+          "[auth][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo, /*up_to_version=*/7), IsOk());
+  struct Before {
+    std::string name;
+    std::string tenant;
+    std::string scopes;
+    // After 0008: NULL tenant (infrastructure) and these scopes.
+    bool infrastructure;
+    std::string scopes_after;
+  };
+  const std::vector<Before> keys = {
+      // What run.sh and the docs made for edges.
+      {"edge", "edge", "record_clicks,resolve", true, "record_clicks,resolve,watch_invalidations"},
+      {"clicks-only", "clicks-only", "record_clicks", true, "record_clicks"},
+      // Tenant keys that held record_clicks among tenant scopes lose it.
+      {"tenant-all", "acme", "record_clicks,resolve,revoke,shorten,stats", false,
+       "resolve,revoke,shorten,stats"},
+      {"admin-clicks", "admin", "admin,record_clicks", false, "admin"},
+      {"shorten-clicks", "acme", "record_clicks,shorten", false, "shorten"},
+      // Untouched: resolve-only keys stay tenant keys (no watch_invalidations).
+      {"resolver", "acme", "resolve", false, "resolve"},
+      {"bootstrap-admin", "admin", "admin", false, "admin"},
+      {"campaigns", "acme", "shorten,stats", false, "shorten,stats"},
+  };
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    for (const Before& k : keys) {
+      tx.exec_params("INSERT INTO api_keys (key_hash, name, tenant, scopes) VALUES ($1, $2, $3, $4)",
+                     HashApiKey(GenerateApiKey()), k.name, k.tenant, k.scopes);
+    }
+    tx.commit();
+  }
+  REQUIRE_THAT(pg::ApplyMigrations(conninfo), IsOk());
+  auto store = NewStore(conninfo);
+  auto listed = store->List();
+  REQUIRE_THAT(listed, IsOk());
+  REQUIRE(listed->size() == keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const ApiKeyRecord& after = (*listed)[i];
+    INFO(keys[i].name);
+    CHECK(after.name == keys[i].name);
+    CHECK(after.infrastructure == keys[i].infrastructure);
+    CHECK(after.tenant == (keys[i].infrastructure ? "" : keys[i].tenant));
+    CHECK(after.scopes.ToString() == keys[i].scopes_after);
+    // Every converted key passes the rule the service enforces from now on.
+    CHECK_THAT(ValidateKeyScopes(after.scopes, after.infrastructure), IsOk());
+  }
 }
 
 TEST_CASE("a stopped database gives UNAVAILABLE and the same store works once it is back",
