@@ -117,10 +117,15 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-# The edge gets a key of its own, with only the scopes it needs.
+# The edge gets a key of its own, with only the scopes it needs: an
+# infrastructure key (no tenant), the only kind that may record clicks and
+# watch invalidations. An edge.key made by an earlier version of this script
+# (a tenant key with resolve,record_clicks) became one when the service
+# applied migration 0008: it is kept.
 if [ ! -s "$run_dir/edge.key" ]; then
   echo "== creating the edge's API key ($run_dir/edge.key)"
-  edge_key=$("${ctl[@]}" --json keys create --name edge --scopes resolve,record_clicks |
+  edge_key=$("${ctl[@]}" --json keys create --name edge --infrastructure \
+    --scopes resolve,record_clicks,watch_invalidations |
     sed -n 's/.*"key":"\([^"]*\)".*/\1/p')
   if [ -z "$edge_key" ]; then
     echo "could not create the edge's API key" >&2
