@@ -78,8 +78,17 @@ ResponsePlan PlanForOutcome(const ResolveResult& result) {
       return BadRequest();
     case ResolveOutcome::kUnavailable:
       return Unavailable("service unavailable\n");
+    case ResolveOutcome::kTimedOut:
+      return Unavailable("timed out waiting for the service\n");
+    case ResolveOutcome::kOverloaded:
+      return Unavailable("too many look-ups waiting; retry\n");
   }
   return InternalError();
+}
+
+bool IsNoAnswer(ResolveOutcome outcome) {
+  return outcome == ResolveOutcome::kUnavailable || outcome == ResolveOutcome::kTimedOut ||
+         outcome == ResolveOutcome::kOverloaded;
 }
 
 ResponsePlan PlanForProtocolError(int status) {

@@ -19,6 +19,13 @@
 //   cache it filled), the request was fine. Callers should count it and must
 //   not cache the outcome.
 // - 503 carries "Retry-After: 1". 405 carries "Allow: GET, HEAD".
+// - Three outcomes say nothing about the code and are answered 503 with
+//   "Retry-After: 1" (IsNoAnswer): kUnavailable (the service could not be
+//   asked or failed), kTimedOut (the request's miss deadline passed before
+//   an answer came) and kOverloaded (the edge refused to ask: too many
+//   look-ups already waiting). Each has its own body, so a client (and a
+//   test) can tell them apart; none is ever cached, and a stale entry within
+//   its grace is served instead when there is one (link_cache.h).
 // - Nothing from the request is ever placed in a header or body; the only
 //   dynamic header value is the Location, checked as above.
 //
@@ -40,7 +47,13 @@ enum class ResolveOutcome {
   kNotFound,     // 404
   kInvalid,      // 400: the service judged the code malformed
   kUnavailable,  // 503: service unreachable and nothing cached
+  kTimedOut,     // 503: no answer within the request's miss deadline
+  kOverloaded,   // 503: the edge refused to queue the look-up (a bound)
 };
+
+// kUnavailable, kTimedOut and kOverloaded: no answer about the code (never
+// cached; a stale entry may be served instead).
+bool IsNoAnswer(ResolveOutcome outcome);
 
 struct ResolveResult {
   ResolveOutcome outcome = ResolveOutcome::kNotFound;

@@ -32,6 +32,8 @@ int EdgeMetrics::StatusSlot(int status) {
 }
 
 void EdgeMetrics::ObserveResolve(absl::Duration latency, ResolveOutcome outcome) {
+  // Only answers (or failures) of calls: refusals are CountMissRefusal's.
+  if (static_cast<size_t>(outcome) >= resolve_outcomes_.size()) return;
   const double seconds = absl::ToDoubleSeconds(latency);
   size_t bucket = 0;
   while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) ++bucket;
@@ -102,6 +104,11 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   absl::StrAppend(&out, "edge_cache_entries ", c.entries, "\n");
   Header(out, "edge_cache_bytes", "gauge", "Estimated bytes held by the cache.");
   absl::StrAppend(&out, "edge_cache_bytes ", c.bytes, "\n");
+  Header(out, "edge_cache_negative_entries", "gauge",
+         "Of the entries, unknown or invalid codes (their own budget: --negative_cache_share).");
+  absl::StrAppend(&out, "edge_cache_negative_entries ", c.negative_entries, "\n");
+  Header(out, "edge_cache_negative_bytes", "gauge", "Estimated bytes of those entries.");
+  absl::StrAppend(&out, "edge_cache_negative_bytes ", c.negative_bytes, "\n");
 
   Header(out, "edge_resolve_duration_seconds", "histogram",
          "Time from sending a code to the shorten-service to its answer, per code.");
@@ -128,6 +135,21 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   absl::StrAppend(&out, "edge_resolve_rpcs_total ", gauges.resolve_rpcs, "\n");
   Header(out, "edge_resolve_codes_total", "counter", "Codes carried by those calls.");
   absl::StrAppend(&out, "edge_resolve_codes_total ", gauges.resolve_codes, "\n");
+  Header(out, "edge_resolve_queued_codes", "gauge",
+         "Codes waiting for a Resolve/BatchResolve call (bounded by --resolve_queue).");
+  absl::StrAppend(&out, "edge_resolve_queued_codes ", gauges.resolve_queued, "\n");
+  Header(out, "edge_alias_misses_in_flight", "gauge",
+         "Alias look-ups waiting for the service (bounded by --max_alias_misses).");
+  absl::StrAppend(&out, "edge_alias_misses_in_flight ", gauges.alias_misses, "\n");
+  Header(out, "edge_miss_refusals_total", "counter",
+         "Cache misses answered without the service's answer (a stale entry or 503), by the "
+         "bound that refused them.");
+  absl::StrAppend(&out, "edge_miss_refusals_total{reason=\"deadline\"} ",
+                  Load(miss_refusals_[static_cast<int>(MissRefusal::kDeadline)]), "\n",
+                  "edge_miss_refusals_total{reason=\"resolve_queue_full\"} ",
+                  Load(miss_refusals_[static_cast<int>(MissRefusal::kResolveQueueFull)]), "\n",
+                  "edge_miss_refusals_total{reason=\"alias_misses\"} ",
+                  Load(miss_refusals_[static_cast<int>(MissRefusal::kAliasMisses)]), "\n");
   Header(out, "edge_upstream_unsafe_locations_total", "counter",
          "Stored URLs refused as Location values (answered 502, never cached).");
   absl::StrAppend(&out, "edge_upstream_unsafe_locations_total ", Load(unsafe_locations_), "\n");

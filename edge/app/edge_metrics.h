@@ -29,6 +29,14 @@
 
 namespace shortener::edge {
 
+// Why a cache miss was answered without the service's answer (a stale entry
+// or 503): the miss-path bounds of redirect_handler.h.
+enum class MissRefusal {
+  kDeadline,          // the request's miss deadline passed (kTimedOut)
+  kResolveQueueFull,  // the resolve batcher's queue was full (kOverloaded)
+  kAliasMisses,       // --max_alias_misses alias fetches were in flight
+};
+
 class EdgeMetrics {
  public:
   // The statuses the edge sends, in the order they are rendered; anything
@@ -59,6 +67,9 @@ class EdgeMetrics {
   void CountStreamStart() { stream_starts_.fetch_add(1, std::memory_order_relaxed); }
   void SetStreamSubscribed(bool up) { stream_up_.store(up, std::memory_order_relaxed); }
   void CountUnsafeLocation() { unsafe_locations_.fetch_add(1, std::memory_order_relaxed); }
+  void CountMissRefusal(MissRefusal reason) {
+    miss_refusals_[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  }
 
   // Live figures owned by other parts, passed in at render time.
   struct Gauges {
@@ -66,6 +77,8 @@ class EdgeMetrics {
     http::HttpServerStats server;
     uint64_t resolve_rpcs = 0;   // Resolve + BatchResolve calls sent
     uint64_t resolve_codes = 0;  // codes they carried
+    size_t resolve_queued = 0;   // codes waiting in the resolve batcher
+    int alias_misses = 0;        // alias fetches in flight
     bool service_ready = false;
     ClickQueueStats click_queue;
     ClickSenderStats click_sender;
@@ -103,6 +116,7 @@ class EdgeMetrics {
   std::atomic<uint64_t> stream_starts_{0};
   std::atomic<bool> stream_up_{false};
   std::atomic<uint64_t> unsafe_locations_{0};
+  std::array<std::atomic<uint64_t>, 3> miss_refusals_{};  // by MissRefusal
 };
 
 }  // namespace shortener::edge

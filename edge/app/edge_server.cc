@@ -124,10 +124,23 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
     return absl::InvalidArgumentError("--resolve_batch must be 1..1000");
   }
   if (c.resolve_in_flight < 1) return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
+  if (c.resolve_queue < 1) return absl::InvalidArgumentError("--resolve_queue must be >= 1");
+  if (c.miss_deadline < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--miss_deadline must be >= 0 (0: --resolve_timeout + 500ms)");
+  }
+  if (c.max_alias_misses < 1) return absl::InvalidArgumentError("--max_alias_misses must be >= 1");
+  if (!(c.cache.negative_share >= 0 && c.cache.negative_share <= 0.5)) {
+    return absl::InvalidArgumentError("--negative_cache_share must be 0..0.5");
+  }
   if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
   SHORTENER_RETURN_IF_ERROR(ValidateClickConfig(c.clicks));
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateClientTlsOptions(c.service_tls));
   return TrustedProxies::Parse(c.trusted_proxies).status();
+}
+
+absl::Duration MissDeadline(const EdgeConfig& config) {
+  return config.miss_deadline > absl::ZeroDuration() ? config.miss_deadline
+                                                     : config.resolve_timeout + absl::Milliseconds(500);
 }
 
 absl::Status RunEdge(const EdgeConfig& config) {
@@ -189,9 +202,12 @@ absl::Status RunEdge(const EdgeConfig& config) {
   handler_options.target.max_request_line = config.max_request_line;
   handler_options.trusted_proxies = std::move(trusted);
   handler_options.access_log = config.access_log;
+  handler_options.miss_deadline = MissDeadline(config);
+  handler_options.max_alias_misses = config.max_alias_misses;
   ResolveBatcherOptions batcher_options;
   batcher_options.max_batch = config.resolve_batch;
   batcher_options.max_in_flight = config.resolve_in_flight;
+  batcher_options.max_queued = config.resolve_queue;
   ResolveBatcher resolver(&client, batcher_options);
   RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics,
                           ClickRecording{click_queue.get(), click_sender.get(), click_spool.get()},

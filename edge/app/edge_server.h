@@ -41,6 +41,11 @@ struct EdgeConfig {
   absl::Duration resolve_timeout = absl::Seconds(2);
   int resolve_batch = 256;     // codes per BatchResolve at most
   int resolve_in_flight = 4;   // Resolve/BatchResolve calls out at once
+  int resolve_queue = 1024;    // codes waiting for a call at most; more: 503
+  // How long a request waits for a miss, from its arrival; zero: derived,
+  // MissDeadline(config).
+  absl::Duration miss_deadline = absl::ZeroDuration();
+  int max_alias_misses = 128;  // alias look-ups waiting for the service at most
   absl::Duration shutdown_grace = absl::Seconds(10);
   size_t max_request_line = 8 * 1024;
   absl::Duration idle_timeout = absl::Seconds(60);
@@ -51,6 +56,11 @@ struct EdgeConfig {
 
 // Checks values that need no I/O. INVALID_ARGUMENT naming the flag.
 absl::Status ValidateEdgeConfig(const EdgeConfig& config);
+
+// --miss_deadline, or when it is zero --resolve_timeout + 500 ms: a miss
+// that queues behind calls in flight still gets its own call's worth of
+// time.
+absl::Duration MissDeadline(const EdgeConfig& config);
 
 // Splits "host:port" / "[v6]:port". INVALID_ARGUMENT naming `flag`.
 absl::Status SplitHostPort(const std::string& flag, const std::string& value, std::string* host,

@@ -67,7 +67,8 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
   const RequestTarget target =
       ClassifyRequest(request.method, request.target, *codec_, options_.target);
   if (target.kind == TargetKind::kLookupCode || target.kind == TargetKind::kLookupAlias) {
-    Lookup(exchange, target.code, target.method == Method::kHead, request.keep_alive);
+    Lookup(exchange, target.code, target.kind == TargetKind::kLookupAlias,
+           target.method == Method::kHead, request.keep_alive);
     return;
   }
   ResponseOptions response_options;
@@ -106,8 +107,8 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
   if (options_.access_log) LogAccess(AccessPrefix(request), status, target.code);
 }
 
-void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, bool head,
-                             bool keep_alive) {
+void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, bool alias,
+                             bool head, bool keep_alive) {
   std::string& out = exchange.out();
   const size_t mark = out.size();
   ResponseOptions response_options;
@@ -158,8 +159,37 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
   std::optional<FetchTicket> ticket =
       cache_->JoinFetch(code, exchange.now_ns(), std::move(waiter));
   if (!ticket.has_value()) return;  // coalesced into a fetch in flight
-  resolver_->Resolve(code, [this, ticket = std::move(*ticket)](ResolveReply reply) {
-    metrics_->ObserveResolve(reply.latency, reply.outcome);
+  StartFetch(*std::move(ticket), alias, exchange.now_ns());
+}
+
+void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t arrived_ns) {
+  if (alias && alias_misses_.fetch_add(1, std::memory_order_relaxed) >= options_.max_alias_misses) {
+    // Made-up aliases cost the service a look-up each: past the bound, the
+    // edge answers (stale or 503) instead of adding to its work.
+    alias_misses_.fetch_sub(1, std::memory_order_relaxed);
+    metrics_->CountMissRefusal(MissRefusal::kAliasMisses);
+    ResolveResult refused;
+    refused.outcome = ResolveOutcome::kOverloaded;
+    cache_->CompleteFetch(ticket, refused, MonotonicNowNs());
+    return;
+  }
+  // The loop's clock is CLOCK_MONOTONIC_COARSE, steady_clock's base with up
+  // to a tick of lag: the deadline is at worst a few ms early.
+  const ResolveBatcher::Clock::time_point deadline =
+      ResolveBatcher::Clock::time_point(std::chrono::nanoseconds(arrived_ns)) +
+      absl::ToChronoNanoseconds(options_.miss_deadline);
+  // The ticket moves into the callback: the code must not view it.
+  const std::string code(ticket.key());
+  resolver_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](
+                                         ResolveReply reply) {
+    if (alias) alias_misses_.fetch_sub(1, std::memory_order_relaxed);
+    if (reply.outcome == ResolveOutcome::kOverloaded) {
+      metrics_->CountMissRefusal(MissRefusal::kResolveQueueFull);
+    } else if (reply.outcome == ResolveOutcome::kTimedOut) {
+      metrics_->CountMissRefusal(MissRefusal::kDeadline);
+    } else {
+      metrics_->ObserveResolve(reply.latency, reply.outcome);
+    }
     ResolveResult result;
     result.outcome = reply.outcome;
     result.redirect_status = reply.redirect_status;
@@ -216,6 +246,8 @@ std::string RedirectHandler::MetricsText() const {
   const ResolveBatcher::Stats batches = resolver_->GetStats();
   gauges.resolve_rpcs = batches.calls;
   gauges.resolve_codes = batches.codes;
+  gauges.resolve_queued = batches.queued;
+  gauges.alias_misses = alias_misses_.load(std::memory_order_relaxed);
   if (clicks_.queue != nullptr) gauges.click_queue = clicks_.queue->Stats();
   if (clicks_.sender != nullptr) gauges.click_sender = clicks_.sender->Stats();
   if (clicks_.spool != nullptr) gauges.click_spool = clicks_.spool->Stats();

@@ -17,7 +17,20 @@
 // for one code into one fetch, the ResolveBatcher groups fetches of
 // different codes into few RPCs; the reply is stored (unless an
 // invalidation overtook it) and completes every waiting request from the
-// gRPC thread.
+// gRPC thread. Bounds on the miss path:
+//  - miss_deadline: a fetch must end within miss_deadline of the arrival of
+//    the request that started it (the loop's clock at Handle), queueing in
+//    the batcher included; later requests for the code join it, so each
+//    waiting request is answered within its own deadline: past it, 503 with
+//    Retry-After (kTimedOut), or a stale entry within its grace.
+//  - The batcher's queue bound (ResolveBatcherOptions::max_queued): a fetch
+//    that would exceed it is answered at once (kOverloaded: 503 or stale).
+//  - max_alias_misses: alias fetches in flight at once at most (codes of the
+//    custom-alias shape, which any made-up path has: the prefilter cannot
+//    reject them); one more is answered at once (kOverloaded) instead of
+//    adding work at the service. Generated-shape codes that pass the check
+//    character are not limited by it (1 in 62 made-up ones gets that far).
+// Every refusal is counted (edge_miss_refusals_total{reason}).
 //
 // Thread safety: Handle runs on event-loop threads, the InvalidationSink
 // methods on gRPC threads; everything shared is the cache, the metrics and
@@ -30,6 +43,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/time/time.h"
 #include "edge/app/edge_metrics.h"
 #include "edge/cache/link_cache.h"
 #include "edge/clicks/click_queue.h"
@@ -48,6 +62,11 @@ namespace shortener::edge {
 struct RedirectHandlerOptions {
   RequestTargetOptions target;
   TrustedProxies trusted_proxies;
+  // How long a request may wait for a cache miss, from its arrival. Default
+  // 2.5 s (the edge's default --resolve_timeout plus 0.5 s of queueing).
+  absl::Duration miss_deadline = absl::Milliseconds(2500);
+  // Alias fetches in flight at most (see above). Default 128.
+  int max_alias_misses = 128;
   // One line per request on stderr: client IP, method, status, code.
   bool access_log = false;
 };
@@ -84,7 +103,11 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
   void MessageReceived(size_t codes, bool drop_all) override;
 
  private:
-  void Lookup(http::Exchange& exchange, absl::string_view code, bool head, bool keep_alive);
+  void Lookup(http::Exchange& exchange, absl::string_view code, bool alias, bool head,
+              bool keep_alive);
+  // Asks the resolver for `ticket`'s code (or refuses, see the bounds above)
+  // and completes the fetch with the answer.
+  void StartFetch(FetchTicket ticket, bool alias, int64_t arrived_ns);
   std::string MetricsText() const;
   // The click event of a request whose redirect would be a click (status
   // unset); nullopt if it would not be one or clicks are not recorded.
@@ -104,6 +127,7 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
   ClickRecording clicks_;
   RedirectHandlerOptions options_;
   std::atomic<const http::HttpServer*> server_{nullptr};
+  std::atomic<int> alias_misses_{0};  // alias fetches in flight
 };
 
 }  // namespace shortener::edge

@@ -38,6 +38,11 @@ Entry* EntryTable::Find(const HashedKey& key) {
   return it == index_.end() ? nullptr : &entries_[it->slot];
 }
 
+const Entry* EntryTable::Find(const HashedKey& key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &entries_[it->slot];
+}
+
 bool EntryTable::Erase(const HashedKey& key) {
   auto it = index_.find(key);
   if (it == index_.end()) return false;

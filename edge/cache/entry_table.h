@@ -58,6 +58,7 @@ class EntryTable {
 
   // The entry for `key`, or nullptr. Valid until the next non-const call.
   Entry* Find(const HashedKey& key);
+  const Entry* Find(const HashedKey& key) const;
 
   // Erases the entry for `key`. Returns whether there was one.
   bool Erase(const HashedKey& key);

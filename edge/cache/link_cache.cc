@@ -54,18 +54,35 @@ struct JoinableFetch {
 
 }  // namespace
 
+// The entries of one kind (positive or negative) in a shard, and their
+// bounds.
+struct LinkCache::Pool {
+  internal::EntryTable table;
+  size_t max_entries = 0;
+  size_t max_bytes = 0;
+};
+
 // A shard: its entries, its fetches in flight, its counters, one lock.
 // Aligned so that two shards never share a cache line.
 struct alignas(64) LinkCache::Shard {
   mutable std::mutex mu;
-  internal::EntryTable table;
-  size_t max_entries = 0;
-  size_t max_bytes = 0;
+  Pool positive;  // kActive, kRevoked, kExpired: probed first
+  Pool negative;  // kNotFound, kInvalid
   uint64_t next_token = 0;
   absl::flat_hash_map<uint64_t, Fetch> fetches;  // in flight, by token
   // The fetch new waiters for a key join; a subset of `fetches`.
   absl::flat_hash_map<std::string, JoinableFetch> joinable;
   LinkCacheStats counters;  // entries and bytes unused here
+
+  Pool& PoolFor(ResolveOutcome outcome) { return IsPositive(outcome) ? positive : negative; }
+  // The key's entry in either pool, or nullptr; `pool` says which.
+  Entry* Find(const HashedKey& k, Pool** pool) {
+    *pool = &positive;
+    if (Entry* e = positive.table.Find(k)) return e;
+    *pool = &negative;
+    return negative.table.Find(k);
+  }
+  bool Erase(const HashedKey& k) { return positive.table.Erase(k) || negative.table.Erase(k); }
 };
 
 size_t LinkCache::EstimatedEntryBytes(absl::string_view key, absl::string_view location) {
@@ -90,12 +107,21 @@ LinkCache::LinkCache(LinkCacheOptions options)
   shard_mask_ = n - 1;
   shard_shift_ = 64 - bits;
   shards_ = std::make_unique<Shard[]>(n);
-  // Equal shares whose sum is exactly the configured bound.
+  // Equal shares whose sum is exactly the configured bound, each split
+  // between the kinds.
+  const double share = std::clamp(options.negative_share, 0.0, 1.0);
+  const auto negative_part = [share](size_t bound) {
+    return std::min(bound, static_cast<size_t>(static_cast<double>(bound) * share));
+  };
   for (size_t i = 0; i < n; ++i) {
     Shard& s = shards_[i];
-    s.max_entries = options.max_entries / n + (i < options.max_entries % n ? 1 : 0);
-    s.max_entries = std::min(s.max_entries, kMaxShardEntries);
-    s.max_bytes = options.max_bytes / n + (i < options.max_bytes % n ? 1 : 0);
+    size_t entries = options.max_entries / n + (i < options.max_entries % n ? 1 : 0);
+    entries = std::min(entries, kMaxShardEntries);
+    const size_t bytes = options.max_bytes / n + (i < options.max_bytes % n ? 1 : 0);
+    s.negative.max_entries = negative_part(entries);
+    s.negative.max_bytes = negative_part(bytes);
+    s.positive.max_entries = entries - s.negative.max_entries;
+    s.positive.max_bytes = bytes - s.negative.max_bytes;
   }
 }
 
@@ -113,9 +139,10 @@ CacheLookup LinkCache::Lookup(absl::string_view key, int64_t now_ns,
   const HashedKey k = HashedKey::Of(key);
   Shard& s = ShardFor(k.hash);
   std::lock_guard<std::mutex> lock(s.mu);
-  Entry* e = s.table.Find(k);
+  Pool* pool;
+  Entry* e = s.Find(k, &pool);
   if (e != nullptr && now_ns >= e->dead_at_ns) {
-    s.table.Erase(k);
+    pool->table.Erase(k);
     ++s.counters.expirations;
     e = nullptr;
   }
@@ -172,16 +199,25 @@ bool LinkCache::StoreLocked(Shard& s, uint64_t hash, absl::string_view key,
   }
   // The new answer supersedes the old one even if it is not kept itself.
   const HashedKey k{key, hash};
-  s.table.Erase(k);
+  s.Erase(k);
+  // Only entries of the same kind make room: negative answers (anyone can
+  // make up codes) never push out a link.
+  Pool& pool = s.PoolFor(result.outcome);
   const size_t need = EstimatedEntryBytes(key, location);
-  if (IsBadGateway(result) || now_ns >= dead_at || s.max_entries == 0 || need > s.max_bytes ||
-      key.size() > kMaxShardEntries || location.size() > kMaxShardEntries) {
+  if (IsBadGateway(result) || now_ns >= dead_at || pool.max_entries == 0 ||
+      need > pool.max_bytes || key.size() > kMaxShardEntries ||
+      location.size() > kMaxShardEntries) {
     return false;
   }
-  while (s.table.size() >= s.max_entries || s.table.bytes() + need > s.max_bytes) {
-    ++(s.table.EvictOne(now_ns) ? s.counters.expirations : s.counters.evictions);
+  while (pool.table.size() >= pool.max_entries || pool.table.bytes() + need > pool.max_bytes) {
+    if (pool.table.EvictOne(now_ns)) {
+      ++s.counters.expirations;
+    } else {
+      ++s.counters.evictions;
+      if (&pool == &s.negative) ++s.counters.negative_evictions;
+    }
   }
-  s.table.Insert(k, result, location, fresh_until, dead_at);
+  pool.table.Insert(k, result, location, fresh_until, dead_at);
   return true;
 }
 
@@ -203,10 +239,11 @@ void LinkCache::CompleteFetch(const FetchTicket& ticket, const ResolveResult& re
     if (j != s.joinable.end() && j->second.token == ticket.token_) s.joinable.erase(j);
 
     const HashedKey k = HashedKey::Of(ticket.key_);
-    if (result.outcome == ResolveOutcome::kUnavailable) {
-      Entry* e = s.table.Find(k);
+    if (IsNoAnswer(result.outcome)) {
+      Pool* pool;
+      Entry* e = s.Find(k, &pool);
       if (e != nullptr && now_ns >= e->dead_at_ns) {
-        s.table.Erase(k);
+        pool->table.Erase(k);
         ++s.counters.expirations;
       } else if (e != nullptr) {
         // A copy: the entry may be gone before the waiters run.
@@ -232,7 +269,7 @@ void LinkCache::Invalidate(absl::string_view key) {
   const HashedKey k = HashedKey::Of(key);
   Shard& s = ShardFor(k.hash);
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.table.Erase(k)) ++s.counters.invalidations;
+  if (s.Erase(k)) ++s.counters.invalidations;
   auto j = s.joinable.find(key);
   if (j != s.joinable.end()) {
     auto f = s.fetches.find(j->second.token);
@@ -245,7 +282,8 @@ void LinkCache::Clear() {
   for (uint64_t i = 0; i <= shard_mask_; ++i) {
     Shard& s = shards_[i];
     std::lock_guard<std::mutex> lock(s.mu);
-    s.table.Clear();
+    s.positive.table.Clear();
+    s.negative.table.Clear();
     for (auto& [token, fetch] : s.fetches) fetch.storable = false;
     s.joinable.clear();
   }
@@ -266,10 +304,13 @@ LinkCacheStats LinkCache::Stats() const {
     sum.stores += c.stores;
     sum.discarded += c.discarded;
     sum.evictions += c.evictions;
+    sum.negative_evictions += c.negative_evictions;
     sum.expirations += c.expirations;
     sum.invalidations += c.invalidations;
-    sum.entries += s.table.size();
-    sum.bytes += s.table.bytes();
+    sum.entries += s.positive.table.size() + s.negative.table.size();
+    sum.bytes += s.positive.table.bytes() + s.negative.table.bytes();
+    sum.negative_entries += s.negative.table.size();
+    sum.negative_bytes += s.negative.table.bytes();
   }
   return sum;
 }
@@ -278,21 +319,35 @@ absl::Status LinkCache::CheckInvariantsForTesting() const {
   for (uint64_t i = 0; i <= shard_mask_; ++i) {
     const Shard& s = shards_[i];
     std::lock_guard<std::mutex> lock(s.mu);
+    for (const Pool* pool : {&s.positive, &s.negative}) {
+      const bool positive = pool == &s.positive;
+      const std::string where = absl::StrCat("shard ", i, positive ? " positive" : " negative",
+                                             ": ");
+      if (absl::Status table = pool->table.CheckConsistency(); !table.ok()) {
+        return absl::InternalError(absl::StrCat(where, table.message()));
+      }
+      size_t misplaced = 0;
+      size_t wrong_kind = 0;
+      size_t in_both = 0;
+      const Pool& other = positive ? s.negative : s.positive;
+      pool->table.ForEach([&](const Entry& e) {
+        const HashedKey k = HashedKey::Of(e.key());
+        if (ShardIndex(k.hash) != i) ++misplaced;
+        if (IsPositive(static_cast<ResolveOutcome>(e.outcome)) != positive) ++wrong_kind;
+        if (other.table.Find(k) != nullptr) ++in_both;
+      });
+      if (misplaced + wrong_kind + in_both != 0) {
+        return absl::InternalError(absl::StrCat(where, misplaced, " keys misplaced, ",
+                                                wrong_kind, " of the wrong kind, ", in_both,
+                                                " in both tables"));
+      }
+      if (pool->table.size() > pool->max_entries || pool->table.bytes() > pool->max_bytes) {
+        return absl::InternalError(absl::StrCat(
+            where, pool->table.size(), " entries and ", pool->table.bytes(),
+            " bytes exceed the bounds ", pool->max_entries, " and ", pool->max_bytes));
+      }
+    }
     const std::string where = absl::StrCat("shard ", i, ": ");
-    if (absl::Status table = s.table.CheckConsistency(); !table.ok()) {
-      return absl::InternalError(absl::StrCat(where, table.message()));
-    }
-    size_t misplaced = 0;
-    s.table.ForEach([&](const Entry& e) {
-      if (ShardIndex(HashedKey::Of(e.key()).hash) != i) ++misplaced;
-    });
-    if (misplaced != 0)
-      return absl::InternalError(absl::StrCat(where, misplaced, " keys misplaced"));
-    if (s.table.size() > s.max_entries || s.table.bytes() > s.max_bytes) {
-      return absl::InternalError(absl::StrCat(where, s.table.size(), " entries and ",
-                                              s.table.bytes(), " bytes exceed the bounds ",
-                                              s.max_entries, " and ", s.max_bytes));
-    }
     for (const auto& [key, joinable] : s.joinable) {
       auto f = s.fetches.find(joinable.token);
       if (f == s.fetches.end() || !f->second.storable) {

@@ -10,14 +10,16 @@
 //   2. JoinFetch(code, waiter): the first caller gets a ticket and starts the
 //      one Resolve RPC; later callers are queued behind it.
 //   3. CompleteFetch(ticket, result): stores the result and calls every
-//      waiter. If the RPC failed (kUnavailable) and an entry within its grace
-//      exists, waiters get that entry instead: stale beats a 503.
+//      waiter. If there was no answer (kUnavailable, kTimedOut, kOverloaded:
+//      IsNoAnswer) and an entry within its grace exists, waiters get that
+//      entry instead: stale beats a 503.
 //
 // Decisions (also for docs/edge.md):
 // - TTLs: positive_ttl for kActive, kRevoked and kExpired (revocation is
 //   pushed through Invalidate, so a long TTL does not delay it); the short
 //   negative_ttl for kNotFound and kInvalid, because a code that does not
-//   exist yet may be created a moment later. kUnavailable is never stored.
+//   exist yet may be created a moment later. No-answer outcomes (kUnavailable,
+//   kTimedOut, kOverloaded) are never stored.
 // - A link's expiry caps its entry: after link_expire_at_ns the entry is a
 //   miss, with no stale period, so an expired link is never redirected.
 // - A fetch that was in flight when its key was invalidated, or when the
@@ -39,8 +41,14 @@
 // - Bytes are estimated per entry as key + location + kEntryOverheadBytes
 //   (the slot, the index, the allocator's header and rounding, averaged over
 //   container growth; measured in tests/edge/cache/link_cache_memory_test.cc).
-//   Negative entries cost their key plus the same overhead: a flood of
-//   unknown codes can push out positive entries only in proportion to that.
+// - Negative entries (kNotFound, kInvalid) have a budget of their own:
+//   negative_share of max_entries and of max_bytes, carved out of both (so
+//   the two budgets sum to the bounds); positive entries (kActive, kRevoked,
+//   kExpired) get the rest. Each kind evicts only its own kind, so a flood of
+//   made-up codes or aliases (anyone can send those) pushes out other
+//   negative entries and never a link. Each shard keeps the two kinds in two
+//   tables with their own CLOCK hands; a key is in at most one of them. A
+//   positive hit probes one table, as before; a negative hit or a miss two.
 //
 // Thread safety: every method is thread-safe. Each shard has its own mutex;
 // Lookup's visit runs under it (keep it short, do not call into the cache);
@@ -71,6 +79,12 @@ struct LinkCacheOptions {
   // Bound on the estimated bytes of all entries (see EstimatedEntryBytes).
   // Default 256 MiB.
   size_t max_bytes = 256 << 20;
+  // Share of max_entries and of max_bytes reserved for negative entries
+  // (kNotFound, kInvalid), which may use nothing else; positive entries get
+  // the rest and may use nothing else either. Per shard, the negative share
+  // is rounded down (a tiny cache may keep no negative entries at all).
+  // 0..1; values outside are clamped. Default 0.125.
+  double negative_share = 0.125;
   // How long kActive, kRevoked and kExpired answers are fresh. Default 60 s.
   absl::Duration positive_ttl = absl::Seconds(60);
   // How long kNotFound and kInvalid answers are fresh. Default 2 s.
@@ -119,7 +133,7 @@ struct LinkCacheStats {
   uint64_t misses = 0;      // Lookup returned kMiss
   uint64_t coalesced = 0;   // JoinFetch joined a fetch in flight (nullopt)
   uint64_t fetches = 0;     // JoinFetch returned a ticket
-  // CompleteFetch with kUnavailable answered from a cached entry.
+  // CompleteFetch with a no-answer outcome answered from a cached entry.
   uint64_t stale_fallbacks = 0;
   uint64_t stores = 0;  // results stored (new entries and replacements)
   // Results not stored: invalidated or cleared during the fetch, link
@@ -127,10 +141,14 @@ struct LinkCacheStats {
   // of these but the first still erases the key's older entry.)
   uint64_t discarded = 0;
   uint64_t evictions = 0;      // live entries removed to stay within bounds
+  // Of which negative entries evicted to make room for other negative ones.
+  uint64_t negative_evictions = 0;
   uint64_t expirations = 0;    // entries removed past TTL + grace
   uint64_t invalidations = 0;  // entries erased by Invalidate
   size_t entries = 0;
   size_t bytes = 0;  // estimated, see EstimatedEntryBytes
+  size_t negative_entries = 0;  // of `entries`: kNotFound and kInvalid
+  size_t negative_bytes = 0;    // of `bytes`
 };
 
 class LinkCache {
@@ -178,8 +196,9 @@ class LinkCache {
   //    cleared since the ticket was issued; waiters get `result`. For
   //    kActive, link_expire_at_ns (0 = never) caps the entry's lifetime;
   //    a link already expired at now_ns is delivered but not stored.
-  //  - kUnavailable: nothing stored; if the key has an entry within TTL +
-  //    grace, waiters get its value (a stale fallback), else kUnavailable.
+  //  - kUnavailable, kTimedOut, kOverloaded (IsNoAnswer): nothing stored;
+  //    if the key has an entry within TTL + grace, waiters get its value (a
+  //    stale fallback), else `result`.
   // The caller must not pass 502-worthy results (see the decisions above).
   // A ticket completed a second time is ignored.
   void CompleteFetch(const FetchTicket& ticket, const ResolveResult& result, int64_t now_ns,
@@ -200,7 +219,8 @@ class LinkCache {
   LinkCacheStats Stats() const;
 
   // Checks the internal structure shard by shard: index and entries agree,
-  // bytes equal the sum of the live entries' estimates, both bounds hold.
+  // bytes equal the sum of the live entries' estimates, each kind holds only
+  // its own outcomes within its own bounds, no key is in both.
   // Returns OK or kInternal naming the first broken invariant. For tests;
   // O(entries).
   absl::Status CheckInvariantsForTesting() const;
@@ -210,6 +230,7 @@ class LinkCache {
 
  private:
   struct Shard;  // link_cache.cc
+  struct Pool;   // link_cache.cc
 
   Shard& ShardFor(uint64_t hash) const;
   uint32_t ShardIndex(uint64_t hash) const;

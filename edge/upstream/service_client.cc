@@ -1,5 +1,6 @@
 #include "edge/upstream/service_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,7 @@ struct ResolveBatchCall {
   pb::BatchResolveResponse response;
   absl::AnyInvocable<void(std::vector<ResolveReply>)> done;
   std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point deadline;  // the caller's
 };
 
 }  // namespace
@@ -106,13 +108,23 @@ ServiceClient::ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClie
       stub_(pb::ShortenService::NewStub(channel_)),
       options_(options) {}
 
-void ServiceClient::Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done) {
+std::chrono::system_clock::time_point ServiceClient::CallDeadline(
+    Clock::time_point deadline) const {
+  std::chrono::nanoseconds wait = absl::ToChronoNanoseconds(options_.resolve_timeout);
+  if (deadline != Clock::time_point::max()) {
+    wait = std::min(wait, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              deadline - Clock::now()));
+  }
+  return std::chrono::system_clock::now() + std::max(wait, std::chrono::nanoseconds(0));
+}
+
+void ServiceClient::Resolve(absl::string_view code, Clock::time_point deadline,
+                            absl::AnyInvocable<void(ResolveReply)> done) {
   auto* call = new ResolveCall;
   call->request.set_code(std::string(code));
   call->done = std::move(done);
   call->start = std::chrono::steady_clock::now();
-  call->context.set_deadline(std::chrono::system_clock::now() +
-                             absl::ToChronoNanoseconds(options_.resolve_timeout));
+  call->context.set_deadline(CallDeadline(deadline));
   stub_->async()->Resolve(&call->context, &call->request, &call->response,
                           [this, call](grpc::Status status) {
                             NoteCallStatus(status);
@@ -134,7 +146,7 @@ ResolveReply ReplyFromBatchItem(const pb::BatchResolveResult& item) {
   return ReplyFromResolve(grpc::Status::OK, item.response());
 }
 
-void ServiceClient::ResolveEach(std::vector<std::string> codes,
+void ServiceClient::ResolveEach(std::vector<std::string> codes, Clock::time_point deadline,
                                 absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
   struct Gather {
     std::mutex mu;
@@ -147,7 +159,7 @@ void ServiceClient::ResolveEach(std::vector<std::string> codes,
   gather->remaining = codes.size();
   gather->done = std::move(done);
   for (size_t i = 0; i < codes.size(); ++i) {
-    Resolve(codes[i], [gather, i](ResolveReply reply) {
+    Resolve(codes[i], deadline, [gather, i](ResolveReply reply) {
       std::unique_lock<std::mutex> lock(gather->mu);
       gather->replies[i] = std::move(reply);
       if (--gather->remaining > 0) return;
@@ -157,18 +169,18 @@ void ServiceClient::ResolveEach(std::vector<std::string> codes,
   }
 }
 
-void ServiceClient::ResolveBatch(std::vector<std::string> codes,
+void ServiceClient::ResolveBatch(std::vector<std::string> codes, Clock::time_point deadline,
                                  absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
   if (batch_unimplemented_.load(std::memory_order_relaxed)) {
-    ResolveEach(std::move(codes), std::move(done));
+    ResolveEach(std::move(codes), deadline, std::move(done));
     return;
   }
   auto* call = new ResolveBatchCall;
   for (std::string& code : codes) call->request.add_codes(std::move(code));
   call->done = std::move(done);
   call->start = std::chrono::steady_clock::now();
-  call->context.set_deadline(std::chrono::system_clock::now() +
-                             absl::ToChronoNanoseconds(options_.resolve_timeout));
+  call->deadline = deadline;
+  call->context.set_deadline(CallDeadline(deadline));
   stub_->async()->BatchResolve(
       &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
         NoteCallStatus(status);
@@ -181,8 +193,9 @@ void ServiceClient::ResolveBatch(std::vector<std::string> codes,
           std::vector<std::string> codes(call->request.codes().begin(),
                                          call->request.codes().end());
           auto done = std::move(call->done);
+          const Clock::time_point deadline = call->deadline;
           delete call;
-          ResolveEach(std::move(codes), std::move(done));
+          ResolveEach(std::move(codes), deadline, std::move(done));
           return;
         }
         const int n = call->request.codes_size();

@@ -15,6 +15,7 @@
 #define SHORTENER_EDGE_UPSTREAM_SERVICE_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,8 @@ struct ResolveReply {
 };
 
 struct ServiceClientOptions {
+  // Deadline of one Resolve/BatchResolve call (capped further by a caller's
+  // own deadline). Default 2 s.
   absl::Duration resolve_timeout = absl::Seconds(2);
 };
 
@@ -52,16 +55,25 @@ grpc::ChannelArguments EdgeChannelArguments();
 
 class ServiceClient {
  public:
+  using Clock = std::chrono::steady_clock;
+
   ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClientOptions options);
 
-  // Starts one Resolve; `done` runs exactly once on a gRPC thread.
-  void Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done);
+  // Starts one Resolve; `done` runs exactly once on a gRPC thread. The call's
+  // deadline is resolve_timeout from now or `deadline`, whichever is first
+  // (past it: kUnavailable with DEADLINE_EXCEEDED).
+  void Resolve(absl::string_view code, Clock::time_point deadline,
+               absl::AnyInvocable<void(ResolveReply)> done);
+  void Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done) {
+    Resolve(code, Clock::time_point::max(), std::move(done));
+  }
 
-  // Starts one BatchResolve for `codes` (1..1000); `done` runs exactly once
-  // on a gRPC thread with one reply per code, in order. A failed call gives
-  // every code kUnavailable with the call's error. Against a service without
-  // BatchResolve (UNIMPLEMENTED), falls back to one Resolve per code.
-  void ResolveBatch(std::vector<std::string> codes,
+  // Starts one BatchResolve for `codes` (1..1000), deadline as Resolve;
+  // `done` runs exactly once on a gRPC thread with one reply per code, in
+  // order. A failed call gives every code kUnavailable with the call's
+  // error. Against a service without BatchResolve (UNIMPLEMENTED), falls
+  // back to one Resolve per code (same deadline).
+  void ResolveBatch(std::vector<std::string> codes, Clock::time_point deadline,
                     absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
 
   // True while the channel is connected (asks it to connect when idle) and
@@ -76,8 +88,10 @@ class ServiceClient {
   // Tracks whether the service refuses our key (see Ready).
   void NoteCallStatus(const grpc::Status& status);
   // One Resolve per code, answered together.
-  void ResolveEach(std::vector<std::string> codes,
+  void ResolveEach(std::vector<std::string> codes, Clock::time_point deadline,
                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
+  // The earlier of now + resolve_timeout and `deadline`, for gRPC.
+  std::chrono::system_clock::time_point CallDeadline(Clock::time_point deadline) const;
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<shortener::v1::ShortenService::Stub> stub_;

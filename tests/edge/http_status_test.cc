@@ -83,11 +83,31 @@ TEST_CASE("non-active outcomes map to their statuses with no-store", "[edge]") {
   CHECK(HasHeader(unavailable, "Retry-After: 1\r\n"));
   for (ResolveOutcome outcome :
        {ResolveOutcome::kRevoked, ResolveOutcome::kExpired, ResolveOutcome::kNotFound,
-        ResolveOutcome::kInvalid, ResolveOutcome::kUnavailable}) {
+        ResolveOutcome::kInvalid, ResolveOutcome::kUnavailable, ResolveOutcome::kTimedOut,
+        ResolveOutcome::kOverloaded}) {
     ResponsePlan plan = Outcome(outcome);
     CHECK(plan.location.empty());
     CHECK_FALSE(plan.body.empty());
     CHECK(HasHeader(plan, "Cache-Control: no-store\r\n"));
+  }
+}
+
+TEST_CASE("a miss past its deadline or refused by a bound is a 503 with Retry-After", "[edge]") {
+  const ResponsePlan unavailable = Outcome(ResolveOutcome::kUnavailable);
+  const ResponsePlan timed_out = Outcome(ResolveOutcome::kTimedOut);
+  const ResponsePlan overloaded = Outcome(ResolveOutcome::kOverloaded);
+  for (const ResponsePlan* plan : {&timed_out, &overloaded}) {
+    CHECK(plan->status == 503);
+    CHECK(plan->reason == "Service Unavailable");
+    CHECK(plan->headers == "Cache-Control: no-store\r\nRetry-After: 1\r\n");
+  }
+  CHECK(timed_out.body == "timed out waiting for the service\n");
+  CHECK(overloaded.body == "too many look-ups waiting; retry\n");
+  CHECK(unavailable.body == "service unavailable\n");
+  // Only these three say nothing about the code.
+  for (int o = 0; o <= static_cast<int>(ResolveOutcome::kOverloaded); ++o) {
+    const auto outcome = static_cast<ResolveOutcome>(o);
+    CHECK(IsNoAnswer(outcome) == (Outcome(outcome).status == 503));
   }
 }
 
@@ -124,7 +144,7 @@ TEST_CASE("every plan's fixed headers are well-formed CRLF lines", "[edge]") {
   for (int k = 0; k <= static_cast<int>(TargetKind::kUriTooLong); ++k) {
     plans.push_back(PlanForTarget(static_cast<TargetKind>(k)));
   }
-  for (int o = 0; o <= static_cast<int>(ResolveOutcome::kUnavailable); ++o) {
+  for (int o = 0; o <= static_cast<int>(ResolveOutcome::kOverloaded); ++o) {
     plans.push_back(Outcome(static_cast<ResolveOutcome>(o)));
   }
   for (const ResponsePlan& plan : plans) {

@@ -98,6 +98,7 @@ TEST_CASE("cache: four threads mixing every operation on overlapping keys keep t
   o.shards = 4;
   o.max_entries = 24;
   o.max_bytes = 24 * LinkCache::EstimatedEntryBytes("k00", UrlFor("k00"));
+  o.negative_share = 0.25;  // 1 negative and 5 positive entries per shard
   // Fake time advances ~200 ns per operation per thread: entries go stale
   // and die within a few hundred operations.
   o.positive_ttl = absl::Microseconds(200);

@@ -31,6 +31,13 @@ LinkCacheOptions OneShard() {
   return o;
 }
 
+// One shard whose whole bounds are for links (no negative entries kept).
+LinkCacheOptions OneShardLinksOnly() {
+  LinkCacheOptions o = OneShard();
+  o.negative_share = 0;
+  return o;
+}
+
 TEST_CASE("cache: an entry is fresh within its TTL then stale within grace then a miss",
           "[edge][cache]") {
   LinkCache cache(OneShard());
@@ -116,7 +123,7 @@ TEST_CASE("cache: a link's expiry caps its entry and leaves no stale period", "[
 
 TEST_CASE("cache: the entry bound is enforced by evicting and evictions are counted",
           "[edge][cache]") {
-  LinkCacheOptions o = OneShard();
+  LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 10;
   LinkCache cache(o);
   for (int i = 0; i < 25; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(kUrl), 0));
@@ -135,7 +142,7 @@ TEST_CASE("cache: the byte bound is enforced and bytes return to zero after Clea
           "[edge][cache]") {
   const std::string url = "https://example.com/" + std::string(200, 'x');
   const size_t per_entry = LinkCache::EstimatedEntryBytes("k00", url);
-  LinkCacheOptions o = OneShard();
+  LinkCacheOptions o = OneShardLinksOnly();
   o.max_bytes = 10 * per_entry + per_entry / 2;
   LinkCache cache(o);
   for (int i = 10; i < 40; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(url), 0));
@@ -145,14 +152,13 @@ TEST_CASE("cache: the byte bound is enforced and bytes return to zero after Clea
   CHECK(stats.evictions == 20);
   CHECK(cache.CheckInvariantsForTesting().ok());
 
-  // Small negative entries fit many to one large positive one.
-  for (int i = 0; i < 3; ++i) {
-    REQUIRE(Fill(cache, absl::StrCat("n", i), WithOutcome(ResolveOutcome::kNotFound), 0));
-  }
+  // Without a negative share, negative answers are delivered but not kept,
+  // and take nothing from the links.
+  REQUIRE(Fill(cache, "n0", WithOutcome(ResolveOutcome::kNotFound), 0));
   stats = cache.Stats();
-  CHECK(stats.bytes <= o.max_bytes);
-  CHECK(stats.entries == 12);  // 3 negatives pushed out 1 positive
-  CHECK(cache.CheckInvariantsForTesting().ok());
+  CHECK(stats.entries == 10);
+  CHECK(stats.discarded == 1);
+  CHECK(Look(cache, "n0", 0).lookup == CacheLookup::kMiss);
 
   cache.Clear();
   stats = cache.Stats();
@@ -192,7 +198,7 @@ TEST_CASE("cache: bytes follow store replace invalidate and expiry exactly", "[e
 
 TEST_CASE("cache: a recently hit key survives eviction pressure that evicts cold keys",
           "[edge][cache]") {
-  LinkCacheOptions o = OneShard();
+  LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 4;
   LinkCache cache(o);
   for (const char* key : {"hot", "cold1", "cold2", "cold3"}) {
@@ -212,14 +218,14 @@ TEST_CASE("cache: a recently hit key survives eviction pressure that evicts cold
 }
 
 TEST_CASE("cache: eviction takes an entry past its grace even if it was hit", "[edge][cache]") {
-  LinkCacheOptions o = OneShard();
+  LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 3;
   LinkCache cache(o);
   REQUIRE(Fill(cache, "live1", Active(kUrl), 0));
-  REQUIRE(Fill(cache, "dead", WithOutcome(ResolveOutcome::kNotFound), 0));
+  // Expires after 5 s, within the others' 60 s + 10 min.
+  REQUIRE(Fill(cache, "dead", Active(kUrl), 0, 5 * kSecondNs));
   REQUIRE(Fill(cache, "live2", Active(kUrl), 0));
   REQUIRE(Look(cache, "dead", 1).lookup == CacheLookup::kFresh);  // reference bit set
-  // Past the negative entry's 2 s + 10 min, within the positive ones' 60 s + 10 min.
   const int64_t later = 602 * kSecondNs;
   REQUIRE(Look(cache, "live1", later).lookup == CacheLookup::kStale);
   REQUIRE(Look(cache, "live2", later).lookup == CacheLookup::kStale);
@@ -471,9 +477,95 @@ TEST_CASE("cache: a hit does not allocate", "[edge][cache]") {
   CHECK(length == 2 * kUrl.size());
 }
 
+TEST_CASE("cache: a flood of negative answers evicts only negative entries, never a link",
+          "[edge][cache]") {
+  // 64 shards as in production: every positive shard filled to its share.
+  LinkCacheOptions o;
+  o.max_entries = 4096;
+  o.max_bytes = 4096 * LinkCache::EstimatedEntryBytes("link-0000", kUrl);
+  o.negative_share = 0.125;
+  LinkCache cache(o);
+  // Twice what the links' budget holds: every shard's share is full.
+  std::vector<std::string> links;
+  for (int i = 0; i < 2 * 4096; ++i) {
+    links.push_back(absl::StrCat("link-", i));
+    REQUIRE(Fill(cache, links.back(), Active(kUrl), 0));
+  }
+  // The links still cached are the ones that must survive.
+  std::vector<std::string> cached;
+  for (const std::string& key : links) {
+    if (Look(cache, key, 0).lookup == CacheLookup::kFresh) cached.push_back(key);
+  }
+  const LinkCacheStats filled = cache.Stats();
+  REQUIRE(cached.size() == filled.entries);
+  CHECK(filled.entries == 4096 - 4096 / 8);  // 7/8 of the bound is the links'
+  CHECK(filled.negative_entries == 0);
+
+  // 100 000 made-up aliases and codes, each answered "not found" or "invalid".
+  for (int i = 0; i < 100'000; ++i) {
+    const ResolveOutcome outcome = i % 7 == 0 ? ResolveOutcome::kInvalid : ResolveOutcome::kNotFound;
+    REQUIRE(Fill(cache, absl::StrCat("random-alias-", i), WithOutcome(outcome), 1));
+  }
+  for (const std::string& key : cached) {
+    INFO(key);
+    REQUIRE(Look(cache, key, 2).lookup == CacheLookup::kFresh);
+  }
+  const LinkCacheStats stats = cache.Stats();
+  CHECK(stats.entries - stats.negative_entries == cached.size());
+  CHECK(stats.negative_entries > 0);
+  CHECK(stats.negative_entries <= 4096 / 8);
+  CHECK(stats.negative_bytes <= o.max_bytes / 8);
+  CHECK(stats.bytes <= o.max_bytes);
+  CHECK(stats.evictions - filled.evictions == stats.negative_evictions);
+  CHECK(stats.negative_evictions >= 100'000 - 4096 / 8);
+  CHECK(cache.CheckInvariantsForTesting().ok());
+  // And the newest negative answers are cached: a repeated unknown code is
+  // answered without the service.
+  CHECK(Look(cache, "random-alias-99999", 3).outcome == ResolveOutcome::kNotFound);
+}
+
+TEST_CASE("cache: links never take the negative budget and an answer moves between kinds",
+          "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.max_entries = 8;
+  o.negative_share = 0.25;  // 2 negative, 6 positive
+  LinkCache cache(o);
+  for (int i = 0; i < 20; ++i) REQUIRE(Fill(cache, absl::StrCat("k", i), Active(kUrl), 0));
+  LinkCacheStats stats = cache.Stats();
+  CHECK(stats.entries == 6);
+  CHECK(stats.negative_entries == 0);
+  REQUIRE(Fill(cache, "n1", WithOutcome(ResolveOutcome::kNotFound), 0));
+  REQUIRE(Fill(cache, "n2", WithOutcome(ResolveOutcome::kInvalid), 0));
+  CHECK(cache.Stats().entries == 8);
+  CHECK(cache.Stats().negative_entries == 2);
+
+  // A code that was unknown becomes a link (created a moment later): the
+  // link replaces the negative entry, in the links' budget.
+  REQUIRE(Fill(cache, "n1", Active(kUrl), 1));
+  stats = cache.Stats();
+  CHECK(stats.negative_entries == 1);
+  CHECK(stats.entries == 7);
+  CHECK(Look(cache, "n1", 1).outcome == ResolveOutcome::kActive);
+  // And back: the link's entry goes, a negative one takes its place.
+  REQUIRE(Fill(cache, "k19", WithOutcome(ResolveOutcome::kNotFound), 2));
+  CHECK(Look(cache, "k19", 2).outcome == ResolveOutcome::kNotFound);
+  CHECK(cache.Stats().negative_entries == 2);
+  CHECK(cache.CheckInvariantsForTesting().ok());
+
+  // Invalidate and Clear reach both kinds.
+  cache.Invalidate("n2");
+  CHECK(Look(cache, "n2", 2).lookup == CacheLookup::kMiss);
+  cache.Clear();
+  stats = cache.Stats();
+  CHECK(stats.entries == 0);
+  CHECK(stats.negative_entries == 0);
+  CHECK(stats.negative_bytes == 0);
+}
+
 TEST_CASE("cache: shards share the bounds exactly", "[edge][cache]") {
   SECTION("more shards than entries") {
     LinkCacheOptions o;
+    o.negative_share = 0;
     o.max_entries = 5;
     o.shards = 64;
     LinkCache cache(o);
@@ -484,6 +576,7 @@ TEST_CASE("cache: shards share the bounds exactly", "[edge][cache]") {
   }
   SECTION("many shards") {
     LinkCacheOptions o;
+    o.negative_share = 0;
     o.max_entries = 1000;
     o.shards = 48;  // rounded up to 64
     LinkCache cache(o);
