@@ -16,10 +16,12 @@ absl::string_view TrimSpaces(absl::string_view s) {
   return s;
 }
 
-// inet_pton needs a NUL-terminated string; addresses are short.
+// inet_pton needs a NUL-terminated string; addresses are short. It would
+// stop at a NUL inside `text` and ignore the rest, so those are refused.
 bool ParseLiteral(absl::string_view text, IpAddress* out) {
   char buf[kMaxIpTextLength];
   if (text.empty() || text.size() >= sizeof(buf)) return false;
+  if (text.find('\0') != absl::string_view::npos) return false;
   std::memcpy(buf, text.data(), text.size());
   buf[text.size()] = '\0';
   IpAddress ip;
@@ -65,8 +67,11 @@ bool ParseIpAddress(absl::string_view text, IpAddress* out) {
     if (close == absl::string_view::npos) return false;
     absl::string_view rest = text.substr(close + 1);
     if (!rest.empty() && !(rest.front() == ':' && PortIsValid(rest.substr(1)))) return false;
+    // Brackets hold IPv6 literals only ("[1.2.3.4]" is refused), but an
+    // IPv4-mapped one is IPv4 here as it is bare.
+    const absl::string_view literal = text.substr(1, close - 1);
     IpAddress ip;
-    if (!ParseLiteral(text.substr(1, close - 1), &ip) || !ip.is_v6) return false;
+    if (literal.find(':') == absl::string_view::npos || !ParseLiteral(literal, &ip)) return false;
     *out = ip;
     return true;
   }

@@ -41,6 +41,38 @@ TEST_CASE("ip addresses parse and format canonically", "[client_ip]") {
   }
 }
 
+// Found by tests/fuzz/forwarded_address_fuzz.cc: a bracketed IPv4-mapped
+// address (as RFC 7239 and proxies with ports write a dual-stack peer) was
+// refused while the same address bare was read as IPv4.
+TEST_CASE("an IPv4-mapped address in brackets is the IPv4 address, as it is bare", "[client_ip]") {
+  for (const char* text : {"[::ffff:192.0.2.7]", "[::ffff:192.0.2.7]:443", "[::FFFF:c000:0207]"}) {
+    INFO(text);
+    const IpAddress ip = Ip(text);
+    CHECK_FALSE(ip.is_v6);
+    CHECK(IpAddressToString(ip) == "192.0.2.7");
+  }
+  IpAddress ip;
+  CHECK_FALSE(ParseIpAddress("[192.0.2.7]", &ip));
+  CHECK_FALSE(ParseIpAddress("[192.0.2.7]:443", &ip));
+}
+
+// Found by tests/fuzz/forwarded_address_fuzz.cc: inet_pton stops at a NUL,
+// so "::" followed by a NUL and anything at all was read as "::".
+TEST_CASE("an address with a NUL byte inside is no address", "[client_ip]") {
+  using namespace std::string_literals;
+  IpAddress ip;
+  for (const std::string& text :
+       {"::\0\0\0\0\0\0\0\0" "1\0" "1\v\v\0]:.4"s, "192.0.2.7\0evil"s, "2001:db8::1\0"s,
+        "[::1\0x]:80"s, "192.0.2.7:\0" "80"s}) {
+    INFO(text);
+    CHECK_FALSE(ParseIpAddress(text, &ip));
+  }
+  const TrustedProxies trusted = Trusted({"10.0.0.0/8"});
+  const IpAddress peer = Ip("10.0.0.1");
+  CHECK(ClientIp(peer, "198.51.100.9\0, 10.0.0.2"s, trusted) == Ip("10.0.0.2"));
+  CHECK_FALSE(TrustedProxies::Parse({"10.0.0.0\0/8"s}).ok());
+}
+
 TEST_CASE("trusted proxy ranges match by prefix", "[client_ip]") {
   const TrustedProxies trusted = Trusted({"10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"});
   CHECK(trusted.Contains(Ip("10.200.3.4")));
