@@ -211,11 +211,21 @@ void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {
   gauge("edge_click_spool_bytes", "Bytes the spool takes.", gauges.click_spool.bytes);
   Header(out, "edge_clicks_dropped_total", "counter",
          "Click events lost, by reason: the in-memory queue was full, the spool was at "
-         "--click_spool_max_bytes, or the spool could not be written.");
+         "--click_spool_max_bytes, the spool could not be written, the service refused them "
+         "as malformed, or their spool record was unreadable (as many as could be counted).");
   absl::StrAppend(&out, "edge_clicks_dropped_total{reason=\"queue_full\"} ", q.dropped_full, "\n",
                   "edge_clicks_dropped_total{reason=\"spool_full\"} ", c.dropped_spool_full, "\n",
                   "edge_clicks_dropped_total{reason=\"spool_error\"} ", c.dropped_spool_error,
-                  "\n");
+                  "\n", "edge_clicks_dropped_total{reason=\"refused\"} ", c.dropped_refused, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_unreadable\"} ",
+                  gauges.click_spool.unreadable_events, "\n");
+  counter("edge_click_batches_split_total",
+          "Batches the service refused as a whole (INVALID_ARGUMENT), split in two to keep "
+          "what it accepts.",
+          c.batches_split);
+  counter("edge_click_spool_unreadable_records_total",
+          "Spool records dropped because they did not verify or decode.",
+          gauges.click_spool.unreadable_records);
   counter("edge_click_rpcs_total", "RecordClicks calls made.", c.rpcs);
   counter("edge_click_rpc_failures_total", "RecordClicks calls that failed.", c.rpc_failures);
   Header(out, "edge_click_rpc_duration_seconds", "summary", "Duration of RecordClicks calls.");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "lib/common/log.h"
 
@@ -19,7 +20,31 @@ std::chrono::steady_clock::duration ToSteady(absl::Duration d) {
       absl::ToChronoNanoseconds(d));
 }
 
+// Distinct causes logged apart; more share one line.
+constexpr size_t kMaxCauses = 32;
+
+// The part of a reason that names its cause: up to the first digit or
+// quote ("user_agent: invalid UTF-8 at byte " for "... at byte 3 (0xFF)").
+absl::string_view CauseOf(absl::string_view reason) {
+  size_t end = 0;
+  while (end < reason.size() && end < 64 && !absl::ascii_isdigit(reason[end]) &&
+         reason[end] != '"') {
+    ++end;
+  }
+  return reason.substr(0, end);
+}
+
 }  // namespace
+
+uint64_t ClickSender::CauseLog::Add(absl::string_view reason, uint64_t n, Clock::time_point now) {
+  absl::string_view cause = CauseOf(reason);
+  if (causes.size() >= kMaxCauses && !causes.contains(cause)) cause = "(other causes)";
+  Cause& c = causes[cause];
+  c.since_log += n;
+  if (c.last_log != Clock::time_point{} && now - c.last_log < kLogEvery) return 0;
+  c.last_log = now;
+  return std::exchange(c.since_log, 0);
+}
 
 bool IsTransientClickError(absl::StatusCode code) {
   switch (code) {
@@ -77,15 +102,14 @@ void ClickSender::Run() {
     Clock::time_point now = Clock::now();
     if (full || now >= flush_at) {
       flush_at = now + ToSteady(options_.flush_interval);
-      std::vector<ClickEvent> events = queue_->Pop(options_.batch_size);
-      if (!events.empty()) {
-        ClickBatch batch{absl::StrFormat("%s-%d", instance_id_, next_batch_++), std::move(events)};
-        Dispatch(std::move(batch), now + ToSteady(options_.rpc_timeout));
+      // No deadline but each call's own (rpc_timeout).
+      for (ClickBatch& batch : MakeBatches(queue_->Pop(options_.batch_size))) {
+        Dispatch(std::move(batch), Clock::time_point::max());
       }
       now = Clock::now();
     }
     if (!spool_->empty() && now >= next_attempt_) {
-      ReplayOne(now + ToSteady(options_.rpc_timeout));
+      ReplayOne(Clock::time_point::max());
     }
     LogQueueDrops();
   }
@@ -96,15 +120,16 @@ void ClickSender::Flush(Clock::time_point deadline) {
   while (true) {
     std::vector<ClickEvent> events = queue_->Pop(options_.batch_size);
     if (events.empty()) break;
-    ClickBatch batch{absl::StrFormat("%s-%d", instance_id_, next_batch_++), std::move(events)};
     // Each batch is tried at once unless batches wait in the spool already
     // (Dispatch then spools it behind them, keeping the order); the replay
     // below retries them with backoff until the deadline.
-    if (Clock::now() >= deadline) {
-      Spool(batch);
-    } else {
-      next_attempt_ = Clock::now();
-      Dispatch(std::move(batch), deadline);
+    for (ClickBatch& batch : MakeBatches(std::move(events))) {
+      if (Clock::now() >= deadline) {
+        Spool(batch);
+      } else {
+        next_attempt_ = Clock::now();
+        Dispatch(std::move(batch), deadline);
+      }
     }
   }
   // Replay what the spool holds until the deadline, backoff included: an
@@ -130,33 +155,51 @@ void ClickSender::Flush(Clock::time_point deadline) {
   }
 }
 
+std::vector<ClickBatch> ClickSender::MakeBatches(std::vector<ClickEvent> events) {
+  std::vector<ClickBatch> batches;
+  size_t bytes = 0;
+  for (ClickEvent& event : events) {
+    const size_t size = EncodedSizeBound(event);
+    if (batches.empty() || batches.back().events.size() >= options_.batch_size ||
+        (!batches.back().events.empty() && bytes + size > options_.max_batch_bytes)) {
+      batches.push_back({absl::StrFormat("%s-%d", instance_id_, next_batch_++), {}});
+      bytes = 0;
+    }
+    bytes += size;
+    batches.back().events.push_back(std::move(event));
+  }
+  return batches;
+}
+
 void ClickSender::Dispatch(ClickBatch batch, Clock::time_point deadline) {
   if (!spool_->empty() || Clock::now() < next_attempt_) {
     Spool(batch);
     return;
   }
-  const absl::Status status = SendOnce(batch, deadline);
-  if (status.ok()) return;
-  NoteFailure(status, batch);
-  Spool(batch);
+  if (!Deliver(batch, deadline)) Spool(batch);
 }
 
 bool ClickSender::ReplayOne(Clock::time_point deadline) {
   absl::StatusOr<std::optional<ClickBatch>> front = spool_->Front();
   if (!front.ok()) {
+    if (front.status().code() == absl::StatusCode::kDataLoss) {
+      // The spool dropped and counted the record: go on with the next at
+      // once, logging each kind of damage once a minute.
+      if (const uint64_t n = unreadable_.Add(front.status().message(), 1, Clock::now()); n > 0) {
+        LogError(
+            "click spool: %d unreadable records dropped since the last such line (%s); "
+            "counted in edge_clicks_dropped_total{reason=\"spool_unreadable\"}",
+            n, front.status().message());
+      }
+      return false;
+    }
     LogError("click spool: %s", front.status().ToString());
-    // A record that no longer verifies was skipped: go on with the next.
-    if (front.status().code() == absl::StatusCode::kDataLoss) return false;
     // An I/O error would repeat at once: wait like after a failed call.
     next_attempt_ = Clock::now() + ToSteady(options_.max_backoff);
     return false;
   }
   if (!front->has_value()) return false;
-  const absl::Status status = SendOnce(**front, deadline);
-  if (!status.ok()) {
-    NoteFailure(status, **front);
-    return false;
-  }
+  if (!Deliver(**front, deadline)) return false;
   Add(counters_.batches_replayed, 1);
   if (absl::Status popped = spool_->PopFront(); !popped.ok()) {
     LogError("click spool: %s", popped.ToString());
@@ -164,29 +207,99 @@ bool ClickSender::ReplayOne(Clock::time_point deadline) {
   return true;
 }
 
-absl::Status ClickSender::SendOnce(const ClickBatch& batch, Clock::time_point deadline) {
+bool ClickSender::Deliver(const ClickBatch& batch, Clock::time_point deadline) {
+  absl::StatusOr<ClickSendResult> result = SendOnce(batch, deadline);
+  if (result.ok()) {
+    const uint64_t dropped = DropRefused(batch, result->refused);
+    Add(counters_.events_acked, batch.events.size() - dropped);
+    return true;
+  }
+  if (result.status().code() != absl::StatusCode::kInvalidArgument) {
+    NoteFailure(result.status(), batch);
+    return false;
+  }
+  // Refused as a whole: the service recorded none of it, and these bytes
+  // can never succeed. Halves with ids of their own (never recorded
+  // either) isolate what it refuses; a single event is dropped.
+  const Clock::time_point now = Clock::now();
+  if (const uint64_t n = whole_refusals_.Add(result.status().message(), 1, now); n > 0) {
+    LogError(
+        "click sender: the service refused %d batches as a whole since the last such line, "
+        "e.g. %s (%d events): %s; nothing of them was recorded: they are split to keep what "
+        "it accepts, and single events it refuses are dropped",
+        n, batch.id, batch.events.size(), result.status().ToString());
+  }
+  if (batch.events.size() <= 1) {
+    Add(counters_.dropped_refused, batch.events.size());
+    if (const uint64_t n = refusals_.Add(result.status().message(), batch.events.size(), now);
+        n > 0) {
+      LogError(
+          "click events REFUSED by the service and dropped: %d since the last such line for "
+          "this cause (%s); counted in edge_clicks_dropped_total{reason=\"refused\"}",
+          n, result.status().message());
+    }
+    return true;
+  }
+  Add(counters_.batches_split, 1);
+  std::pair<ClickBatch, ClickBatch> halves = SplitBatch(batch);
+  for (const ClickBatch* half : {&halves.first, &halves.second}) {
+    // After a failure of the first half the sender is backing off: the
+    // second waits in the spool too.
+    const Clock::time_point t = Clock::now();
+    if (t < next_attempt_ || t >= deadline || !Deliver(*half, deadline)) Spool(*half);
+  }
+  return true;
+}
+
+uint64_t ClickSender::DropRefused(const ClickBatch& batch,
+                                  const std::vector<RefusedClick>& refused) {
+  if (refused.empty()) return 0;
+  // Only distinct indexes of this batch count: an answer cannot make the
+  // edge count more drops than it sent events.
+  std::vector<bool> seen(batch.events.size(), false);
+  uint64_t dropped = 0;
+  const Clock::time_point now = Clock::now();
+  for (const RefusedClick& r : refused) {
+    if (r.index < 0 || static_cast<size_t>(r.index) >= seen.size() || seen[r.index]) continue;
+    seen[r.index] = true;
+    ++dropped;
+    if (const uint64_t n = refusals_.Add(r.reason, 1, now); n > 0) {
+      LogError(
+          "click events REFUSED by the service and dropped: %d since the last such line for "
+          "this cause (%s; batch %s, event %d); counted in "
+          "edge_clicks_dropped_total{reason=\"refused\"}",
+          n, r.reason, batch.id, r.index);
+    }
+  }
+  Add(counters_.dropped_refused, dropped);
+  return dropped;
+}
+
+absl::StatusOr<ClickSendResult> ClickSender::SendOnce(const ClickBatch& batch,
+                                                      Clock::time_point deadline) {
   const Clock::time_point start = Clock::now();
-  const absl::Duration timeout = std::min(
-      options_.rpc_timeout,
-      absl::FromChrono(std::max(deadline - start, Clock::duration(std::chrono::milliseconds(1)))));
-  const absl::Status status = transport_->Send(batch, timeout);
+  const absl::Duration timeout =
+      deadline - start >= ToSteady(options_.rpc_timeout)
+          ? options_.rpc_timeout
+          : absl::FromChrono(
+                std::max(deadline - start, Clock::duration(std::chrono::milliseconds(1))));
+  absl::StatusOr<ClickSendResult> result = transport_->Send(batch, timeout);
   Add(counters_.rpcs, 1);
   Add(counters_.rpc_ns,
       static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
-  if (status.ok()) {
-    Add(counters_.batches_acked, 1);
-    Add(counters_.events_acked, batch.events.size());
+  // A refusal of the whole batch is an answer too: the service is up.
+  if (result.ok() || result.status().code() == absl::StatusCode::kInvalidArgument) {
+    if (result.ok()) Add(counters_.batches_acked, 1);
     if (backoff_ != absl::ZeroDuration()) {
       LogInfo("click sender: RecordClicks works again (batch %s)", batch.id);
     }
     backoff_ = absl::ZeroDuration();
     next_attempt_ = Clock::time_point{};
     refused_ = false;
-  } else {
-    Add(counters_.rpc_failures, 1);
   }
-  return status;
+  if (!result.ok()) Add(counters_.rpc_failures, 1);
+  return result;
 }
 
 void ClickSender::NoteFailure(const absl::Status& status, const ClickBatch& batch) {
@@ -269,6 +382,8 @@ ClickSenderStats ClickSender::Stats() const {
   s.batches_replayed = Load(counters_.batches_replayed);
   s.dropped_spool_full = Load(counters_.dropped_spool_full);
   s.dropped_spool_error = Load(counters_.dropped_spool_error);
+  s.dropped_refused = Load(counters_.dropped_refused);
+  s.batches_split = Load(counters_.batches_split);
   return s;
 }
 

@@ -21,7 +21,7 @@
 namespace shortener::edge {
 namespace {
 
-constexpr size_t kHeaderBytes = 8;
+constexpr size_t kHeaderBytes = kSpoolRecordHeaderBytes;
 constexpr absl::string_view kPrefix = "clicks-";
 constexpr absl::string_view kSuffix = ".spool";
 
@@ -86,7 +86,9 @@ class FileClickSpool : public ClickSpool {
   absl::StatusOr<std::optional<ClickBatch>> Front() override;
   absl::Status PopFront() override;
   ClickSpoolStats Stats() const override {
-    return {batches_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed)};
+    return {batches_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed),
+            unreadable_records_.load(std::memory_order_relaxed),
+            unreadable_events_.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -114,6 +116,8 @@ class FileClickSpool : public ClickSpool {
   uint64_t next_seq_ = 1;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> unreadable_records_{0};
+  std::atomic<uint64_t> unreadable_events_{0};
 };
 
 absl::Status FileClickSpool::Load() {
@@ -143,22 +147,24 @@ absl::Status FileClickSpool::Load() {
     absl::StatusOr<std::string> bytes = ReadFile(path);
     if (!bytes.ok()) return bytes.status();
     Segment segment{seq, bytes->size(), 0};
-    uint64_t offset = 0;
-    while (offset < bytes->size()) {
-      const uint64_t left = bytes->size() - offset;
-      const uint32_t length = left >= kHeaderBytes ? GetU32(bytes->data() + offset) : 0;
-      if (left < kHeaderBytes || length > left - kHeaderBytes ||
-          SpoolChecksum(bytes->substr(offset + kHeaderBytes, length)) !=
-              GetU32(bytes->data() + offset + 4)) {
-        // Only a crash mid-write leaves this: the rest of the file is the torn
-        // record (never appended to again), so it ends the segment.
-        LogWarning("click spool: %s: torn or corrupt record at byte %d of %d skipped", path, offset,
-                   bytes->size());
-        break;
-      }
-      records_.push_back({seq, offset, length});
+    const SpoolSegmentScan scan = ScanSpoolSegment(*bytes);
+    for (const SpoolRecordSpan& record : scan.records) {
+      records_.push_back({seq, record.offset, record.length});
       ++segment.pending;
-      offset += kHeaderBytes + length;
+    }
+    if (scan.damaged_records > 0) {
+      // A crash mid-write leaves a torn tail (the file is never appended to
+      // again); anything else is damage on disk.
+      unreadable_records_.fetch_add(scan.damaged_records, std::memory_order_relaxed);
+      unreadable_events_.fetch_add(scan.damaged_events, std::memory_order_relaxed);
+      LogWarning(
+          "click spool: %s: %d torn or damaged records (at least %d click events) dropped%s; "
+          "counted in edge_clicks_dropped_total{reason=\"spool_unreadable\"}",
+          path, scan.damaged_records, scan.damaged_events,
+          scan.torn_tail_at < bytes->size()
+              ? absl::StrFormat(", the file's last %d bytes unreadable",
+                                bytes->size() - scan.torn_tail_at)
+              : "");
     }
     if (segment.pending == 0) {
       std::filesystem::remove(path, ec);
@@ -194,8 +200,8 @@ absl::Status FileClickSpool::StartSegment() {
 }
 
 absl::Status FileClickSpool::Append(const ClickBatch& batch) {
-  const std::string payload = EncodeClickBatch(batch);
-  const uint64_t size = kHeaderBytes + payload.size();
+  const std::string record = EncodeSpoolRecord(EncodeClickBatch(batch));
+  const uint64_t size = record.size();
   if (bytes_.load(std::memory_order_relaxed) + size > options_.max_bytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("click spool ", options_.dir,
@@ -205,10 +211,6 @@ absl::Status FileClickSpool::Append(const ClickBatch& batch) {
     if (absl::Status s = StartSegment(); !s.ok()) return s;
   }
   Segment& segment = segments_.back();
-  std::string record(kHeaderBytes, '\0');
-  PutU32(&record[0], static_cast<uint32_t>(payload.size()));
-  PutU32(&record[4], SpoolChecksum(payload));
-  record += payload;
   const std::string path = PathOf(segment.seq);
   absl::Status written = WriteAll(write_fd_, record, path);
   if (written.ok() && ::fdatasync(write_fd_) != 0) written = IoError("fdatasync", path, errno);
@@ -221,7 +223,7 @@ absl::Status FileClickSpool::Append(const ClickBatch& batch) {
     }
     return written;
   }
-  records_.push_back({segment.seq, segment.bytes, static_cast<uint32_t>(payload.size())});
+  records_.push_back({segment.seq, segment.bytes, static_cast<uint32_t>(size - kHeaderBytes)});
   segment.bytes += size;
   ++segment.pending;
   bytes_.fetch_add(size, std::memory_order_relaxed);
@@ -240,15 +242,22 @@ absl::StatusOr<std::optional<ClickBatch>> FileClickSpool::Front() {
   const int err = errno;
   ::close(fd);
   if (n < 0) return IoError("read", path, err);
-  absl::StatusOr<ClickBatch> batch = absl::DataLossError("short read");
-  if (static_cast<size_t>(n) == bytes.size() &&
-      SpoolChecksum(bytes.substr(kHeaderBytes)) == GetU32(bytes.data() + 4)) {
-    batch = DecodeClickBatch(absl::string_view(bytes).substr(kHeaderBytes));
-  }
+  bytes.resize(static_cast<size_t>(n));
+  absl::StatusOr<absl::string_view> payload = ParseSpoolRecord(bytes);
+  absl::StatusOr<ClickBatch> batch =
+      payload.ok() ? DecodeClickBatch(*payload) : absl::StatusOr<ClickBatch>(payload.status());
   if (!batch.ok()) {
+    // Dropped for good: replaying it could never succeed, and it must not
+    // hold up the batches behind it.
+    unreadable_records_.fetch_add(1, std::memory_order_relaxed);
+    unreadable_events_.fetch_add(
+        CountEncodedEvents(payload.ok() ? *payload : absl::string_view(bytes).substr(
+                                                         std::min(bytes.size(), kHeaderBytes))),
+        std::memory_order_relaxed);
     if (absl::Status s = DropFront(); !s.ok()) return s;
     return absl::DataLossError(absl::StrCat("click spool: ", path, ": record at byte ", r.offset,
-                                            " no longer verifies; skipped"));
+                                            " is unreadable (", batch.status().message(),
+                                            "); dropped"));
   }
   return std::optional<ClickBatch>(*std::move(batch));
 }
@@ -286,9 +295,112 @@ absl::Status FileClickSpool::DropFront() {
 
 }  // namespace
 
-uint32_t SpoolChecksum(const std::string& payload) {
+uint32_t SpoolChecksum(absl::string_view payload) {
   return static_cast<uint32_t>(::crc32(0L, reinterpret_cast<const Bytef*>(payload.data()),
                                        static_cast<uInt>(payload.size())));
+}
+
+std::string EncodeSpoolRecord(absl::string_view payload) {
+  std::string record(kHeaderBytes, '\0');
+  PutU32(&record[0], static_cast<uint32_t>(payload.size()));
+  PutU32(&record[4], SpoolChecksum(payload));
+  record.append(payload.data(), payload.size());
+  return record;
+}
+
+absl::StatusOr<absl::string_view> ParseSpoolRecord(absl::string_view bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    return absl::DataLossError(
+        absl::StrCat("spool record: ", bytes.size(), " bytes, shorter than a header"));
+  }
+  const uint32_t length = GetU32(bytes.data());
+  if (length == 0) return absl::DataLossError("spool record: length 0");
+  if (length > bytes.size() - kHeaderBytes) {
+    return absl::DataLossError(absl::StrCat("spool record: length ", length, " runs past the end (",
+                                            bytes.size() - kHeaderBytes, " bytes left)"));
+  }
+  const absl::string_view payload = bytes.substr(kHeaderBytes, length);
+  if (SpoolChecksum(payload) != GetU32(bytes.data() + 4)) {
+    return absl::DataLossError("spool record: CRC mismatch");
+  }
+  return payload;
+}
+
+SpoolSegmentScan ScanSpoolSegment(absl::string_view bytes) {
+  SpoolSegmentScan scan;
+  uint64_t offset = 0;
+  while (offset < bytes.size()) {
+    const absl::string_view rest = bytes.substr(offset);
+    if (ParseSpoolRecord(rest).ok()) {
+      const uint32_t length = GetU32(rest.data());
+      scan.records.push_back({offset, length});
+      offset += kHeaderBytes + length;
+      continue;
+    }
+    // Damaged or torn. Its payload, as far as it goes, for the count.
+    const uint64_t length = rest.size() >= kHeaderBytes ? GetU32(rest.data()) : 0;
+    const absl::string_view payload =
+        rest.substr(std::min<size_t>(kHeaderBytes, rest.size()), length);
+    ++scan.damaged_records;
+    scan.damaged_events += CountEncodedEvents(payload);
+    // A CRC that fails inside a record whose length is intact: skip just
+    // that one, if the next header proves the length right.
+    const uint64_t next = offset + kHeaderBytes + length;
+    if (length > 0 && rest.size() >= kHeaderBytes && next <= bytes.size() &&
+        (next == bytes.size() || ParseSpoolRecord(bytes.substr(next)).ok())) {
+      offset = next;
+      continue;
+    }
+    scan.torn_tail_at = offset;
+    return scan;
+  }
+  scan.torn_tail_at = bytes.size();
+  return scan;
+}
+
+uint64_t CountEncodedEvents(absl::string_view payload) {
+  // The protobuf wire format: a varint key (field number << 3 | wire type),
+  // then a varint, 8 bytes, a varint length and that many bytes, or 4 bytes.
+  size_t pos = 0;
+  const auto varint = [&payload, &pos](uint64_t* out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && pos < payload.size(); shift += 7) {
+      const uint8_t b = static_cast<uint8_t>(payload[pos++]);
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) {
+        *out = v;
+        return true;
+      }
+    }
+    return false;
+  };
+  uint64_t events = 0;
+  while (pos < payload.size()) {
+    uint64_t key = 0;
+    uint64_t value = 0;
+    if (!varint(&key) || key >> 3 == 0) break;
+    switch (key & 7) {
+      case 0:
+        if (!varint(&value)) return events;
+        break;
+      case 1:
+        if (payload.size() - pos < 8) return events;
+        pos += 8;
+        break;
+      case 2:
+        if (!varint(&value) || value > payload.size() - pos) return events;
+        pos += value;
+        if (key >> 3 == 2) ++events;
+        break;
+      case 5:
+        if (payload.size() - pos < 4) return events;
+        pos += 4;
+        break;
+      default:
+        return events;  // groups (3, 4) are never written; 6, 7 do not exist
+    }
+  }
+  return events;
 }
 
 absl::StatusOr<std::unique_ptr<ClickSpool>> OpenFileClickSpool(FileClickSpoolOptions options) {
@@ -313,8 +425,20 @@ absl::Status InMemoryClickSpool::Append(const ClickBatch& batch) {
 absl::StatusOr<std::optional<ClickBatch>> InMemoryClickSpool::Front() {
   if (records_.empty()) return std::optional<ClickBatch>();
   absl::StatusOr<ClickBatch> batch = DecodeClickBatch(records_.front());
-  if (!batch.ok()) return batch.status();
+  if (!batch.ok()) {
+    unreadable_records_.fetch_add(1, std::memory_order_relaxed);
+    unreadable_events_.fetch_add(CountEncodedEvents(records_.front()), std::memory_order_relaxed);
+    (void)PopFront();
+    return absl::DataLossError(absl::StrCat("in-memory click spool: record unreadable (",
+                                            batch.status().message(), "); dropped"));
+  }
   return std::optional<ClickBatch>(*std::move(batch));
+}
+
+void InMemoryClickSpool::AppendRawForTest(std::string payload) {
+  bytes_.fetch_add(kHeaderBytes + payload.size(), std::memory_order_relaxed);
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  records_.push_back(std::move(payload));
 }
 
 absl::Status InMemoryClickSpool::PopFront() {
@@ -326,7 +450,9 @@ absl::Status InMemoryClickSpool::PopFront() {
 }
 
 ClickSpoolStats InMemoryClickSpool::Stats() const {
-  return {batches_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed)};
+  return {batches_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed),
+          unreadable_records_.load(std::memory_order_relaxed),
+          unreadable_events_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace shortener::edge

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -296,22 +297,259 @@ TEST_CASE("a transient failure at shutdown is retried within the flush timeout",
   CHECK(spool.empty());
 }
 
+// Codes of the recorded events that are not in `refused`, in order.
+std::vector<std::string> Without(const std::vector<std::string>& codes,
+                                 const std::set<std::string>& refused) {
+  std::vector<std::string> out;
+  for (const std::string& c : codes) {
+    if (refused.count(c) == 0) out.push_back(c);
+  }
+  return out;
+}
+
+TEST_CASE("events the service refuses are dropped and counted and the rest recorded",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  server.service.RefuseEvents([](const v1::ClickEvent& e) { return e.code() == "x3" || e.code() == "x7"; });
+  sender.Start();
+  const std::vector<std::string> codes = Codes("x", 10);
+  for (const std::string& code : codes) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return sender.Stats().dropped_refused == 2; }));
+  for (const std::string& code : Codes("y", 3)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.Recorded().size() == 2; }));
+  sender.Stop(absl::Seconds(1));
+  std::vector<std::string> expected = Without(codes, {"x3", "x7"});
+  for (const std::string& code : Codes("y", 3)) expected.push_back(code);
+  CHECK(server.service.RecordedCodes() == expected);
+  // Nothing retried, nothing spooled.
+  CHECK(server.service.Calls() == std::vector<std::string>{"test-1", "test-2"});
+  const ClickSenderStats stats = sender.Stats();
+  CHECK(stats.dropped_refused == 2);
+  CHECK(stats.events_acked == 11);
+  CHECK(stats.batches_spooled == 0);
+  CHECK(spool.empty());
+}
+
+void SplitUntilRefusedIsolated(ClickSpool& spool) {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 100;
+  options.flush_interval = absl::Milliseconds(20);
+  ClickSender sender(&queue, &spool, &transport, options);
+  // An older service: one bad event refuses its whole batch.
+  const std::set<std::string> bad = {"z5", "z6", "z60", "z99"};
+  server.service.RefuseBatchesWith(
+      [&bad](const v1::ClickEvent& e) { return bad.count(e.code()) > 0; });
+  sender.Start();
+  const std::vector<std::string> codes = Codes("z", 100);
+  for (const std::string& code : codes) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return sender.Stats().dropped_refused == bad.size(); }));
+  // The batches behind it are not held up.
+  for (const std::string& code : Codes("w", 5)) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.RecordedCodes().size() == 96 + 5; }));
+  sender.Stop(absl::Seconds(1));
+  std::vector<std::string> expected = Without(codes, bad);
+  for (const std::string& code : Codes("w", 5)) expected.push_back(code);
+  CHECK(server.service.RecordedCodes() == expected);
+  // Each half has an id of its own, within the service's limit.
+  const std::vector<std::string> ids = server.service.Recorded();
+  CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());
+  for (const std::string& id : ids) {
+    CHECK(id.size() <= kMaxBatchIdBytes);
+    if (id != "test-2") CHECK_THAT(id, Catch::StartsWith("test-1."));
+  }
+  const ClickSenderStats stats = sender.Stats();
+  CHECK(stats.dropped_refused == bad.size());
+  CHECK(stats.batches_split > 0);
+  CHECK(stats.events_acked == 96 + 5);
+  CHECK(spool.empty());
+}
+
+TEST_CASE("a batch refused as a whole is split until only the refused events are dropped",
+          "[clicks][sender]") {
+  SECTION("in-memory spool") {
+    InMemoryClickSpool spool(1 << 20);
+    SplitUntilRefusedIsolated(spool);
+  }
+  SECTION("file spool") {
+    char templ[] = "/tmp/click_sender_test.XXXXXX";
+    REQUIRE(mkdtemp(templ) != nullptr);
+    {
+      FileClickSpoolOptions spool_options;
+      spool_options.dir = templ;
+      absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
+      REQUIRE(spool.ok());
+      SplitUntilRefusedIsolated(**spool);
+    }
+    std::filesystem::remove_all(templ);
+  }
+}
+
+TEST_CASE("a batch over the service's event limit is split and recorded whole",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 10;
+  ClickSender sender(&queue, &spool, &transport, options);
+  server.service.SetMaxEvents(3);
+  sender.Start();
+  const std::vector<std::string> codes = Codes("m", 10);
+  for (const std::string& code : codes) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.RecordedCodes().size() == 10; }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.RecordedCodes() == codes);
+  CHECK(sender.Stats().dropped_refused == 0);
+  // 10 -> 5 + 5 -> (2 + 3) + (2 + 3).
+  CHECK(server.service.Recorded() ==
+        std::vector<std::string>{"test-1.0.0", "test-1.0.1", "test-1.1.0", "test-1.1.1"});
+}
+
+TEST_CASE("a half that fails while the service is down waits in the spool under its own id",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 4;
+  ClickSender sender(&queue, &spool, &transport, options);
+  // The whole batch is refused (4 > 2); the call for its first half fails.
+  server.service.SetMaxEvents(2);
+  server.service.FailBatch("test-1.0", 1);
+  sender.Start();
+  const std::vector<std::string> codes = Codes("h", 4);
+  for (const std::string& code : codes) REQUIRE(queue.Push(Event(code)));
+  CHECK(WaitUntil([&] { return server.service.RecordedCodes().size() == 4; }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.RecordedCodes() == codes);
+  // The second half waited behind the first (backing off), both spooled.
+  CHECK(server.service.Calls() ==
+        std::vector<std::string>{"test-1", "test-1.0", "test-1.0", "test-1.1"});
+  CHECK(sender.Stats().batches_spooled == 2);
+  CHECK(sender.Stats().dropped_refused == 0);
+  CHECK(spool.empty());
+}
+
+TEST_CASE("batches are cut to the byte cap so that each fits the service's receive limit",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 24);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 1000;
+  options.max_batch_bytes = 16 * 1024;
+  options.flush_interval = absl::Milliseconds(20);
+  ClickSender sender(&queue, &spool, &transport, options);
+  sender.Start();
+  const std::string ua(kMaxClickHeaderBytes, 'u');
+  const std::string referer = "https://example.com/" + std::string(kMaxClickHeaderBytes - 20, 'r');
+  std::vector<std::string> codes = Codes("b", 200);
+  for (const std::string& code : codes) {
+    REQUIRE(queue.Push(MakeClickEvent(code, absl::Now(), "2001:db8::1", ua, referer, 302)));
+  }
+  CHECK(WaitUntil([&] { return server.service.RecordedCodes().size() == codes.size(); }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.RecordedCodes() == codes);
+  const std::vector<size_t> sizes = server.service.RequestBytes();
+  CHECK(sizes.size() >= 200 * 1000 / (16 * 1024));
+  for (size_t size : sizes) CHECK(size <= options.max_batch_bytes);
+}
+
+TEST_CASE("an unreadable spool record is dropped and counted and the batches behind it sent",
+          "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSender sender(&queue, &spool, &transport, FastOptions());
+  // Damage: a field-2 entry cut short after two whole ones.
+  ClickBatch damaged;
+  damaged.id = "old-1";
+  for (const std::string& code : Codes("d", 2)) damaged.events.push_back(Event(code));
+  std::string bytes = EncodeClickBatch(damaged) + "\x12\x40xx";
+  spool.AppendRawForTest(bytes);
+  ClickBatch good;
+  good.id = "old-2";
+  good.events.push_back(Event("g0"));
+  REQUIRE(spool.Append(good).ok());
+  sender.Start();
+  CHECK(WaitUntil([&] { return spool.empty(); }));
+  REQUIRE(queue.Push(Event("n0")));
+  CHECK(WaitUntil([&] { return server.service.RecordedCodes().size() == 2; }));
+  sender.Stop(absl::Seconds(1));
+  CHECK(server.service.RecordedCodes() == std::vector<std::string>{"g0", "n0"});
+  CHECK(spool.Stats().unreadable_records == 1);
+  CHECK(spool.Stats().unreadable_events == 2);
+  // Never offered to the service, never tried again.
+  for (const std::string& id : server.service.Calls()) CHECK(id != "old-1");
+}
+
+TEST_CASE("a batch an older edge spooled with bytes that are not UTF-8 is replayed clean",
+          "[clicks][sender]") {
+  // What an edge before the text fields became bytes wrote: the user's
+  // report (User-Agent \xff\xfe), which that edge could never read back.
+  char templ[] = "/tmp/click_sender_test.XXXXXX";
+  REQUIRE(mkdtemp(templ) != nullptr);
+  v1::RecordClicksRequest old;
+  old.set_batch_id("0123456789abcdef-1");
+  v1::ClickEvent* e = old.add_events();
+  e->set_code("abc");
+  e->mutable_time()->set_seconds(1893456000);
+  e->set_client_ip("198.51.100.7");
+  e->set_user_agent("\xFF\xFE");
+  e->set_referer(std::string("https://r.example/\0", 19));
+  e->set_http_status(302);
+  std::ofstream(std::string(templ) + "/clicks-00000000000000000001.spool", std::ios::binary)
+      << EncodeSpoolRecord(old.SerializeAsString());
+  FakeClickServer server;
+  FileClickSpoolOptions spool_options;
+  spool_options.dir = templ;
+  {
+    absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
+    REQUIRE(spool.ok());
+    ClickQueue queue(ClickQueueOptions{});
+    GrpcClickTransport transport(server.stub.get());
+    ClickSender sender(&queue, spool->get(), &transport, FastOptions());
+    sender.Start();
+    CHECK(WaitUntil([&] { return (*spool)->empty(); }));
+    sender.Stop(absl::Seconds(1));
+  }
+  const std::vector<v1::ClickEvent> events = server.service.RecordedEvents();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].user_agent() == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(events[0].referer() == "https://r.example/\xEF\xBF\xBD");
+  CHECK(server.service.Recorded() == std::vector<std::string>{"0123456789abcdef-1"});
+  std::filesystem::remove_all(templ);
+}
+
 // In-memory transport for the TSan run (gRPC's own libraries are not
 // instrumented, so concurrency tests keep them out): records batches by id
 // like the service, fails the first `fail_first` calls.
 class RecordingTransport : public ClickTransport {
  public:
   explicit RecordingTransport(int fail_first) : fail_left_(fail_first) {}
-  absl::Status Send(const ClickBatch& batch, absl::Duration) override {
+  absl::StatusOr<ClickSendResult> Send(const ClickBatch& batch, absl::Duration) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (fail_left_ > 0) {
       --fail_left_;
       return absl::UnavailableError("injected");
     }
+    ClickSendResult result;
     if (ids_.insert(batch.id).second) {
       for (const ClickEvent& e : batch.events) codes_.push_back(e.code);
+      result.accepted = static_cast<int64_t>(batch.events.size());
     }
-    return absl::OkStatus();
+    return result;
   }
   std::vector<std::string> codes() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -197,6 +197,152 @@ TEST_CASE("the in-memory spool is the same FIFO with the same cap", "[clicks][sp
   CHECK(spool.Stats().bytes == 0);
 }
 
+// Three records, as a segment file holds them.
+std::string Segment(std::vector<std::string>* payloads = nullptr) {
+  std::string bytes;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string payload = EncodeClickBatch(Batch(i, i + 1));
+    if (payloads != nullptr) payloads->push_back(payload);
+    bytes += EncodeSpoolRecord(payload);
+  }
+  return bytes;
+}
+
+TEST_CASE("ScanSpoolSegment finds every record of an intact segment", "[clicks][spool]") {
+  std::vector<std::string> payloads;
+  const std::string bytes = Segment(&payloads);
+  const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
+  REQUIRE(scan.records.size() == 3);
+  CHECK(scan.damaged_records == 0);
+  CHECK(scan.torn_tail_at == bytes.size());
+  uint64_t offset = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(scan.records[i].offset == offset);
+    CHECK(scan.records[i].length == payloads[i].size());
+    const absl::StatusOr<absl::string_view> payload = ParseSpoolRecord(absl::string_view(bytes).substr(offset));
+    REQUIRE(payload.ok());
+    CHECK(*payload == payloads[i]);
+    CHECK(CountEncodedEvents(*payload) == i + 2);
+    offset += kSpoolRecordHeaderBytes + payloads[i].size();
+  }
+  CHECK(ScanSpoolSegment("").records.empty());
+}
+
+TEST_CASE("ScanSpoolSegment skips a damaged record whose length holds and counts it",
+          "[clicks][spool]") {
+  std::vector<std::string> payloads;
+  std::string bytes = Segment(&payloads);
+  // A byte of the second payload flipped: its CRC fails, its length holds.
+  const size_t second = kSpoolRecordHeaderBytes + payloads[0].size();
+  bytes[second + kSpoolRecordHeaderBytes + payloads[1].size() - 1] ^= 0x40;
+  const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
+  REQUIRE(scan.records.size() == 2);
+  CHECK(scan.records[0].offset == 0);
+  CHECK(scan.records[1].offset == second + kSpoolRecordHeaderBytes + payloads[1].size());
+  CHECK(scan.damaged_records == 1);
+  CHECK(scan.damaged_events >= 2);  // its three events, as far as readable
+  CHECK(scan.torn_tail_at == bytes.size());
+  CHECK(ParseSpoolRecord(absl::string_view(bytes).substr(second)).status().code() ==
+        absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted",
+          "[clicks][spool]") {
+  std::vector<std::string> payloads;
+  std::string bytes = Segment(&payloads);
+  const size_t second = kSpoolRecordHeaderBytes + payloads[0].size();
+  SECTION("a length past the end") {
+    bytes[second + 3] = '\x7F';
+    const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
+    CHECK(scan.records.size() == 1);
+    CHECK(scan.damaged_records == 1);
+    CHECK(scan.torn_tail_at == second);
+  }
+  SECTION("a length that lands inside the next record") {
+    bytes[second] = static_cast<char>(bytes[second] + 5);
+    const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
+    CHECK(scan.records.size() == 1);
+    CHECK(scan.damaged_records == 1);
+    CHECK(scan.torn_tail_at == second);
+  }
+  SECTION("a tail of zeros, as a crash can leave") {
+    const size_t end = bytes.size();
+    bytes += std::string(4096, '\0');
+    const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
+    CHECK(scan.records.size() == 3);
+    CHECK(scan.damaged_records == 1);
+    CHECK(scan.damaged_events == 0);
+    CHECK(scan.torn_tail_at == end);
+  }
+}
+
+TEST_CASE("CountEncodedEvents reads as far as the bytes allow", "[clicks][spool]") {
+  const std::string payload = EncodeClickBatch(Batch(1, 7));
+  CHECK(CountEncodedEvents(payload) == 7);
+  uint64_t previous = 0;
+  for (size_t cut = 0; cut <= payload.size(); ++cut) {
+    const uint64_t n = CountEncodedEvents(absl::string_view(payload).substr(0, cut));
+    CHECK(n >= previous);
+    CHECK(n <= 7);
+    previous = n;
+  }
+  CHECK(CountEncodedEvents("\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF") == 0);
+  CHECK(CountEncodedEvents(std::string(3, '\0')) == 0);
+}
+
+TEST_CASE("the file spool drops a damaged record on open and replays the rest",
+          "[clicks][spool]") {
+  TempDir dir;
+  {
+    std::unique_ptr<ClickSpool> spool = Open(dir.path());
+    for (int i = 1; i <= 3; ++i) REQUIRE_THAT(spool->Append(Batch(i)), IsOk());
+  }
+  const std::string file = dir.Files()[0];
+  const uint64_t one = 8 + EncodeClickBatch(Batch(1)).size();
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(one + one - 2));  // inside the second payload
+    f.write("\xAA", 1);
+  }
+  std::unique_ptr<ClickSpool> spool = Open(dir.path());
+  CHECK(spool->Stats().unreadable_records == 1);
+  CHECK(spool->Stats().unreadable_events >= 2);
+  CHECK(Drain(*spool) == std::vector<std::string>{"edge-1", "edge-3"});
+}
+
+TEST_CASE("a record that verifies but does not decode is dropped and counted, once",
+          "[clicks][spool]") {
+  // A payload that is not a batch (no id, no events) behind a CRC that holds:
+  // the spool must not offer it forever, nor stop at it.
+  const std::string not_a_batch = "\x08\x01";
+  SECTION("file spool") {
+    TempDir dir;
+    std::ofstream(dir.path() + "/clicks-00000000000000000001.spool", std::ios::binary)
+        << EncodeSpoolRecord(EncodeClickBatch(Batch(1))) << EncodeSpoolRecord(not_a_batch)
+        << EncodeSpoolRecord(EncodeClickBatch(Batch(3)));
+    std::unique_ptr<ClickSpool> spool = Open(dir.path());
+    REQUIRE(spool->Stats().batches == 3);
+    absl::StatusOr<std::optional<ClickBatch>> front = spool->Front();
+    REQUIRE(front.ok());
+    CHECK((*front)->id == "edge-1");
+    REQUIRE_THAT(spool->PopFront(), IsOk());
+    CHECK_THAT(spool->Front(), HasCode(absl::StatusCode::kDataLoss));
+    CHECK(spool->Stats().unreadable_records == 1);
+    CHECK(spool->Stats().batches == 1);
+    CHECK(Drain(*spool) == std::vector<std::string>{"edge-3"});
+    CHECK(dir.Files().empty());
+  }
+  SECTION("in-memory spool") {
+    InMemoryClickSpool spool(1 << 20);
+    spool.AppendRawForTest(not_a_batch);
+    REQUIRE_THAT(spool.Append(Batch(2)), IsOk());
+    CHECK_THAT(spool.Front(), HasCode(absl::StatusCode::kDataLoss));
+    CHECK(spool.Stats().unreadable_records == 1);
+    CHECK(Drain(spool) == std::vector<std::string>{"edge-2"});
+    CHECK(spool.Stats().bytes == 0);
+  }
+}
+
 TEST_CASE("opening a spool in a path that cannot be a directory fails", "[clicks][spool]") {
   TempDir dir;
   const std::string file = dir.path() + "/plain";
