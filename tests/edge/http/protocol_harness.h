@@ -91,6 +91,9 @@ class ProtocolHarness final : public internal::DeferredSink, public internal::De
     return taken;
   }
 
+  // What a transport sent of a write begun with BeginAsyncWrite().
+  void AppendReceived(absl::string_view bytes) { received_.append(bytes.data(), bytes.size()); }
+
   // Appends the output to what the client received.
   void TakeOutput() {
     if (protocol_->output().empty()) return;
