@@ -70,6 +70,26 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   return in;
 }
 
+BatchShortenInputs FromProto(const v1::BatchShortenRequest& request,
+                             const std::shared_ptr<const auth::Principal>& caller) {
+  BatchShortenInputs batch;
+  batch.inputs.reserve(request.requests_size());
+  batch.decode_errors.resize(request.requests_size());
+  for (int i = 0; i < request.requests_size(); ++i) {
+    absl::StatusOr<ShortenInput> in = FromProto(request.requests(i));
+    if (in.ok()) {
+      batch.inputs.push_back(*std::move(in));
+    } else {
+      batch.decode_errors[i] = in.status();
+      ShortenInput bad;
+      bad.redirect_status = -1;  // refused by validation; its answer is the decode error
+      batch.inputs.push_back(std::move(bad));
+    }
+    batch.inputs.back().caller = caller;
+  }
+  return batch;
+}
+
 v1::RedirectType RedirectTypeFromStatus(int http_status) {
   switch (http_status) {
     case 301:

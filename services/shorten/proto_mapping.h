@@ -3,7 +3,9 @@
 #ifndef SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 #define SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -26,6 +28,17 @@ struct ClickStatsQuery {
 
 // INVALID_ARGUMENT for an unknown redirect_type value.
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
+
+// BatchShorten's items for Shortener::BatchShorten, in order, each asked by
+// `caller`. An item that FromProto refuses still has its slot, holding an
+// input that validation refuses, and its error in decode_errors[i] (OK for
+// the others): that error is the item's answer, not Shortener's.
+struct BatchShortenInputs {
+  std::vector<ShortenInput> inputs;
+  std::vector<absl::Status> decode_errors;
+};
+BatchShortenInputs FromProto(const v1::BatchShortenRequest& request,
+                             const std::shared_ptr<const auth::Principal>& caller);
 void ToProto(const LinkView& view, v1::Link* out);
 // Field for field, the text fields as the bytes they are; an event's time is
 // an error ("time: missing", "time: out of range ...") when it has none or

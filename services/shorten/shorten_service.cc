@@ -91,27 +91,12 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
   return Authorized(ctx, Rpc::kBatchShorten, items, [this, ctx, request, response](
                                                         PrincipalPtr caller,
                                                         grpc::ServerUnaryReactor* reactor) {
-    std::vector<ShortenInput> inputs;
-    inputs.reserve(request->requests_size());
-    // An item whose proto cannot be decoded must still get its own error in
-    // its own slot: decode failures are carried as a sentinel input that
-    // fails validation with that message.
-    std::vector<absl::Status> decode_errors(request->requests_size());
-    for (int i = 0; i < request->requests_size(); ++i) {
-      absl::StatusOr<ShortenInput> in = FromProto(request->requests(i));
-      if (in.ok()) {
-        inputs.push_back(*std::move(in));
-      } else {
-        decode_errors[i] = in.status();
-        ShortenInput bad;
-        bad.redirect_status = -1;  // rejected by validation; replaced below
-        inputs.push_back(bad);
-      }
-      inputs.back().caller = caller;
-    }
+    // An item whose proto cannot be decoded still gets its own error in its
+    // own slot.
+    BatchShortenInputs batch = FromProto(*request, caller);
     shortener_->BatchShorten(
-        std::move(inputs), DeadlineOf(ctx),
-        [reactor, response, decode_errors = std::move(decode_errors)](
+        std::move(batch.inputs), DeadlineOf(ctx),
+        [reactor, response, decode_errors = std::move(batch.decode_errors)](
             absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
           if (!results.ok()) return FinishWith(reactor, results.status());
           for (size_t i = 0; i < results->size(); ++i) {

@@ -53,6 +53,32 @@ TEST_CASE("ToProto of a ShortenOutput moved gives the message of one copied", "[
   CHECK(copied.link().max_clicks() == 7);
 }
 
+TEST_CASE("a BatchShorten item that cannot be decoded keeps its slot and its own error",
+          "[service]") {
+  v1::BatchShortenRequest request;
+  request.add_requests()->set_long_url("https://example.com/a");
+  v1::ShortenRequest* bad = request.add_requests();
+  bad->set_long_url("https://example.com/b");
+  bad->set_redirect_type(static_cast<v1::RedirectType>(99));
+  v1::ShortenRequest* third = request.add_requests();
+  third->set_long_url("https://example.com/c");
+  third->set_custom_alias("spring-sale");
+  third->set_redirect_type(v1::REDIRECT_TYPE_PERMANENT);
+  const auto caller = std::make_shared<const auth::Principal>();
+
+  const BatchShortenInputs batch = FromProto(request, caller);
+  REQUIRE(batch.inputs.size() == 3);
+  REQUIRE(batch.decode_errors.size() == 3);
+  CHECK(batch.decode_errors[0].ok());
+  CHECK(batch.decode_errors[1].code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(batch.decode_errors[1].message(), "redirect_type: unknown value 99"));
+  CHECK(batch.decode_errors[2].ok());
+  CHECK(batch.inputs[0].long_url == "https://example.com/a");
+  CHECK(batch.inputs[2].custom_alias == "spring-sale");
+  CHECK(batch.inputs[2].redirect_status == 308);
+  for (const ShortenInput& in : batch.inputs) CHECK(in.caller == caller);
+}
+
 }  // namespace
 }  // namespace shortener::service
 
