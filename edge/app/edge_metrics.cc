@@ -19,6 +19,48 @@ void Header(std::string& out, absl::string_view name, absl::string_view type,
 
 uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
 
+// The HTTP server's own figures (edge/http/http_server.h, "Limits").
+void RenderHttpServer(const http::HttpServerStats& s, std::string& out) {
+  Header(out, "edge_http_connections_accepted_total", "counter", "Connections accepted.");
+  absl::StrAppend(&out, "edge_http_connections_accepted_total ", s.connections_accepted, "\n");
+  Header(out, "edge_http_connections_refused_total", "counter",
+         "Connections closed at once, unanswered, by the limit they were over: "
+         "--max_connections (also while shutting down) or --max_connections_per_client.");
+  absl::StrAppend(&out, "edge_http_connections_refused_total{reason=\"max_connections\"} ",
+                  s.connections_refused, "\n",
+                  "edge_http_connections_refused_total{reason=\"per_client\"} ",
+                  s.connections_refused_per_client, "\n");
+  Header(out, "edge_http_protocol_errors_total", "counter",
+         "Requests the HTTP layer refused before the handler (400, 413, 414, 431, 505), by "
+         "reason.");
+  for (size_t i = 0; i < http::kRequestRefusalCount; ++i) {
+    absl::StrAppend(&out, "edge_http_protocol_errors_total{reason=\"",
+                    http::RequestRefusalName(static_cast<http::RequestRefusal>(i)), "\"} ",
+                    s.refused_requests[i], "\n");
+  }
+  Header(out, "edge_http_open_connections", "gauge", "Open client connections.");
+  absl::StrAppend(&out, "edge_http_open_connections ", s.open_connections, "\n");
+  Header(out, "edge_http_max_connections", "gauge",
+         "Client connections allowed at once (--max_connections, or derived from the open-file "
+         "limit).");
+  absl::StrAppend(&out, "edge_http_max_connections ", s.max_connections, "\n");
+  Header(out, "edge_http_max_connections_per_client", "gauge",
+         "Connections one client address may hold (--max_connections_per_client; 0: no limit).");
+  absl::StrAppend(&out, "edge_http_max_connections_per_client ", s.max_connections_per_client,
+                  "\n");
+  Header(out, "edge_http_output_pauses_total", "counter",
+         "Times a connection stopped reading because its unwritten responses reached the bound "
+         "(a pipelining client that does not read).");
+  absl::StrAppend(&out, "edge_http_output_pauses_total ", s.output_pauses, "\n");
+  Header(out, "edge_http_peak_connection_output_bytes", "gauge",
+         "The most bytes of responses one connection held unwritten at once since start.");
+  absl::StrAppend(&out, "edge_http_peak_connection_output_bytes ",
+                  s.peak_connection_output_bytes, "\n");
+  Header(out, "edge_http_connection_buffer_bytes", "gauge",
+         "Bytes of buffers the open connections hold (read buffers, output, kept header values).");
+  absl::StrAppend(&out, "edge_http_connection_buffer_bytes ", s.connection_buffer_bytes, "\n");
+}
+
 }  // namespace
 
 EdgeMetrics::EdgeMetrics(int loops)
@@ -172,17 +214,7 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   Header(out, "edge_service_ready", "gauge", "1 while the shorten-service is reachable.");
   absl::StrAppend(&out, "edge_service_ready ", gauges.service_ready ? 1 : 0, "\n");
 
-  const http::HttpServerStats& s = gauges.server;
-  Header(out, "edge_http_connections_accepted_total", "counter", "Connections accepted.");
-  absl::StrAppend(&out, "edge_http_connections_accepted_total ", s.connections_accepted, "\n");
-  Header(out, "edge_http_connections_refused_total", "counter",
-         "Connections closed at once because the connection limit was reached.");
-  absl::StrAppend(&out, "edge_http_connections_refused_total ", s.connections_refused, "\n");
-  Header(out, "edge_http_protocol_errors_total", "counter",
-         "Requests the HTTP layer refused before the handler (400, 413, 414, 431, 505).");
-  absl::StrAppend(&out, "edge_http_protocol_errors_total ", s.protocol_errors, "\n");
-  Header(out, "edge_http_open_connections", "gauge", "Open client connections.");
-  absl::StrAppend(&out, "edge_http_open_connections ", s.open_connections, "\n");
+  RenderHttpServer(gauges.server, out);
   RenderClicks(gauges, out);
   return out;
 }

@@ -102,6 +102,8 @@ void HttpServer::Shutdown(absl::Duration grace) {
 
 HttpServerStats HttpServer::Stats() const {
   HttpServerStats stats;
+  stats.max_connections = options_.max_connections;
+  stats.max_connections_per_client = options_.max_connections_per_client;
   for (const auto& loop : loops_) loop->AddTo(&stats);
   return stats;
 }

@@ -336,6 +336,9 @@ struct HttpServerStats {
   uint64_t request_timeouts = 0;  // request head/body not complete in time
   uint64_t write_timeouts = 0;    // client not reading its responses
   size_t open_connections = 0;
+  // The limits in force (HttpServerOptions), for gauges.
+  size_t max_connections = 0;
+  size_t max_connections_per_client = 0;
   // Times a connection stopped handling requests because its unwritten
   // responses had reached max_output_bytes.
   uint64_t output_pauses = 0;
