@@ -111,6 +111,7 @@ ResponsePlan PlanForProtocolError(int status) {
 ResponsePlan PlanForTarget(TargetKind kind) {
   switch (kind) {
     case TargetKind::kPrefiltered:
+    case TargetKind::kMetrics:
       // Same bytes as an unknown code: a prober learns nothing from it.
       return NotFound();
     case TargetKind::kBadRequest:
@@ -131,7 +132,6 @@ ResponsePlan PlanForTarget(TargetKind kind) {
     case TargetKind::kLookupCode:
     case TargetKind::kLookupAlias:
     case TargetKind::kReadyz:
-    case TargetKind::kMetrics:
       return InternalError();
   }
   return InternalError();

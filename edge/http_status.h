@@ -86,9 +86,12 @@ ResponsePlan PlanForOutcome(const ResolveResult& result);
 
 // The response for a decision made without a look-up: kPrefiltered (404,
 // same bytes as an unknown code), kBadRequest, kMethodNotAllowed,
-// kUriTooLong, kHealthz (200 "ok"), kFavicon (204), kRobots (200).
-// kLookupCode/kLookupAlias/kReadyz/kMetrics need a look-up or live state and
-// are not decided here: they give the 500 plan (a caller bug).
+// kUriTooLong, kHealthz (200 "ok"), kFavicon (204), kRobots (200), kMetrics
+// (404, same bytes as an unknown code: metrics are served on the admin
+// listener only, edge/app/admin_handler.h, and the public port must not
+// even confirm they exist). kLookupCode/kLookupAlias/kReadyz need a look-up
+// or live state and are not decided here: they give the 500 plan (a caller
+// bug).
 ResponsePlan PlanForTarget(TargetKind kind);
 
 // What the HTTP layer answers itself, before any handler: 400 (malformed),

@@ -19,6 +19,7 @@ const shortener::edge::EdgeConfig kDefaults;
 }  // namespace
 
 ABSL_FLAG(std::string, listen, kDefaults.listen, "HTTP listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, admin_listen, kDefaults.admin_listen, "address of the admin listener HOST:PORT serving /metrics, /healthz and /readyz, kept off the public port (loopback by default; a pod binds its own IP); empty: none");
 ABSL_FLAG(std::string, service, kDefaults.service, "the shorten-service's gRPC address HOST:PORT");
 ABSL_FLAG(std::string, service_tls_ca, "", "PEM CA certificate(s) the service's certificate must chain to: connect over TLS; default: plaintext");
 ABSL_FLAG(std::string, service_tls_cert, "", "PEM client certificate for a service that requires one (mutual TLS); needs --service_tls_key");
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
 
   shortener::edge::EdgeConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
+  c.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   c.service = absl::GetFlag(FLAGS_service);
   c.service_tls.ca_file = absl::GetFlag(FLAGS_service_tls_ca);
   c.service_tls.cert_file = absl::GetFlag(FLAGS_service_tls_cert);

@@ -5,17 +5,19 @@
 #   redirect-edge, shortens a demo URL and prints what to curl.
 # Ctrl-C (or SIGTERM) stops everything it started.
 #
-#   deploy/local/run.sh [--port 50051] [--http_port 8080]
+#   deploy/local/run.sh [--port 50051] [--http_port 8080] [--admin_port 9090]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root_dir=$(pwd)
 port=50051
 http_port=8080
+admin_port=9090  # the edge's /metrics, /healthz, /readyz (loopback only)
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port="$2"; shift 2 ;;
     --http_port) http_port="$2"; shift 2 ;;
-    *) echo "usage: $0 [--port PORT] [--http_port PORT]" >&2; exit 2 ;;
+    --admin_port) admin_port="$2"; shift 2 ;;
+    *) echo "usage: $0 [--port PORT] [--http_port PORT] [--admin_port PORT]" >&2; exit 2 ;;
   esac
 done
 
@@ -134,10 +136,11 @@ if [ ! -s "$run_dir/edge.key" ]; then
   (umask 077 && printf '%s\n' "$edge_key" >"$run_dir/edge.key")
 fi
 
-echo "== starting redirect-edge on 127.0.0.1:$http_port (log: $run_dir/edge.log)"
-build/bin/redirect-edge --listen="127.0.0.1:$http_port" --service="127.0.0.1:$port" \
-  --codec_secret_file="$run_dir/codec.secret" --api_key_file="$run_dir/edge.key" \
-  >>"$run_dir/edge.log" 2>&1 &
+echo "== starting redirect-edge on 127.0.0.1:$http_port, metrics on 127.0.0.1:$admin_port" \
+  "(log: $run_dir/edge.log)"
+build/bin/redirect-edge --listen="127.0.0.1:$http_port" --admin_listen="127.0.0.1:$admin_port" \
+  --service="127.0.0.1:$port" --codec_secret_file="$run_dir/codec.secret" \
+  --api_key_file="$run_dir/edge.key" >>"$run_dir/edge.log" 2>&1 &
 edge_pid=$!
 for _ in $(seq 1 100); do
   if ! kill -0 "$edge_pid" 2>/dev/null; then
@@ -160,7 +163,7 @@ curl -sI "http://127.0.0.1:$http_port/$code" | grep -iE '^(HTTP|location|cache-c
 cat <<EOT
 
 shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo),
-redirect-edge on 127.0.0.1:$http_port.
+redirect-edge on 127.0.0.1:$http_port (metrics: 127.0.0.1:$admin_port/metrics).
 Every RPC needs an API key; the admin key is in $run_dir/admin.key.
 Try:
   curl -i http://127.0.0.1:$http_port/$code
@@ -173,7 +176,7 @@ Try:
   grpcurl -plaintext 127.0.0.1:$port list
   grpcurl -plaintext -H "authorization: Bearer \$(cat $run_dir/admin.key)" -d '{"long_url":"https://example.com/"}' 127.0.0.1:$port shortener.v1.ShortenService/Shorten
   grpcurl -plaintext -H "authorization: Bearer \$(cat $run_dir/admin.key)" -d '{"code":"$code"}' 127.0.0.1:$port shortener.v1.ShortenService/Resolve
-  curl -s http://127.0.0.1:$http_port/metrics | grep ^edge_http_responses_total
+  curl -s http://127.0.0.1:$admin_port/metrics | grep ^edge_http_responses_total
 Press Ctrl-C to stop everything.
 EOT
 # Until Ctrl-C, or until either process dies.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "edge/app/admin_handler.h"
 #include "edge/app/edge_metrics.h"
 #include "edge/app/redirect_handler.h"
 #include "edge/clicks/click_spool.h"
@@ -62,6 +63,52 @@ absl::Status ValidateClickConfig(const EdgeClickConfig& c) {
     return absl::InvalidArgumentError("--click_spool_max_bytes must be >= 1048576");
   }
   return absl::OkStatus();
+}
+
+// Connections the admin listener keeps open at most: scrapers and probes,
+// not the public.
+constexpr size_t kAdminMaxConnections = 64;
+
+// --admin_listen: a host:port of its own, never the public port (whose
+// connections would otherwise reach /metrics). The bind would fail anyway
+// (HttpServer never shares a port it did not open); this says why, naming
+// both flags, before anything starts.
+absl::Status ValidateAdminListen(const EdgeConfig& c) {
+  if (c.admin_listen.empty()) return absl::OkStatus();
+  std::string host;
+  int port = 0;
+  int public_port = 0;
+  SHORTENER_RETURN_IF_ERROR(SplitHostPort("admin_listen", c.admin_listen, &host, &port));
+  SHORTENER_RETURN_IF_ERROR(SplitHostPort("listen", c.listen, &host, &public_port));
+  if (port != 0 && port == public_port) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--admin_listen=\"", c.admin_listen, "\": must not use the --listen port ", port,
+        " (/metrics must stay off the public port)"));
+  }
+  return absl::OkStatus();
+}
+
+// The admin listener (/metrics, /healthz, /readyz) on --admin_listen; null
+// when it is empty.
+absl::StatusOr<std::unique_ptr<http::HttpServer>> StartAdminServer(const std::string& admin_listen,
+                                                                   http::Handler* handler) {
+  if (admin_listen.empty()) {
+    LogInfo("--admin_listen is empty: no /metrics");
+    return std::unique_ptr<http::HttpServer>();
+  }
+  http::HttpServerOptions options;
+  SHORTENER_RETURN_IF_ERROR(SplitHostPort("admin_listen", admin_listen, &options.host,
+                                          &options.port));
+  options.threads = 1;
+  options.max_connections = kAdminMaxConnections;
+  options.max_connections_per_client = kAdminMaxConnections;
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> server = http::HttpServer::Start(options, handler);
+  if (!server.ok()) {
+    return absl::Status(server.status().code(),
+                        absl::StrCat("--admin_listen: ", server.status().message()));
+  }
+  LogInfo("admin listener (/metrics, /healthz, /readyz) on %s:%d", options.host, (*server)->port());
+  return server;
 }
 
 // The spool of --click_spool_dir, or an in-memory one without it.
@@ -134,6 +181,7 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   }
   if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
   SHORTENER_RETURN_IF_ERROR(ValidateClickConfig(c.clicks));
+  SHORTENER_RETURN_IF_ERROR(ValidateAdminListen(c));
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateClientTlsOptions(c.service_tls));
   return TrustedProxies::Parse(c.trusted_proxies).status();
 }
@@ -218,6 +266,15 @@ absl::Status RunEdge(const EdgeConfig& config) {
   InvalidationWatcher watcher(&client.stub(), &handler, watcher_options);
   watcher.Start();
 
+  AdminHandler admin_handler(AdminSources{[&handler] { return handler.MetricsText(); },
+                                          [&client] { return client.Ready(); }});
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> admin_server =
+      StartAdminServer(config.admin_listen, &admin_handler);
+  if (!admin_server.ok()) {
+    watcher.Stop();
+    return admin_server.status();
+  }
+
   http::HttpServerOptions server_options;
   server_options.host = host;
   server_options.port = port;
@@ -244,6 +301,8 @@ absl::Status RunEdge(const EdgeConfig& config) {
   // flush the clicks (bounded by --click_flush_timeout; the rest is spooled).
   (*server)->Shutdown(config.shutdown_grace);
   handler.set_server(nullptr);
+  // Scrapes still see the drain's figures until here.
+  if (*admin_server != nullptr) (*admin_server)->Shutdown(absl::Seconds(1));
   resolver.Drain();
   // Only now: answers to the misses drained above push clicks too.
   if (click_sender != nullptr) click_sender->Stop(config.clicks.flush_timeout);

@@ -30,6 +30,10 @@ struct EdgeClickConfig {
 
 struct EdgeConfig {
   std::string listen = "127.0.0.1:8080";     // HOST:PORT, [V6]:PORT; port 0: any
+  // /metrics, /healthz, /readyz (admin_handler.h): an address of its own,
+  // loopback by default (a pod binds its own IP); never the --listen port;
+  // empty: no admin listener.
+  std::string admin_listen = "127.0.0.1:9090";
   std::string service = "127.0.0.1:50051";   // the shorten-service, gRPC target
   grpcutil::ClientTlsOptions service_tls;    // --service_tls_*; none set: plaintext
   int threads = 0;                           // event loops; 0: one per core

@@ -81,16 +81,6 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
     case TargetKind::kReadyz:
       status = Append(exchange.out(), PlanForReadiness(client_->Ready()), response_options);
       break;
-    case TargetKind::kMetrics: {
-      const std::string text = MetricsText();
-      ResponsePlan plan;
-      plan.status = 200;
-      plan.reason = "OK";
-      plan.headers = kNoStore;
-      plan.body = text;
-      status = Append(exchange.out(), plan, response_options);
-      break;
-    }
     case TargetKind::kPrefiltered:
       metrics_->CountPrefiltered(loop);
       status = Append(exchange.out(), PlanForTarget(target.kind), response_options);

@@ -95,6 +95,10 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
 
   void Handle(http::Exchange& exchange) override;
 
+  // The /metrics text (served on the admin listener, admin_handler.h; the
+  // public port answers /metrics 404). Thread-safe.
+  std::string MetricsText() const;
+
   // InvalidationSink.
   void DropAll() override;
   void Invalidate(absl::string_view code) override;
@@ -108,7 +112,6 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
   // Asks the resolver for `ticket`'s code (or refuses, see the bounds above)
   // and completes the fetch with the answer.
   void StartFetch(FetchTicket ticket, bool alias, int64_t arrived_ns);
-  std::string MetricsText() const;
   // The click event of a request whose redirect would be a click (status
   // unset); nullopt if it would not be one or clicks are not recorded.
   std::optional<ClickEvent> PrepareClick(const http::Request& request, absl::string_view code,

@@ -118,6 +118,13 @@ TEST_CASE("local decisions map to their statuses", "[edge]") {
   CHECK(prefiltered.status == 404);
   CHECK(prefiltered.headers == not_found.headers);
   CHECK(prefiltered.body == not_found.body);
+  // /metrics lives on the admin listener: the public port says nothing more
+  // about it than about a path that does not exist.
+  ResponsePlan metrics = PlanForTarget(TargetKind::kMetrics);
+  CHECK(metrics.status == 404);
+  CHECK(metrics.reason == not_found.reason);
+  CHECK(metrics.headers == not_found.headers);
+  CHECK(metrics.body == not_found.body);
 
   CHECK(PlanForTarget(TargetKind::kBadRequest).status == 400);
   ResponsePlan not_allowed = PlanForTarget(TargetKind::kMethodNotAllowed);
@@ -135,7 +142,7 @@ TEST_CASE("local decisions map to their statuses", "[edge]") {
   CHECK(HasHeader(not_ready, "Retry-After: 1\r\n"));
   // Kinds that need a look-up or live state are not decided by the table.
   CHECK(PlanForTarget(TargetKind::kLookupCode).status == 500);
-  CHECK(PlanForTarget(TargetKind::kMetrics).status == 500);
+  CHECK(PlanForTarget(TargetKind::kReadyz).status == 500);
 }
 
 TEST_CASE("every plan's fixed headers are well-formed CRLF lines", "[edge]") {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -25,10 +26,22 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
   // binds it (tests run in parallel): then pick another, a few times.
   for (int attempt = 1;; ++attempt) {
     const int port = options.port != 0 ? options.port : PickUnusedPort();
+    int admin_port = options.admin_port;
+    while (admin_port == 0 || admin_port == port) admin_port = PickUnusedPort();
+    // A test's own --admin_listen (the last flag wins) names the port.
+    for (const std::string& flag : options.extra_flags) {
+      constexpr absl::string_view kAdminFlag = "--admin_listen=";
+      if (!absl::StartsWith(flag, kAdminFlag)) continue;
+      const size_t colon = flag.rfind(':');
+      if (colon == std::string::npos || !absl::SimpleAtoi(flag.substr(colon + 1), &admin_port)) {
+        admin_port = 0;
+      }
+    }
     std::vector<std::string> argv = options.launcher;
     argv.insert(argv.end(), {
         BinaryPath("redirect-edge"),
         absl::StrCat("--listen=127.0.0.1:", port),
+        absl::StrCat("--admin_listen=127.0.0.1:", admin_port),
         absl::StrCat("--service=", options.service_target),
         absl::StrCat("--codec_secret_file=", options.secret_file),
         absl::StrCat("--api_key_file=", options.api_key_file),
@@ -47,13 +60,14 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
     absl::StatusOr<Subprocess> process = Subprocess::Spawn(argv, dir + "/edge.log");
     if (!process.ok()) return process.status();
     RecordChild(dir, process->pid());
-    std::unique_ptr<EdgeProcess> edge(new EdgeProcess(*std::move(process), port, dir));
+    std::unique_ptr<EdgeProcess> edge(new EdgeProcess(*std::move(process), port, admin_port, dir));
     const absl::Time deadline = absl::Now() + options.ready_timeout;
     bool port_taken = false;
     while (absl::Now() < deadline) {
       if (!edge->process_.running()) {
         const std::string log = edge->Log();
-        port_taken = log.find("--listen: ") != std::string::npos;
+        port_taken = log.find("--listen: ") != std::string::npos ||
+                     (options.admin_port == 0 && log.find("--admin_listen: ") != std::string::npos);
         if (port_taken && options.port == 0 && attempt < 3) break;
         return absl::FailedPreconditionError(
             absl::StrCat("redirect-edge exited during start; log:\n", log));
@@ -89,7 +103,7 @@ std::string EdgeProcess::Log() const {
 }
 
 double EdgeProcess::Metric(const std::string& sample) const {
-  absl::StatusOr<HttpResponse> metrics = HttpGet(port_, "/metrics");
+  absl::StatusOr<HttpResponse> metrics = HttpGet(admin_port_, "/metrics");
   if (!metrics.ok() || metrics->status != 200) return -1;
   for (absl::string_view line : absl::StrSplit(metrics->body, '\n')) {
     if (line.size() > sample.size() && line.substr(0, sample.size()) == sample &&

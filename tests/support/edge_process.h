@@ -1,6 +1,7 @@
 // Runs the real redirect-edge binary for end-to-end tests and benchmarks:
-// picks a free port, starts the process against a shorten-service, waits
-// until /healthz answers. Stopped (SIGKILL if still running) on destruction.
+// picks free ports (the public one and the admin listener's, where /metrics
+// is), starts the process against a shorten-service, waits until /healthz
+// answers. Stopped (SIGKILL if still running) on destruction.
 #ifndef SHORTENER_TESTS_SUPPORT_EDGE_PROCESS_H_
 #define SHORTENER_TESTS_SUPPORT_EDGE_PROCESS_H_
 
@@ -21,6 +22,9 @@ struct EdgeProcessOptions {
   std::string api_key_file;    // required: --api_key_file (ServiceProcess::EdgeKeyFile)
   grpcutil::ClientTlsOptions service_tls;  // --service_tls_*; default plaintext
   int port = 0;                // 0: pick a free one
+  // --admin_listen's port (/metrics, /healthz, /readyz); 0: pick a free one.
+  // An --admin_listen in extra_flags wins (then Metric() reads this port).
+  int admin_port = 0;
   std::vector<std::string> extra_flags;
   // Prepended to the command line, e.g. {"/usr/bin/taskset", "-c", "0"}
   // (the first element is an absolute path: no PATH look-up).
@@ -36,19 +40,27 @@ class EdgeProcess {
   ~EdgeProcess();
 
   int port() const { return port_; }
+  // The admin listener's port: /metrics (not on port()), /healthz, /readyz.
+  int admin_port() const { return admin_port_; }
   Subprocess& process() { return process_; }
   const std::string& log_path() const { return log_path_; }
   std::string Log() const;
   // The value of one unlabelled (or exactly labelled, e.g.
-  // `edge_http_responses_total{code="302"}`) sample from /metrics; -1 if absent.
+  // `edge_http_responses_total{code="302"}`) sample from /metrics on the
+  // admin port; -1 if absent.
   double Metric(const std::string& sample) const;
 
  private:
-  EdgeProcess(Subprocess process, int port, std::string dir)
-      : process_(std::move(process)), port_(port), dir_(dir), log_path_(dir + "/edge.log") {}
+  EdgeProcess(Subprocess process, int port, int admin_port, std::string dir)
+      : process_(std::move(process)),
+        port_(port),
+        admin_port_(admin_port),
+        dir_(dir),
+        log_path_(dir + "/edge.log") {}
 
   Subprocess process_;
   int port_;
+  int admin_port_;
   std::string dir_;
   std::string log_path_;
 };

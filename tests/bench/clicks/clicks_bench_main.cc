@@ -131,7 +131,8 @@ std::string BusyText(const std::vector<double>& busy) {
   });
 }
 
-// One sample of the edge's /metrics; 0 when absent or unreadable.
+// One sample of the edge's /metrics (`port`: its admin port); 0 when absent
+// or unreadable.
 double EdgeMetric(int port, const std::string& sample) {
   absl::StatusOr<testing::HttpResponse> r = testing::HttpGet(port, "/metrics");
   if (!r.ok() || r->status != 200) return 0;
@@ -244,7 +245,7 @@ absl::StatusOr<RedirectRun> MeasureRedirects(const Config& c, const Fixture& f, 
     absl::Status st = SetIngestIdle(f, true);
     if (!st.ok()) return st;
   }
-  const double redirects0 = EdgeMetric(edge.process->port(), redirects);
+  const double redirects0 = EdgeMetric(edge.process->admin_port(), redirects);
   const double edge0 = ProcessCpuSeconds(edge_pid);
   const BackendCpu backends0 = SampleBackends(f, service_pid);
   const CpuSample cpus0 = SampleCpus();
@@ -256,7 +257,7 @@ absl::StatusOr<RedirectRun> MeasureRedirects(const Config& c, const Fixture& f, 
     absl::Status st = SetIngestIdle(f, false);
     if (!st.ok()) return st;
   }
-  if (edge.records && !WaitForClicksAcknowledged(edge.process->port(), absl::Minutes(3))) {
+  if (edge.records && !WaitForClicksAcknowledged(edge.process->admin_port(), absl::Minutes(3))) {
     return absl::DeadlineExceededError(
         absl::StrCat(mode.name, ": clicks still unacknowledged 3 minutes after the window"));
   }
@@ -274,8 +275,9 @@ absl::StatusOr<RedirectRun> MeasureRedirects(const Config& c, const Fixture& f, 
   run.pg_cpu_s = backends1.pg_s - backends0.pg_s;
   run.window_s = absl::ToDoubleSeconds(t1 - t0);
   run.busy = BusyFractions(cpus0, cpus1);
-  // The driver's own /metrics scrapes are 200s, not 302s: nothing to remove.
-  run.redirects = static_cast<int64_t>(EdgeMetric(edge.process->port(), redirects) - redirects0);
+  // The driver's /metrics scrapes go to the admin port: nothing to remove.
+  run.redirects =
+      static_cast<int64_t>(EdgeMetric(edge.process->admin_port(), redirects) - redirects0);
   if (r->non_2xx_3xx + r->socket_errors > 0) {
     return absl::InternalError(absl::StrCat(mode.name, ": wrk saw ", r->non_2xx_3xx,
                                             " bad answers and ", r->socket_errors,
@@ -356,7 +358,7 @@ absl::Status RunRedirects(const Config& c, Fixture& f, std::string& out) {
     }
   }
   // Every redirect of the recording edge must be stored, once.
-  const int port = on.process->port();
+  const int port = on.process->admin_port();
   if (!WaitForClicksAcknowledged(port, absl::Minutes(1))) {
     return absl::DeadlineExceededError("the recording edge's clicks are not all acknowledged");
   }
@@ -365,7 +367,7 @@ absl::Status RunRedirects(const Config& c, Fixture& f, std::string& out) {
   const int64_t stored =
       SqlNumber(f.pg->ConnInfo(), "SELECT coalesce(sum(count), 0) FROM click_counts");
   const int64_t off_events =
-      static_cast<int64_t>(EdgeMetric(off.process->port(), "edge_clicks_queued_total"));
+      static_cast<int64_t>(EdgeMetric(off.process->admin_port(), "edge_clicks_queued_total"));
 
   auto med = [](const std::vector<RedirectRun>& runs, auto field) {
     std::vector<double> v;

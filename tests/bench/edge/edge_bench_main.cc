@@ -192,7 +192,9 @@ absl::StatusOr<Config> ConfigFromFlags(const std::string& command) {
   return c;
 }
 
-// Every sample of one /metrics scrape: "name{labels}" -> value.
+// Every sample of one /metrics scrape: "name{labels}" -> value. `port` is
+// the edge's admin port (EdgeProcess::admin_port()): /metrics is not on the
+// public one.
 using Scrape = std::map<std::string, double>;
 
 Scrape ScrapeMetrics(int port) {
@@ -219,7 +221,8 @@ int64_t Delta(const Scrape& before, const Scrape& after, const std::string& name
 }
 
 // Deltas of edge_http_responses_total by code; `own_200s` is the number of
-// 200s the driver caused itself (its /metrics scrapes), removed from the count.
+// 200s the driver caused itself on the public port, removed from the count
+// (its /metrics scrapes go to the admin port and are not counted).
 void ResponseDeltas(const Scrape& before, const Scrape& after, int64_t own_200s, int64_t* ok302,
                     int64_t* other, std::string* other_statuses) {
   const std::string prefix = "edge_http_responses_total{code=\"";
@@ -370,7 +373,7 @@ absl::StatusOr<ServerRun> MeasureCachedRun(const Config& c, const Fixture& f, co
   w.url = absl::StrCat("http://127.0.0.1:", t.port, path);
   w.log_path = f.work_dir + "/wrk.log";
   Scrape before;
-  if (t.edge != nullptr) before = ScrapeMetrics(t.port);
+  if (t.edge != nullptr) before = ScrapeMetrics(t.edge->admin_port());
   const double cpu0 = t.cpu();
   const CpuSample cpus0 = SampleCpus();
   const absl::Time t0 = absl::Now();
@@ -390,8 +393,8 @@ absl::StatusOr<ServerRun> MeasureCachedRun(const Config& c, const Fixture& f, co
   run.window_s = absl::ToDoubleSeconds(t1 - t0);
   run.wrk_errors = r->non_2xx_3xx + r->socket_errors;
   if (t.edge != nullptr) {
-    const Scrape after = ScrapeMetrics(t.port);
-    ResponseDeltas(before, after, 1, &run.responses_302, &run.responses_other, &run.other_statuses);
+    const Scrape after = ScrapeMetrics(t.edge->admin_port());
+    ResponseDeltas(before, after, 0, &run.responses_302, &run.responses_other, &run.other_statuses);
   }
   if (command != nullptr) *command = r->command;
   return run;
@@ -570,7 +573,7 @@ absl::Status RunCached(const Config& c, Fixture& f, bool pinned, Report& report)
     }
   }
   // The edge's own view of the whole phase.
-  const Scrape end = ScrapeMetrics((*edge)->port());
+  const Scrape end = ScrapeMetrics((*edge)->admin_port());
   std::fprintf(stderr, "edge cache: hits %.0f misses %.0f entries %.0f\n",
                Value(end, "edge_cache_hits_total"), Value(end, "edge_cache_misses_total"),
                Value(end, "edge_cache_entries"));
@@ -675,7 +678,7 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
     w.script = f.work_dir + "/each_code_once.lua";
     w.script_args = {codes_path, std::to_string(c.wrk_threads)};
     w.log_path = f.work_dir + "/wrk.log";
-    const Scrape before = ScrapeMetrics((*edge)->port());
+    const Scrape before = ScrapeMetrics((*edge)->admin_port());
     const double e0 = ProcessCpuSeconds(edge_pid);
     const double s0 = ProcessCpuSeconds(service_pid);
     const double pg0 = ProcessTreeCpuSeconds(f.postmaster);
@@ -688,7 +691,7 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
     r.service_cpu_s = ProcessCpuSeconds(service_pid) - s0;
     r.edge_pg_cpu_s = ProcessTreeCpuSeconds(f.postmaster) - pg0;
     if (!wr.ok()) return wr.status();
-    const Scrape after = ScrapeMetrics((*edge)->port());
+    const Scrape after = ScrapeMetrics((*edge)->admin_port());
     r.edge.requests_per_s = wr->requests_per_s;
     r.edge.requests = wr->requests;
     r.edge.p50_ms = wr->p50_ms;
@@ -696,7 +699,7 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
     r.edge.wrk_cpu_s = wr->wrk_cpu_s;
     r.edge.cpu_busy = BusyFractions(cpus0, cpus1);
     r.edge.wrk_errors = wr->non_2xx_3xx + wr->socket_errors;
-    ResponseDeltas(before, after, 1, &r.edge.responses_302, &r.edge.responses_other,
+    ResponseDeltas(before, after, 0, &r.edge.responses_302, &r.edge.responses_other,
                    &r.edge.other_statuses);
     r.misses = Delta(before, after, "edge_cache_misses_total");
     r.hits = Delta(before, after, "edge_cache_hits_total");
@@ -824,16 +827,15 @@ absl::Status RunMemory(const Config& c, Fixture& f, Report& report) {
   const std::string codes_path = f.work_dir + "/memory_codes.txt";
   if (absl::Status st = WriteCodes(codes, codes_path); !st.ok()) return st;
   const int port = (*edge)->port();
-  const Scrape before = ScrapeMetrics(port);
+  const int admin_port = (*edge)->admin_port();
+  const Scrape before = ScrapeMetrics(admin_port);
   // Stop wrk once every code was answered (or nothing moves for 5 s).
-  int scrapes = 1;  // `before` is answered inside the window
   absl::Time last_check = absl::Now(), last_progress = absl::Now();
   double last_count = -1;
   auto done = [&]() {
     if (absl::Now() - last_check < absl::Milliseconds(250)) return false;
     last_check = absl::Now();
-    const Scrape s = ScrapeMetrics(port);
-    ++scrapes;
+    const Scrape s = ScrapeMetrics(admin_port);
     double answered = 0;
     for (const auto& [name, value] : s) {
       if (absl::StartsWith(name, "edge_http_responses_total{code=\"") &&
@@ -862,7 +864,7 @@ absl::Status RunMemory(const Config& c, Fixture& f, Report& report) {
   if (!wr.ok()) return wr.status();
   m.fill_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   absl::SleepFor(absl::Milliseconds(500));
-  const Scrape after = ScrapeMetrics(port);
+  const Scrape after = ScrapeMetrics(admin_port);
   m.full_rss_kb = StatusKb(pid, "VmRSS");
   m.full_hwm_kb = StatusKb(pid, "VmHWM");
   m.cache_entries = static_cast<int64_t>(Value(after, "edge_cache_entries"));
@@ -873,7 +875,7 @@ absl::Status RunMemory(const Config& c, Fixture& f, Report& report) {
   int64_t exhausted = 0;
   auto it = wr->script_values.find("exhausted");
   if (it != wr->script_values.end()) absl::SimpleAtoi(it->second, &exhausted);
-  // A code never gets a 200: every 200 here is a scrape or a filler.
+  // A code never gets a 200: every 200 here is a filler's /healthz.
   ResponseDeltas(before, after, std::numeric_limits<int64_t>::max(), &m.responses_302,
                  &m.responses_other, &m.other_statuses);
   std::fprintf(stderr,

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "lib/grpcutil/status.h"
 #include "tests/edge/e2e/edge_fixture.h"
@@ -153,8 +154,11 @@ TEST_CASE("edge serves health readiness metrics favicon and robots", "[edge_e2e]
   f.Get("/" + created.code());
   f.Get("/" + f.PrefilteredCode());
   f.Get("/a%2F");
-  const HttpResponse metrics = f.Get("/metrics");
+  auto admin_metrics = HttpGet(f.edge->admin_port(), "/metrics");
+  REQUIRE(admin_metrics.ok());
+  const HttpResponse& metrics = *admin_metrics;
   CHECK(metrics.status == 200);
+  CHECK(metrics.Header("cache-control") == "no-store");
   INFO(metrics.body);
   CHECK(absl::StrContains(metrics.body, "# TYPE edge_http_responses_total counter"));
   CHECK(f.edge->Metric("edge_http_responses_total{code=\"302\"}") == 2);
@@ -176,6 +180,72 @@ TEST_CASE("edge serves health readiness metrics favicon and robots", "[edge_e2e]
     CHECK(status == 503);
     CHECK(f.Get("/healthz").status == 200);
   }
+}
+
+// The response without its Date line: what stays the same between requests.
+std::string WithoutDate(const HttpResponse& response) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(response.raw_head, "\r\n")) {
+    if (!absl::StartsWithIgnoreCase(line, "date:")) absl::StrAppend(&out, line, "\r\n");
+  }
+  return out + response.body;
+}
+
+TEST_CASE("metrics are served on the admin listener only; the public port answers them 404",
+          "[edge_e2e]") {
+  EdgeFixture f;
+  const v1::ShortenResponse created = f.Shorten("https://example.com/admin-port");
+  REQUIRE(f.Get("/" + created.code()).status == 302);
+  // Public: /metrics gets exactly the bytes of an unknown path, Date aside,
+  // with or without a query, for GET and HEAD.
+  const HttpResponse unknown = f.Get("/" + f.PrefilteredCode());
+  REQUIRE(unknown.status == 404);
+  for (const std::string target : {"/metrics", "/metrics?format=prometheus"}) {
+    INFO(target);
+    const HttpResponse hidden = f.Get(target);
+    CHECK(hidden.status == 404);
+    CHECK(WithoutDate(hidden) == WithoutDate(unknown));
+    CHECK_FALSE(absl::StrContains(hidden.body, "edge_"));
+  }
+  CHECK(f.Get("/metrics", "HEAD").status == 404);
+  // Health checks stay on the public port for load balancers.
+  CHECK(f.Get("/healthz").status == 200);
+  CHECK(f.Get("/readyz").status == 200);
+
+  // Admin: metrics, health, readiness; nothing else.
+  const double public_200s = f.edge->Metric("edge_http_responses_total{code=\"200\"}");
+  const int admin = f.edge->admin_port();
+  REQUIRE(admin != f.edge->port());
+  auto metrics = HttpGet(admin, "/metrics");
+  REQUIRE(metrics.ok());
+  CHECK(metrics->status == 200);
+  CHECK(absl::StrContains(metrics->body, "# TYPE edge_http_responses_total counter"));
+  CHECK(absl::StrContains(metrics->body, "edge_http_responses_total{code=\"302\"} 1\n"));
+  // The public port's two 404s for /metrics (and the GET of the unknown
+  // code) are counted; the admin port's requests are not public traffic.
+  CHECK(absl::StrContains(metrics->body, "edge_http_responses_total{code=\"404\"} 4\n"));
+  auto health = HttpGet(admin, "/healthz");
+  REQUIRE(health.ok());
+  CHECK(health->status == 200);
+  CHECK(health->body == "ok\n");
+  auto ready = HttpGet(admin, "/readyz?probe=1");
+  REQUIRE(ready.ok());
+  CHECK(ready->status == 200);
+  CHECK(ready->body == "ready\n");
+  auto head = HttpGet(admin, "/metrics", "HEAD");
+  REQUIRE(head.ok());
+  CHECK(head->status == 200);
+  CHECK(head->body.empty());
+  auto other = HttpGet(admin, "/" + created.code());
+  REQUIRE(other.ok());
+  CHECK(other->status == 404);  // no redirects here
+  CHECK(other->body == "not found\n");
+  auto post = HttpGet(admin, "/metrics", "POST");
+  REQUIRE(post.ok());
+  CHECK(post->status == 405);
+  CHECK(post->Header("allow") == "GET, HEAD");
+  CHECK(f.edge->Metric("edge_http_responses_total{code=\"200\"}") == public_200s);
+  CHECK(f.edge->Metric("edge_http_responses_total{code=\"405\"}") == 0);
 }
 
 TEST_CASE("edge keeps cached links working while the service is down", "[edge_e2e]") {
@@ -482,7 +552,9 @@ std::pair<int, std::string> RunEdgeExpectingExit(const std::vector<std::string>&
   char dir_template[] = "/tmp/shortener-edge-flags-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string log = std::string(dir_template) + "/out.log";
-  std::vector<std::string> argv = {BinaryPath("redirect-edge")};
+  // Never the default admin port: another edge may hold it (flags may
+  // override this, the last one wins).
+  std::vector<std::string> argv = {BinaryPath("redirect-edge"), "--admin_listen=127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   auto process = Subprocess::Spawn(argv, log);
   REQUIRE(process.ok());
@@ -540,7 +612,8 @@ TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
   const auto [rc, out] = RunEdgeExpectingExit({"--help"});
   CHECK(rc == 1);  // abseil's --help exits 1
   for (const char* flag :
-       {"--listen", "--service", "--threads", "--codec_secret_file", "--api_key_file",
+       {"--listen", "--admin_listen", "--service", "--threads", "--codec_secret_file",
+       "--api_key_file",
         "--min_code_length",
         "--cache_entries", "--cache_bytes", "--cache_ttl", "--negative_cache_ttl", "--stale_grace",
         "--trusted_proxies", "--resolve_timeout", "--resolve_batch", "--resolve_in_flight",
@@ -576,6 +649,11 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
       {{service, key, secret, "--listen=not-an-ip:8080"}, "--listen"},
       {{service, key, secret, absl::StrCat("--listen=127.0.0.1:", busy_port)},
        absl::StrCat("127.0.0.1:", busy_port)},
+      {{service, key, secret, "--listen=127.0.0.1:18080", "--admin_listen=127.0.0.1:18080"},
+       "--admin_listen=\"127.0.0.1:18080\": must not use the --listen port 18080"},
+      {{service, key, secret, "--admin_listen=127.0.0.1"}, "--admin_listen=\"127.0.0.1\": no port"},
+      {{service, key, secret, absl::StrCat("--admin_listen=127.0.0.1:", busy_port)},
+       absl::StrCat("--admin_listen: ")},
       {{service, key, secret, "--trusted_proxies=10.0.0.0/33"}, "trusted proxy \"10.0.0.0/33\""},
       {{service, key, secret, "--cache_ttl=0s"}, "--cache_ttl must be > 0"},
       {{service, key, secret, "--threads=-1"}, "--threads"},
