@@ -44,6 +44,8 @@ ABSL_FLAG(absl::Duration, miss_deadline, kDefaults.miss_deadline, "longest a req
 ABSL_FLAG(int, max_alias_misses, kDefaults.max_alias_misses, "most custom-alias look-ups waiting for the service at once; one more gets 503 (or a stale entry) at once (generated codes are not limited)");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace, "on SIGTERM, how long in-flight requests may take to finish");
 ABSL_FLAG(int64_t, max_request_line, static_cast<int64_t>(kDefaults.max_request_line), "longest request line accepted; longer gets 414");
+ABSL_FLAG(int64_t, max_connections, static_cast<int64_t>(kDefaults.max_connections), "most client connections open at once (more are closed at once, unanswered); 0: what the open-file limit leaves after the edge's own descriptors (the soft limit is raised to the hard one at start)");
+ABSL_FLAG(int64_t, max_connections_per_client, static_cast<int64_t>(kDefaults.max_connections_per_client), "most connections one client address (IPv6: one /64) may hold open; peers in --trusted_proxies are exempt; 0: no limit. The default leaves room for carrier NAT, where thousands of phones share an address");
 ABSL_FLAG(absl::Duration, idle_timeout, kDefaults.idle_timeout, "keep-alive connections idle this long are closed");
 ABSL_FLAG(bool, access_log, kDefaults.access_log, "log one line per request (client IP, method, status, code) to stderr");
 
@@ -95,6 +97,8 @@ int main(int argc, char** argv) {
   c.max_alias_misses = absl::GetFlag(FLAGS_max_alias_misses);
   c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   c.max_request_line = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_request_line)));
+  c.max_connections = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_connections)));
+  c.max_connections_per_client = static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_connections_per_client)));
   c.idle_timeout = absl::GetFlag(FLAGS_idle_timeout);
   c.access_log = absl::GetFlag(FLAGS_access_log);
   c.record_clicks = absl::GetFlag(FLAGS_record_clicks);

@@ -1,5 +1,10 @@
 #include "edge/app/edge_server.h"
 
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -11,6 +16,7 @@
 #include "edge/clicks/click_spool.h"
 #include "edge/clicks/click_transport.h"
 #include "edge/client_ip.h"
+#include "edge/descriptor_budget.h"
 #include "edge/http/http_server.h"
 #include "edge/upstream/invalidation_watcher.h"
 #include "edge/upstream/resolve_batcher.h"
@@ -109,6 +115,45 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartAdminServer(const std::st
   }
   LogInfo("admin listener (/metrics, /healthz, /readyz) on %s:%d", options.host, (*server)->port());
   return server;
+}
+
+// Raises the open-file soft limit to the hard one (the hard limit is the
+// administrator's word, the soft one only a default), then fits
+// --max_connections under it (descriptor_budget.h) and logs both.
+absl::StatusOr<ConnectionBudget> BudgetConnections(const EdgeConfig& c, int threads) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return absl::InternalError(absl::StrCat("getrlimit(RLIMIT_NOFILE): ", std::strerror(errno)));
+  }
+  const rlim_t soft_before = limit.rlim_cur;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) != 0 && limit.rlim_max == RLIM_INFINITY) {
+      // An unlimited hard limit still stops at the kernel's fs.nr_open.
+      uint64_t nr_open = 0;
+      std::ifstream("/proc/sys/fs/nr_open") >> nr_open;
+      raised.rlim_cur = static_cast<rlim_t>(nr_open);
+      if (nr_open > limit.rlim_cur) setrlimit(RLIMIT_NOFILE, &raised);
+    }
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  DescriptorNeeds needs;
+  needs.event_loops = threads;
+  needs.admin_connections = c.admin_listen.empty() ? 0 : kAdminMaxConnections;
+  SHORTENER_ASSIGN_OR_RETURN(ConnectionBudget budget,
+                             PlanConnections(limit.rlim_cur, needs, c.max_connections));
+  LogInfo("open-file limit %d (soft was %d, hard %d); --max_connections %d (%s; %d descriptors "
+          "reserved); --max_connections_per_client %d",
+          limit.rlim_cur, soft_before, limit.rlim_max, budget.max_connections,
+          budget.derived ? "derived from the limit" : "as given", budget.reserved,
+          c.max_connections_per_client);
+  if (budget.derived && budget.max_connections < 1024) {
+    LogWarning("only %d client connections fit the open-file limit %d: raise it (ulimit -n, "
+               "systemd LimitNOFILE=)",
+               budget.max_connections, limit.rlim_cur);
+  }
+  return budget;
 }
 
 // The spool of --click_spool_dir, or an in-memory one without it.
@@ -212,6 +257,9 @@ absl::Status RunEdge(const EdgeConfig& config) {
   const int threads = config.threads > 0
                           ? config.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Before anything takes descriptors: an explicit --max_connections that
+  // cannot fit stops the start here.
+  SHORTENER_ASSIGN_OR_RETURN(ConnectionBudget connections, BudgetConnections(config, threads));
 
   LinkCache cache(config.cache);
   EdgeMetrics metrics(threads);
@@ -248,7 +296,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
 
   RedirectHandlerOptions handler_options;
   handler_options.target.max_request_line = config.max_request_line;
-  handler_options.trusted_proxies = std::move(trusted);
+  handler_options.trusted_proxies = trusted;  // a copy: the server's exemption uses it too
   handler_options.access_log = config.access_log;
   handler_options.miss_deadline = MissDeadline(config);
   handler_options.max_alias_misses = config.max_alias_misses;
@@ -281,6 +329,13 @@ absl::Status RunEdge(const EdgeConfig& config) {
   server_options.threads = threads;
   server_options.max_request_line = config.max_request_line;
   server_options.idle_timeout = config.idle_timeout;
+  server_options.max_connections = connections.max_connections;
+  server_options.max_connections_per_client = config.max_connections_per_client;
+  // A load balancer carries many people: the proxies whose X-Forwarded-For
+  // is believed are not limited per client.
+  server_options.exempt_from_client_limit = [trusted](const http::PeerAddress& peer) {
+    return trusted.Contains(IpAddress{peer.is_v6, peer.bytes});
+  };
   absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
       http::HttpServer::Start(server_options, &handler);
   if (!server.ok()) {

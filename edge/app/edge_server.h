@@ -52,6 +52,12 @@ struct EdgeConfig {
   int max_alias_misses = 128;  // alias look-ups waiting for the service at most
   absl::Duration shutdown_grace = absl::Seconds(10);
   size_t max_request_line = 8 * 1024;
+  // Client connections over all loops; 0: what the open-file limit leaves
+  // after the edge's own descriptors (edge/descriptor_budget.h).
+  size_t max_connections = 0;
+  // Connections one client (TCP peer; IPv6 by /64) may hold; 0: no limit.
+  // Peers in trusted_proxies are exempt. As HttpServerOptions.
+  size_t max_connections_per_client = 4096;
   absl::Duration idle_timeout = absl::Seconds(60);
   bool access_log = false;
   bool record_clicks = true;  // false: no click events, no sender, no spool
