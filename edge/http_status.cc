@@ -1,5 +1,10 @@
 #include "edge/http_status.h"
 
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
 namespace shortener::edge {
 namespace {
 
@@ -27,8 +32,8 @@ ResponsePlan BadGateway() { return Plain(502, "Bad Gateway", "bad gateway\n"); }
 ResponsePlan UriTooLong() { return Plain(414, "URI Too Long", "uri too long\n"); }
 ResponsePlan InternalError() { return Plain(500, "Internal Server Error", "internal error\n"); }
 
-ResponsePlan Redirect(const ResolveResult& result) {
-  if (!IsSafeLocation(result.location)) return BadGateway();
+ResponsePlan Redirect(const ResolveResult& result, const LocationPolicy& policy) {
+  if (!IsSafeLocation(result.location, policy)) return BadGateway();
   ResponsePlan plan;
   plan.status = result.redirect_status;
   plan.location = result.location;
@@ -56,8 +61,32 @@ ResponsePlan Redirect(const ResolveResult& result) {
 
 }  // namespace
 
-bool IsSafeLocation(absl::string_view url) {
+LocationPolicy::LocationPolicy(std::vector<std::string> allowed_schemes)
+    : schemes_(std::move(allowed_schemes)) {
+  for (std::string& scheme : schemes_) absl::AsciiStrToLower(&scheme);
+}
+
+const LocationPolicy& DefaultLocationPolicy() {
+  static const LocationPolicy* const kDefault = new LocationPolicy();
+  return *kDefault;
+}
+
+bool IsSafeLocation(absl::string_view url, const LocationPolicy& policy) {
   if (url.empty()) return false;
+  // Absolute, with an allowed scheme and a host: browsers resolve anything
+  // else against the short link's own URL ("/x", "//evil.example" takes the
+  // edge's scheme) or run it ("javascript:...").
+  bool absolute = false;
+  for (const std::string& scheme : policy.schemes_) {
+    const size_t n = scheme.size();
+    if (url.size() > n + 3 && url[n] == ':' && url[n + 1] == '/' && url[n + 2] == '/' &&
+        absl::EqualsIgnoreCase(url.substr(0, n), scheme)) {
+      const char host = url[n + 3];
+      absolute = absl::ascii_isalnum(static_cast<unsigned char>(host)) || host == '[';
+      break;
+    }
+  }
+  if (!absolute) return false;
   for (char c : url) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x21 || byte > 0x7E) return false;
@@ -65,10 +94,10 @@ bool IsSafeLocation(absl::string_view url) {
   return true;
 }
 
-ResponsePlan PlanForOutcome(const ResolveResult& result) {
+ResponsePlan PlanForOutcome(const ResolveResult& result, const LocationPolicy& policy) {
   switch (result.outcome) {
     case ResolveOutcome::kActive:
-      return Redirect(result);
+      return Redirect(result, policy);
     case ResolveOutcome::kRevoked:
     case ResolveOutcome::kExpired:
       return Gone();

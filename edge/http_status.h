@@ -12,8 +12,11 @@
 //   bounds that, and "private" keeps shared proxies out. Errors (404, 410,
 //   400, ...) are heuristically cacheable by default, so they get "no-store":
 //   a 404 may become a link and a 503 must not stick.
-// - A stored URL that is not a safe Location value (empty, or any byte
-//   outside visible ASCII 0x21..0x7E: CR, LF, NUL, space, controls, non-ASCII)
+// - A stored URL that is not a safe Location value (empty, any byte outside
+//   visible ASCII 0x21..0x7E: CR, LF, NUL, space, controls, non-ASCII; or
+//   not an absolute URL "scheme://host..." with a scheme of the edge's
+//   --allowed_schemes, so never a relative or scheme-relative reference
+//   like "/x" or "//evil.example", nor "javascript:...")
 //   or a redirect status outside 301/302/307/308 is refused with
 //   502 Bad Gateway: the bad value came from upstream (the service or the
 //   cache it filled), the request was fine. Callers should count it and must
@@ -33,6 +36,9 @@
 // the caller's location string); safe from any thread.
 #ifndef SHORTENER_EDGE_HTTP_STATUS_H_
 #define SHORTENER_EDGE_HTTP_STATUS_H_
+
+#include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "edge/request_target.h"
@@ -77,12 +83,38 @@ struct ResponsePlan {
   absl::string_view body;
 };
 
-// True iff `url` is non-empty and every byte is visible ASCII (0x21..0x7E).
-bool IsSafeLocation(absl::string_view url);
+// The schemes a Location may have: --allowed_schemes, the flag the
+// shorten-service has with the same name and meaning (its long URLs are
+// checked against its own list; the edge checks again what it is about to
+// send). A value type, fixed at start.
+class LocationPolicy {
+ public:
+  // Default: http and https. Compared case-insensitively; each entry should
+  // be a scheme name (url::ValidateSchemes checks the flag).
+  LocationPolicy() : LocationPolicy({"http", "https"}) {}
+  explicit LocationPolicy(std::vector<std::string> allowed_schemes);
 
-// The response for a resolve outcome. kActive with an unsafe location or an
-// unknown redirect status gives the 502 plan (see above).
-ResponsePlan PlanForOutcome(const ResolveResult& result);
+  const std::vector<std::string>& allowed_schemes() const { return schemes_; }
+
+ private:
+  friend bool IsSafeLocation(absl::string_view url, const LocationPolicy& policy);
+  std::vector<std::string> schemes_;  // lower case
+};
+
+// The default policy (http, https).
+const LocationPolicy& DefaultLocationPolicy();
+
+// True iff `url` is non-empty, every byte is visible ASCII (0x21..0x7E), and
+// it is an absolute URL: a scheme of `policy`, "://", then a host that
+// starts with a letter, a digit or "[" (an IPv6 literal). The one rule for
+// what the edge puts in a Location header; costs a few compares besides the
+// byte scan, no allocation.
+bool IsSafeLocation(absl::string_view url, const LocationPolicy& policy = DefaultLocationPolicy());
+
+// The response for a resolve outcome. kActive with an unsafe location (per
+// `policy`) or an unknown redirect status gives the 502 plan (see above).
+ResponsePlan PlanForOutcome(const ResolveResult& result,
+                            const LocationPolicy& policy = DefaultLocationPolicy());
 
 // The response for a decision made without a look-up: kPrefiltered (404,
 // same bytes as an unknown code), kBadRequest, kMethodNotAllowed,

@@ -35,6 +35,7 @@ ABSL_FLAG(absl::Duration, cache_ttl, kDefaults.cache.positive_ttl, "how long a r
 ABSL_FLAG(absl::Duration, negative_cache_ttl, kDefaults.cache.negative_ttl, "how long an unknown code is answered 404 from the cache");
 ABSL_FLAG(double, negative_cache_share, kDefaults.cache.negative_share, "share of --cache_entries and --cache_bytes kept for unknown codes and aliases (0..0.5); links get the rest, so made-up codes never evict a link");
 ABSL_FLAG(absl::Duration, stale_grace, kDefaults.cache.stale_grace, "how long past its TTL an entry is still served while the service is unreachable");
+ABSL_FLAG(std::vector<std::string>, allowed_schemes, kDefaults.allowed_schemes, "schemes a Location may have, comma-separated (case-insensitive): the shorten-service's --allowed_schemes; a link with another (or a relative URL) is never redirected to or cached (503 or a stale entry)");
 ABSL_FLAG(std::vector<std::string>, trusted_proxies, {}, "CIDRs of proxies whose X-Forwarded-For is believed (e.g. 10.0.0.0/8,::1)");
 ABSL_FLAG(absl::Duration, resolve_timeout, kDefaults.resolve_timeout, "deadline of a Resolve call to the service");
 ABSL_FLAG(int, resolve_batch, kDefaults.resolve_batch, "most codes sent in one BatchResolve when misses queue up");
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   c.cache.negative_share = absl::GetFlag(FLAGS_negative_cache_share);
   c.cache.stale_grace = absl::GetFlag(FLAGS_stale_grace);
   c.trusted_proxies = absl::GetFlag(FLAGS_trusted_proxies);
+  c.allowed_schemes = absl::GetFlag(FLAGS_allowed_schemes);
   c.resolve_timeout = absl::GetFlag(FLAGS_resolve_timeout);
   c.resolve_batch = absl::GetFlag(FLAGS_resolve_batch);
   c.resolve_in_flight = absl::GetFlag(FLAGS_resolve_in_flight);

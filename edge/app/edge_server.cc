@@ -27,6 +27,7 @@
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
 #include "lib/grpcutil/api_key_channel.h"
+#include "lib/url/url_policy.h"
 
 namespace shortener::edge {
 
@@ -227,6 +228,9 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
   SHORTENER_RETURN_IF_ERROR(ValidateClickConfig(c.clicks));
   SHORTENER_RETURN_IF_ERROR(ValidateAdminListen(c));
+  if (absl::Status schemes = url::ValidateSchemes(c.allowed_schemes); !schemes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--allowed_schemes: ", schemes.message()));
+  }
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateClientTlsOptions(c.service_tls));
   return TrustedProxies::Parse(c.trusted_proxies).status();
 }
@@ -261,7 +265,11 @@ absl::Status RunEdge(const EdgeConfig& config) {
   // cannot fit stops the start here.
   SHORTENER_ASSIGN_OR_RETURN(ConnectionBudget connections, BudgetConnections(config, threads));
 
-  LinkCache cache(config.cache);
+  // The cache stores and the handler sends only Locations of this policy.
+  const LocationPolicy locations(config.allowed_schemes);
+  LinkCacheOptions cache_options = config.cache;
+  cache_options.locations = locations;
+  LinkCache cache(cache_options);
   EdgeMetrics metrics(threads);
   ServiceClientOptions client_options;
   client_options.resolve_timeout = config.resolve_timeout;
@@ -298,6 +306,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   handler_options.target.max_request_line = config.max_request_line;
   handler_options.trusted_proxies = trusted;  // a copy: the server's exemption uses it too
   handler_options.access_log = config.access_log;
+  handler_options.locations = locations;
   handler_options.miss_deadline = MissDeadline(config);
   handler_options.max_alias_misses = config.max_alias_misses;
   ResolveBatcherOptions batcher_options;

@@ -42,6 +42,8 @@ struct EdgeConfig {
   int min_code_length = 6;                   // must equal the service's
   LinkCacheOptions cache;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
+  // Location schemes sent (the service's --allowed_schemes, same meaning).
+  std::vector<std::string> allowed_schemes = {"http", "https"};
   absl::Duration resolve_timeout = absl::Seconds(2);
   int resolve_batch = 256;     // codes per BatchResolve at most
   int resolve_in_flight = 4;   // Resolve/BatchResolve calls out at once

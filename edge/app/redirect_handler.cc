@@ -108,7 +108,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
   int status = 0;
   const CacheLookup found =
       cache_->Lookup(code, exchange.now_ns(), [&](const ResolveResult& result) {
-        status = Append(out, PlanForOutcome(result), response_options);
+        status = Append(out, PlanForOutcome(result, options_.locations), response_options);
       });
   if (found == CacheLookup::kFresh) {
     metrics_->CountResponse(exchange.loop_index(), status);
@@ -140,7 +140,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
     options.date = FormatHttpDate(std::time(nullptr), date);
     thread_local std::string bytes;
     bytes.clear();
-    const int status = Append(bytes, PlanForOutcome(result), options);
+    const int status = Append(bytes, PlanForOutcome(result, options_.locations), options);
     metrics_->CountResponse(loop, status);
     deferred.Complete(bytes);
     RecordClick(click, status);
@@ -185,12 +185,13 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t arrived
     result.redirect_status = reply.redirect_status;
     result.location = reply.location;
     if (reply.outcome == ResolveOutcome::kActive &&
-        (!IsSafeLocation(reply.location) || PlanForOutcome(result).status == 502)) {
+        PlanForOutcome(result, options_.locations).status == 502) {
       // The service validates URLs, so this is a bug or a tampered row: never
       // cache it; answer as if the service were unreachable (a stale entry or
       // 503) rather than send anyone somewhere odd.
       metrics_->CountUnsafeLocation();
-      LogError("Resolve returned a link the edge refuses to redirect to (unsafe Location or "
+      LogError("Resolve returned a link the edge refuses to redirect to (a Location that is "
+               "not a visible-ASCII absolute URL with a scheme of --allowed_schemes, or "
                "redirect status %d)",
                reply.redirect_status);
       result.outcome = ResolveOutcome::kUnavailable;

@@ -69,6 +69,10 @@ struct RedirectHandlerOptions {
   int max_alias_misses = 128;
   // One line per request on stderr: client IP, method, status, code.
   bool access_log = false;
+  // Which Location values are sent (--allowed_schemes); a link the service
+  // answers with another is never cached and answered as an outage (a stale
+  // entry or 503). Default http, https.
+  LocationPolicy locations;
 };
 
 // Monotonic nanoseconds, the clock of LinkCache times (the same clock as

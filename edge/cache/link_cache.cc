@@ -37,10 +37,9 @@ bool IsPositive(ResolveOutcome outcome) {
 }
 
 // What PlanForOutcome would turn into a 502; never stored.
-bool IsBadGateway(const ResolveResult& result) {
+bool IsBadGateway(const ResolveResult& result, const LocationPolicy& locations) {
   if (result.outcome != ResolveOutcome::kActive) return false;
-  const int s = result.redirect_status;
-  return !(s == 301 || s == 302 || s == 307 || s == 308) || !IsSafeLocation(result.location);
+  return PlanForOutcome(result, locations).status == 502;
 }
 
 struct Fetch {
@@ -93,7 +92,8 @@ LinkCache::LinkCache(LinkCacheOptions options)
     : positive_ttl_ns_(ToNanos(options.positive_ttl)),
       negative_ttl_ns_(ToNanos(options.negative_ttl)),
       stale_grace_ns_(ToNanos(options.stale_grace)),
-      join_window_ns_(ToNanos(options.fetch_join_window)) {
+      join_window_ns_(ToNanos(options.fetch_join_window)),
+      locations_(options.locations) {
   size_t n = 1;
   int bits = 0;
   while (n < static_cast<size_t>(std::max(options.shards, 1)) && n < kMaxShards) {
@@ -204,7 +204,7 @@ bool LinkCache::StoreLocked(Shard& s, uint64_t hash, absl::string_view key,
   // make up codes) never push out a link.
   Pool& pool = s.PoolFor(result.outcome);
   const size_t need = EstimatedEntryBytes(key, location);
-  if (IsBadGateway(result) || now_ns >= dead_at || pool.max_entries == 0 ||
+  if (IsBadGateway(result, locations_) || now_ns >= dead_at || pool.max_entries == 0 ||
       need > pool.max_bytes || key.size() > kMaxShardEntries ||
       location.size() > kMaxShardEntries) {
     return false;

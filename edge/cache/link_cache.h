@@ -101,6 +101,9 @@ struct LinkCacheOptions {
   // bounds so that every shard holds at least one entry and 4 KiB.
   // Default 64.
   int shards = 64;
+  // Locations the edge sends (--allowed_schemes): a result PlanForOutcome
+  // would answer 502 under this policy is never stored. Default http, https.
+  LocationPolicy locations;
 };
 
 // What Lookup found.
@@ -243,6 +246,7 @@ class LinkCache {
   int64_t negative_ttl_ns_ = 0;
   int64_t stale_grace_ns_ = 0;
   int64_t join_window_ns_ = 0;
+  const LocationPolicy locations_;
   int shard_shift_ = 0;      // shard = hash >> shard_shift_ (unused with one shard)
   uint64_t shard_mask_ = 0;  // shard count - 1
   std::unique_ptr<Shard[]> shards_;

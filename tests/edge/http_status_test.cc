@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "edge/response_builder.h"
+
 namespace shortener::edge {
 namespace {
 
@@ -71,6 +73,77 @@ TEST_CASE(
     CHECK(plan.location.empty());
   }
   CHECK(IsSafeLocation("https://example.com/%20a?q=%0D%0A#frag"));
+}
+
+TEST_CASE("a Location must be an absolute URL with an allowed scheme and a host", "[edge]") {
+  // Default policy: http and https, any case (the service lower-cases them).
+  for (const char* good :
+       {"https://example.com/", "http://example.com", "HTTPS://EXAMPLE.COM/a", "hTTp://x/",
+        "https://[2001:db8::1]:8443/p", "http://192.0.2.1/", "https://0.example/"}) {
+    INFO(good);
+    CHECK(IsSafeLocation(good));
+    CHECK(Active(302, good).status == 302);
+  }
+  for (const char* bad : {
+           "/relative/path",           // relative: the short domain's own path
+           "//evil.example/",          // scheme-relative: takes the short link's scheme
+           "evil.example/x",           // no scheme at all
+           "javascript:alert(1)",      // runs in the page
+           "data:text/html,<b>x</b>",  //
+           "ftp://example.com/file",   // a scheme not allowed here
+           "mailto:a@example.com",     //
+           "https:example.com",        // no "//": a relative reference to browsers
+           "https:/example.com",       //
+           "https:",                   //
+           "https://",                 // no host
+           "https:///evil.example/",   // browsers skip the extra slash
+           "https://\\evil.example/",  // browsers read "\" as "/"
+           "https://@evil.example/",   // empty userinfo
+           "https://:443/",            // no host, a port
+           "https://?q",               //
+           "https://#f",               //
+           "httpss://example.com/",    // only a prefix of an allowed scheme
+           "http+x://example.com/",    //
+           " https://example.com/",    // leading space
+       }) {
+    INFO(bad);
+    CHECK_FALSE(IsSafeLocation(bad));
+    ResponsePlan plan = Active(302, bad);
+    CHECK(plan.status == 502);
+    CHECK(plan.location.empty());
+  }
+}
+
+TEST_CASE("the Location policy follows --allowed_schemes", "[edge]") {
+  const LocationPolicy ftp_too({"HTTP", "https", "ftp"});
+  CHECK(ftp_too.allowed_schemes() == std::vector<std::string>{"http", "https", "ftp"});
+  CHECK(IsSafeLocation("ftp://files.example/a.iso", ftp_too));
+  CHECK(IsSafeLocation("FTP://files.example/a.iso", ftp_too));
+  CHECK(IsSafeLocation("http://example.com/", ftp_too));
+  const LocationPolicy https_only({"https"});
+  CHECK_FALSE(IsSafeLocation("http://example.com/", https_only));
+  CHECK(IsSafeLocation("https://example.com/", https_only));
+  ResolveResult result;
+  result.outcome = ResolveOutcome::kActive;
+  result.redirect_status = 302;
+  result.location = "http://example.com/";
+  CHECK(PlanForOutcome(result, https_only).status == 502);
+  CHECK(PlanForOutcome(result, ftp_too).status == 302);
+  // The visible-ASCII rule holds whatever the schemes.
+  CHECK_FALSE(IsSafeLocation("ftp://files.example/a\r\nSet-Cookie: x=y", ftp_too));
+  // Exactly the 502's bytes go out, never the URL.
+  result.location = "javascript:alert(document.cookie)";
+  const ResponsePlan plan = PlanForOutcome(result, ftp_too);
+  std::string bytes(ResponseSize(plan, {}), '\0');
+  REQUIRE(WriteResponse(plan, {}, bytes.data(), bytes.size()) == bytes.size());
+  CHECK(bytes ==
+        "HTTP/1.1 502 Bad Gateway\r\n"
+        "Cache-Control: no-store\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 12\r\n"
+        "Connection: keep-alive\r\n"
+        "\r\n"
+        "bad gateway\n");
 }
 
 TEST_CASE("non-active outcomes map to their statuses with no-store", "[edge]") {

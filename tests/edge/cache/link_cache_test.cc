@@ -38,6 +38,23 @@ LinkCacheOptions OneShardLinksOnly() {
   return o;
 }
 
+TEST_CASE("cache: a Location outside the edge's --allowed_schemes is never stored",
+          "[edge][cache]") {
+  LinkCache cache(OneShard());  // default policy: http, https
+  REQUIRE(Fill(cache, "ftp", Active("ftp://files.example/a.iso"), 0));
+  REQUIRE(Fill(cache, "rel", Active("//evil.example/"), 0));
+  CHECK(Look(cache, "ftp", 0).lookup == CacheLookup::kMiss);
+  CHECK(Look(cache, "rel", 0).lookup == CacheLookup::kMiss);
+  CHECK(cache.Stats().discarded == 2);
+  LinkCacheOptions ftp_too = OneShard();
+  ftp_too.locations = LocationPolicy({"http", "https", "ftp"});
+  LinkCache allowing(ftp_too);
+  REQUIRE(Fill(allowing, "ftp", Active("ftp://files.example/a.iso"), 0));
+  CHECK(Look(allowing, "ftp", 0).location == "ftp://files.example/a.iso");
+  REQUIRE(Fill(allowing, "rel", Active("//evil.example/"), 0));
+  CHECK(Look(allowing, "rel", 0).lookup == CacheLookup::kMiss);
+}
+
 TEST_CASE("cache: an entry is fresh within its TTL then stale within grace then a miss",
           "[edge][cache]") {
   LinkCache cache(OneShard());

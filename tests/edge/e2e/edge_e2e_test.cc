@@ -248,6 +248,44 @@ TEST_CASE("metrics are served on the admin listener only; the public port answer
   CHECK(f.edge->Metric("edge_http_responses_total{code=\"405\"}") == 0);
 }
 
+TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes",
+          "[edge_e2e]") {
+  // The service allows ftp links; the edge, by default, only http and https.
+  EdgeFixture f({}, {"--allowed_schemes=http,https,ftp"});
+  const v1::ShortenResponse ftp = f.Shorten("ftp://files.example/pub/a.iso");
+  const v1::ShortenResponse web = f.Shorten("https://example.com/web");
+  for (int i = 1; i <= 3; ++i) {
+    INFO("request " << i);
+    const HttpResponse refused = f.Get("/" + ftp.code());
+    // Handled as an outage: 503, never a redirect, never cached (each
+    // request asks the service again and is counted).
+    CHECK(refused.status == 503);
+    CHECK_FALSE(refused.Has("location"));
+    CHECK(refused.Header("cache-control") == "no-store");
+    CHECK(refused.body == "service unavailable\n");
+    CHECK(f.edge->Metric("edge_upstream_unsafe_locations_total") == i);
+  }
+  CheckRedirect(f.Get("/" + web.code()), 302, web.link().long_url());
+  CHECK_THAT(f.edge->Log(), Catch::Contains("--allowed_schemes"));
+  // An edge that allows ftp too, as the service does, redirects there.
+  auto ftp_edge = f.StartEdge(f.service->target(), {"--allowed_schemes=http,https,ftp"});
+  auto redirected = HttpGet(ftp_edge->port(), "/" + ftp.code());
+  REQUIRE(redirected.ok());
+  CheckRedirect(*redirected, 302, "ftp://files.example/pub/a.iso");
+  CHECK(ftp_edge->Metric("edge_upstream_unsafe_locations_total") == 0);
+  // A malformed list stops the start, naming the flag.
+  EdgeProcessOptions options;
+  options.service_target = f.service->target();
+  options.secret_file = f.service->secret_file();
+  options.api_key_file = *f.service->EdgeKeyFile();
+  options.extra_flags = {"--allowed_schemes=http:"};
+  options.ready_timeout = absl::Seconds(10);
+  const auto bad = EdgeProcess::Start(options);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("--allowed_schemes: scheme \"http:\" is not a scheme name"));
+}
+
 TEST_CASE("edge keeps cached links working while the service is down", "[edge_e2e]") {
   // A short TTL so the cached entry is past it when the service is gone:
   // served stale within the grace.
@@ -613,7 +651,7 @@ TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
   CHECK(rc == 1);  // abseil's --help exits 1
   for (const char* flag :
        {"--listen", "--admin_listen", "--service", "--threads", "--codec_secret_file",
-       "--api_key_file",
+       "--api_key_file", "--allowed_schemes",
         "--min_code_length",
         "--cache_entries", "--cache_bytes", "--cache_ttl", "--negative_cache_ttl", "--stale_grace",
         "--trusted_proxies", "--resolve_timeout", "--resolve_batch", "--resolve_in_flight",
