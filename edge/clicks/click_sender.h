@@ -52,15 +52,17 @@
 #include "edge/clicks/click_queue.h"
 #include "edge/clicks/click_spool.h"
 #include "edge/clicks/click_transport.h"
+#include "lib/clicks/click_batch_limits.h"
 
 namespace shortener::edge {
 
 struct ClickSenderOptions {
   size_t batch_size = 1000;                          // --click_batch
   // Most bytes of a batch's RecordClicksRequest (by EncodedSizeBound): a
-  // batch must fit the service's receive limit (docs/edge.md). A full queue
-  // pop is cut into several batches past it. Default 2 MiB.
-  size_t max_batch_bytes = 2 * 1024 * 1024;
+  // batch must fit the service's limit for RecordClicks, the same constant
+  // (lib/clicks/click_batch_limits.h). A full queue pop is cut into several
+  // batches past it. Default 2 MiB.
+  size_t max_batch_bytes = clicks::kMaxClickBatchBytes;
   absl::Duration flush_interval = absl::Seconds(1);  // --click_flush_interval
   absl::Duration rpc_timeout = absl::Seconds(5);     // deadline of one RecordClicks
   absl::Duration initial_backoff = absl::Milliseconds(200);

@@ -56,6 +56,7 @@ void GroupCommitter::Pending::Complete(absl::StatusOr<CreateOutcome> result) {
 GroupCommitter::GroupCommitter(LinkStore* store, GroupCommitOptions options)
     : store_(store),
       max_batch_(static_cast<size_t>(std::max(1, options.max_batch))),
+      max_queued_(static_cast<size_t>(std::max(1, options.max_queued))),
       parallel_backlog_(static_cast<size_t>(std::max(1, options.parallel_backlog))),
       parallel_after_(std::max(absl::ZeroDuration(), options.parallel_after)) {
   int n = std::max(1, options.committer_threads);
@@ -111,9 +112,17 @@ GroupCommitter::Stats GroupCommitter::GetStats() const {
 
 void GroupCommitter::Enqueue(std::vector<Pending> items) {
   std::condition_variable* wake = nullptr;
+  absl::Status refusal;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!stopping_) {
+    if (stopping_) {
+      refusal = absl::UnavailableError("group committer is shutting down");
+    } else if (!queue_.empty() && queue_.size() + items.size() > max_queued_) {
+      stats_.refused += static_cast<int64_t>(items.size());
+      refusal = absl::ResourceExhaustedError(absl::StrCat(
+          "group committer is full: ", queue_.size(), " links are waiting (at most ",
+          max_queued_, "); retry later"));
+    } else {
       for (Pending& p : items) queue_.push_back(std::move(p));
       items.clear();
       if (ShouldWake()) wake = PickIdle();
@@ -123,7 +132,7 @@ void GroupCommitter::Enqueue(std::vector<Pending> items) {
     if (wake != nullptr) wake->notify_one();
     return;
   }
-  for (Pending& p : items) p.Complete(absl::UnavailableError("group committer is shutting down"));
+  for (Pending& p : items) p.Complete(refusal);
 }
 
 bool GroupCommitter::MayStart(absl::Time now) const {

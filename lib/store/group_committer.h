@@ -15,8 +15,15 @@
 // transactions (less database CPU per link) for many small calls, and
 // transactions in parallel for large CreateMany calls.
 //
-// Thread-safe. Callbacks run on a committer thread: keep them short and never
-// block in them on another GroupCommitter call (that would stall a committer).
+// Bounded: at most max_queued links wait for a committer. A Create or
+// CreateMany that would take the queue past it is refused whole with
+// RESOURCE_EXHAUSTED "group committer is full: ..." at once, on the calling
+// thread (a call is never split by the bound; one arriving at an empty queue
+// is always taken, however large).
+//
+// Thread-safe. Callbacks run on a committer thread (or the calling thread
+// for a refusal): keep them short and never block in them on another
+// GroupCommitter call (that would stall a committer).
 // Synchronised with std::mutex, which ThreadSanitizer sees (the system
 // abseil is not instrumented, so absl::Mutex would look unsynchronised).
 #ifndef SHORTENER_LIB_STORE_GROUP_COMMITTER_H_
@@ -51,6 +58,9 @@ struct GroupCommitOptions {
   // ... or when the busy committer started its batch this long ago.
   // Default 10 ms.
   absl::Duration parallel_after = absl::Milliseconds(10);
+  // Links waiting for a committer at most (see the file comment). Default
+  // 20000 (20 full transactions).
+  int max_queued = 20000;
 };
 
 class GroupCommitter {
@@ -68,8 +78,9 @@ class GroupCommitter {
 
   // Queues `link` and returns without waiting for the database. `done` gets
   // the item's CreateLinks result (see LinkStore::CreateLinks for its codes),
-  // on a committer thread. An exception escaping CreateLinks fails its whole
-  // batch INTERNAL "create links: unexpected exception: <what()>".
+  // on a committer thread; or RESOURCE_EXHAUSTED at once when the queue is
+  // full. An exception escaping CreateLinks fails its whole batch INTERNAL
+  // "create links: unexpected exception: <what()>".
   void Create(NewLink link, Done done);
 
   // Queues many links together (BatchShorten): they go into one transaction
@@ -84,6 +95,7 @@ class GroupCommitter {
   struct Stats {
     int64_t batches = 0;  // CreateLinks calls made
     int64_t links = 0;    // links passed to them
+    int64_t refused = 0;  // links refused: the queue was full
   };
   Stats GetStats() const;
 
@@ -136,6 +148,7 @@ class GroupCommitter {
 
   LinkStore* const store_;
   const size_t max_batch_;
+  const size_t max_queued_;
   const size_t parallel_backlog_;
   const absl::Duration parallel_after_;
 

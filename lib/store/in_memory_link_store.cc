@@ -34,6 +34,20 @@ absl::StatusOr<Link> InMemoryLinkStore::GetById(int64_t id) {
 absl::StatusOr<Link> InMemoryLinkStore::GetByAlias(const std::string& alias) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  return FindByAlias(alias);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Link>>> InMemoryLinkStore::GetByAliases(
+    absl::Span<const std::string> aliases) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  std::vector<absl::StatusOr<Link>> result;
+  result.reserve(aliases.size());
+  for (const std::string& alias : aliases) result.push_back(FindByAlias(alias));
+  return result;
+}
+
+absl::StatusOr<Link> InMemoryLinkStore::FindByAlias(const std::string& alias) const {
   auto it = aliases_.find(alias);
   std::optional<Link> link;
   if (it != aliases_.end()) link = FindLink(it->second);

@@ -38,6 +38,8 @@ class InMemoryLinkStore : public LinkStore {
   absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
   absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
       absl::Span<const int64_t> ids) override;
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByAliases(
+      absl::Span<const std::string> aliases) override;
   // Calls the revocation observer (if any) with `code` after a revocation,
   // outside the store's lock; not for a link that was revoked already.
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
@@ -59,6 +61,7 @@ class InMemoryLinkStore : public LinkStore {
   absl::Status CheckAvailable() const;
   KeyState ReadKeys(const BatchKeys& keys) const;
   std::optional<Link> FindLink(int64_t id) const;
+  absl::StatusOr<Link> FindByAlias(const std::string& alias) const;
   absl::Status CheckFreshIds(const CreatePlan& plan) const;
   void Apply(absl::Span<const NewLink> links, const CreatePlan& plan);
 

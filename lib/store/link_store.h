@@ -62,6 +62,14 @@ class LinkStore {
   virtual absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
       absl::Span<const int64_t> ids) = 0;
 
+  // Looks up many aliases at once (one query); result i is the link or
+  // NOT_FOUND "no link with alias \"x\"", as GetByAlias answers (also for
+  // text no alias can be: not UTF-8, a NUL byte; such text is never sent to
+  // the database). An alias may be asked more than once. Whole-call error
+  // (UNAVAILABLE) when the database fails.
+  virtual absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByAliases(
+      absl::Span<const std::string> aliases) = 0;
+
   // Marks the link revoked at `when` and returns it. Idempotent: an already
   // revoked link keeps its first revoke_time. NOT_FOUND when absent;
   // UNAVAILABLE when the database is.

@@ -1,8 +1,15 @@
-// ReadBatcher: batched LinkStore::GetById. Callers on many threads hand over
-// ids; reader threads take everything queued (up to max_batch ids) and look
-// it up with one LinkStore::GetByIds call (PgLinkStore: one
-// `WHERE id = ANY($1::bigint[])` statement), then complete every caller with
-// its own result. The read side of what GroupCommitter does for writes.
+// ReadBatcher: batched LinkStore::GetById and GetByAlias. Callers on many
+// threads hand over ids and aliases; reader threads take everything queued
+// (up to max_batch look-ups) and look it up with one LinkStore::GetByIds
+// call for the ids and one GetByAliases call for the aliases (PgLinkStore:
+// one `WHERE id = ANY($1::bigint[])` and one `WHERE alias = ANY($1::text[])`
+// statement), then complete every caller with its own result. The read side
+// of what GroupCommitter does for writes.
+//
+// Why two statements for a mixed batch rather than one (a UNION of both):
+// each key costs an index probe either way, one more round trip on a batch
+// of hundreds of keys is noise, and two plain statements keep one contract
+// per store method (both implementations pass the same suite).
 //
 // Batching is adaptive, with no timer: an idle reader takes a request at
 // once (no added latency when the service is quiet); while every reader is
@@ -10,11 +17,15 @@
 // query. The busier the service, the bigger the batches: one query for tens
 // of lookups under load instead of tens of queries.
 //
-// Errors: a whole-call failure of GetByIds (UNAVAILABLE when the database is
-// down, DEADLINE_EXCEEDED, ...) fails every lookup of that batch with that
-// status; an exception escaping GetByIds fails it INTERNAL "get links:
-// unexpected exception: <what()>"; otherwise each caller gets its link or
-// NOT_FOUND as GetById would answer.
+// Bounded: at most max_queued look-ups wait for a reader; one more is
+// answered RESOURCE_EXHAUSTED "read batcher is full: ..." at once, on the
+// calling thread, and never queued.
+//
+// Errors: a whole-call failure of GetByIds or GetByAliases (UNAVAILABLE when
+// the database is down, DEADLINE_EXCEEDED, ...) fails every look-up of that
+// kind in the batch with that status; an exception escaping the store fails
+// them INTERNAL "get links: unexpected exception: <what()>"; otherwise each
+// caller gets its link or NOT_FOUND as GetById / GetByAlias would answer.
 //
 // Thread-safe. Callbacks run on a reader thread: keep them short and never
 // block in them (a blocked callback stalls a reader). std::mutex, which
@@ -27,6 +38,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -38,8 +50,11 @@ namespace shortener::store {
 struct ReadBatchOptions {
   // Ids per GetByIds call at most. Default 256.
   int max_batch = 256;
-  // GetByIds calls in flight at most (reader threads). Default 2.
+  // Batches in flight at most (reader threads). Default 2.
   int reader_threads = 2;
+  // Look-ups waiting for a reader at most; beyond, RESOURCE_EXHAUSTED at
+  // once. Default 16384 (64 full batches).
+  int max_queued = 16384;
 };
 
 class ReadBatcher {
@@ -56,29 +71,41 @@ class ReadBatcher {
 
   // Queues a look-up of `id` and returns without waiting. `done` gets the
   // link, NOT_FOUND "no link with id N", or the batch's error (see the file
-  // comment), on a reader thread.
+  // comment), on a reader thread; or RESOURCE_EXHAUSTED on this thread when
+  // max_queued look-ups wait already.
   void GetById(int64_t id, Done done);
+  // The same for an alias: the link, NOT_FOUND "no link with alias \"x\"",
+  // or an error as above.
+  void GetByAlias(std::string alias, Done done);
 
-  // Blocking convenience for tests and command-line callers.
+  // Blocking conveniences: for tests, tools, and callers on a thread that
+  // may block (never a reader thread, never a gRPC reactor).
   absl::StatusOr<Link> GetByIdAndWait(int64_t id);
+  absl::StatusOr<Link> GetByAliasAndWait(std::string alias);
 
   struct Stats {
-    int64_t batches = 0;  // GetByIds calls made
-    int64_t lookups = 0;  // GetById calls answered through them
+    int64_t batches = 0;  // batches taken by readers
+    int64_t lookups = 0;  // look-ups answered through them (ids and aliases)
+    int64_t queries = 0;  // GetByIds and GetByAliases calls made for them
+    int64_t refused = 0;  // look-ups refused: max_queued were waiting
   };
   Stats GetStats() const;
 
  private:
   struct Pending {
-    int64_t id;
+    int64_t id = 0;     // unless by_alias
+    std::string alias;  // if by_alias
+    bool by_alias = false;
     Done done;
   };
 
+  void Enqueue(Pending pending);
   void ReadLoop();
   void Answer(std::vector<Pending> batch);
 
   LinkStore* const store_;
   const size_t max_batch_;
+  const size_t max_queued_;
 
   mutable std::mutex mu_;
   std::condition_variable work_;  // something queued, or stopping_

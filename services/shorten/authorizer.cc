@@ -77,7 +77,8 @@ void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, 
     }
     return;
   }
-  lookup_pool_->Schedule([this, ctx, rpc, cost, hash = std::move(hash), done = std::move(done)] {
+  // `done` is copied in: a refusal (the pool is full) still has it.
+  absl::Status queued = lookup_pool_->Schedule([this, ctx, rpc, cost, hash = std::move(hash), done] {
     // Calls that missed together queue here together: the first one's load
     // serves the rest.
     std::optional<auth::KeyCache::Result> cached = keys_->Find(hash);
@@ -93,6 +94,7 @@ void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, 
       done(admitted);
     }
   });
+  if (!queued.ok()) done(queued);
 }
 
 absl::Status Authorizer::Admit(grpc::CallbackServerContext* ctx, Rpc rpc, int cost,

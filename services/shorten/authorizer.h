@@ -8,7 +8,8 @@
 //  2. finds the key by its SHA-256 in the KeyCache, loading it from the
 //     database on `lookup_pool` on a miss, so a reactor thread never blocks
 //     (UNAUTHENTICATED for an unknown or revoked key; UNAVAILABLE when the
-//     database cannot say);
+//     database cannot say; RESOURCE_EXHAUSTED naming the pool when its
+//     queue is full: a flood of unknown keys);
 //  3. checks the scope the RPC needs (RequiredScope): PERMISSION_DENIED
 //     `api key "name" lacks scope "revoke"`;
 //  4. takes `cost` tokens from the key's bucket when it has a rate limit:

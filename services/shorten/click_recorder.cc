@@ -63,8 +63,32 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
         absl::StrCat("events: must be 1 to ", options_.max_events, ", got ", input.events.size()));
   }
   // A batch holds few distinct codes (one campaign link clicked many times):
-  // resolve each once.
+  // resolve each once, all together, so the aliases among them share the
+  // read batcher's queries.
+  std::vector<std::string> problems(input.events.size());
   absl::flat_hash_map<std::string, Resolution> codes;
+  std::vector<std::string> distinct;
+  for (size_t i = 0; i < input.events.size(); ++i) {
+    problems[i] = ClickEventProblem(input.events[i]);
+    if (problems[i].empty() && codes.try_emplace(input.events[i].code).second) {
+      distinct.push_back(input.events[i].code);
+    }
+  }
+  std::vector<absl::StatusOr<int64_t>> ids = shortener_->LinkIdsOf(distinct);
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    Resolution& resolution = codes[distinct[i]];
+    if (ids[i].ok()) {
+      resolution.link_id = *ids[i];
+    } else if (absl::IsInvalidArgument(ids[i].status())) {
+      // Neither a short code nor an alias: a syntax rule, so the same
+      // answer on every retry.
+      resolution.refusal = std::string(ids[i].status().message());
+    } else if (!absl::IsNotFound(ids[i].status())) {
+      // The database failed an alias look-up (or the read batcher is full):
+      // the edge retries the batch.
+      return ids[i].status();
+    }
+  }
   RecordClicksOutput output;
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());
@@ -76,24 +100,11 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
   }
   for (size_t i = 0; i < input.events.size(); ++i) {
     const ClickInput& event = input.events[i];
-    if (std::string problem = ClickEventProblem(event); !problem.empty()) {
-      output.refused.push_back({static_cast<int>(i), std::move(problem)});
+    if (!problems[i].empty()) {
+      output.refused.push_back({static_cast<int>(i), std::move(problems[i])});
       continue;
     }
-    auto [it, inserted] = codes.try_emplace(event.code);
-    if (inserted) {
-      absl::StatusOr<int64_t> id = shortener_->LinkIdOf(event.code);
-      if (id.ok()) {
-        it->second.link_id = *id;
-      } else if (absl::IsInvalidArgument(id.status())) {
-        // Neither a short code nor an alias: a syntax rule, so the same
-        // answer on every retry.
-        it->second.refusal = std::string(id.status().message());
-      } else if (!absl::IsNotFound(id.status())) {
-        // The database failed an alias look-up: the edge retries the batch.
-        return id.status();
-      }
-    }
+    auto it = codes.find(event.code);
     if (!it->second.refusal.empty()) {
       output.refused.push_back({static_cast<int>(i), it->second.refusal});
       continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace shortener::service {
@@ -83,13 +84,17 @@ InvalidationHub::~InvalidationHub() {
   flusher_.join();
 }
 
-std::shared_ptr<InvalidationHub::Subscription> InvalidationHub::Subscribe(
+absl::StatusOr<std::shared_ptr<InvalidationHub::Subscription>> InvalidationHub::Subscribe(
     std::function<void()> wake) {
   std::shared_ptr<Subscription> sub(new Subscription(options_.max_codes_per_message,
                                                      options_.max_pending_codes, std::move(wake)));
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) {
     sub->Close();
+  } else if (subscribers_.size() >= options_.max_subscribers) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "invalidation subscribers: ", subscribers_.size(), " are subscribed, the limit of this "
+        "replica (--max_invalidation_subscribers); subscribe to another replica or retry later"));
   } else {
     subscribers_.push_back(sub);
   }

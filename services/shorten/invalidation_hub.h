@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace shortener::service {
@@ -53,6 +54,10 @@ struct InvalidationHubOptions {
   // Codes waiting for one subscriber at most; beyond, they are replaced by
   // drop_all. Default 10000.
   size_t max_pending_codes = 10000;
+  // Subscriptions at once at most (each holds a stream, a queue of up to
+  // max_pending_codes codes, and a share of every flush); Subscribe refuses
+  // more. Default 1024.
+  size_t max_subscribers = 1024;
 };
 
 // One message for a subscriber: either drop_all (codes empty) or 1..max
@@ -105,8 +110,9 @@ class InvalidationHub {
   // A new subscription whose first message is drop_all. `wake` is called
   // (see the file comment for where) whenever the subscription may have
   // something to Take or has been closed. After Close(), the subscription is
-  // closed at once.
-  std::shared_ptr<Subscription> Subscribe(std::function<void()> wake);
+  // closed at once. RESOURCE_EXHAUSTED "invalidation subscribers: N are
+  // subscribed, the limit ..." when max_subscribers are subscribed already.
+  absl::StatusOr<std::shared_ptr<Subscription>> Subscribe(std::function<void()> wake);
   // Removes and closes it; `wake` is not called for it afterwards, except by
   // a call already running.
   void Unsubscribe(const std::shared_ptr<Subscription>& subscription);

@@ -19,9 +19,18 @@ std::shared_ptr<InvalidationStream> InvalidationStream::Create(grpc::CallbackSer
 
 void InvalidationStream::Subscribe() {
   std::weak_ptr<InvalidationStream> weak = weak_from_this();
-  std::shared_ptr<InvalidationHub::Subscription> subscription = hub_->Subscribe([weak] {
-    if (std::shared_ptr<InvalidationStream> s = weak.lock()) s->Pump();
-  });
+  absl::StatusOr<std::shared_ptr<InvalidationHub::Subscription>> subscribed =
+      hub_->Subscribe([weak] {
+        if (std::shared_ptr<InvalidationStream> s = weak.lock()) s->Pump();
+      });
+  if (!subscribed.ok()) {
+    LogWarning("invalidation subscriber \"%s\" (%s) refused: %s", subscriber_, ctx_->peer(),
+               subscribed.status().message());
+    Reject(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        std::string(subscribed.status().message())));
+    return;
+  }
+  std::shared_ptr<InvalidationHub::Subscription> subscription = *std::move(subscribed);
   {
     // A wake-up that comes before this finds no subscription and does
     // nothing; the Pump below catches up.

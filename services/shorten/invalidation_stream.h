@@ -42,7 +42,8 @@ class InvalidationStream final : public grpc::ServerWriteReactor<v1::Invalidatio
                                                     InvalidationHub* hub, std::string subscriber);
 
   // Subscribes to the hub and starts writing (the first message is
-  // drop_all).
+  // drop_all); when the hub has max_subscribers already, ends the call with
+  // its RESOURCE_EXHAUSTED instead.
   void Subscribe();
   // Ends the call with `status` without subscribing.
   void Reject(const grpc::Status& status);

@@ -40,6 +40,12 @@ ABSL_FLAG(absl::Duration, group_commit_parallel_after, kDefaults.group_commit_pa
 ABSL_FLAG(int, blocking_threads, kDefaults.blocking_threads, "threads serving Revoke and alias look-ups (blocking database calls)");
 ABSL_FLAG(int, resolve_batch, kDefaults.resolve_batch, "most Resolve/GetLink look-ups of generated codes answered by one query");
 ABSL_FLAG(int, resolve_threads, kDefaults.resolve_threads, "batched look-up queries in flight at most");
+ABSL_FLAG(int, blocking_queue, kDefaults.blocking_queue, "most tasks (Revoke, GetLink's click count, RecordClicks, BatchShorten validation, key admin) waiting for a --blocking_threads thread; more are answered RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, key_lookup_queue, kDefaults.key_lookup_queue, "most API key look-ups (keys not cached) waiting for one of the 2 key look-up threads; more are answered RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, resolve_queue, kDefaults.resolve_queue, "most look-ups of codes and aliases (Resolve, BatchResolve items, GetLink, click aliases) waiting for a batched query; more are answered RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, group_commit_queue, kDefaults.group_commit_queue, "most links waiting for a transaction; a Shorten or BatchShorten that would pass it is answered RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_concurrent_streams, kDefaults.max_concurrent_streams, "most calls open at once on one client connection (HTTP/2 streams); a client opens more only as earlier ones end");
+ABSL_FLAG(int, max_invalidation_subscribers, kDefaults.max_invalidation_subscribers, "most WatchInvalidations streams at once on this replica; more are answered RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, invalidation_flush, kDefaults.invalidation_flush, "WatchInvalidations: revoked codes this close together share a message");
 ABSL_FLAG(int, invalidation_max_pending, kDefaults.invalidation_max_pending, "WatchInvalidations: codes queued for a slow subscriber before it gets drop_all instead");
 ABSL_FLAG(absl::Duration, keepalive_time, kDefaults.keepalive_time, "gRPC keepalive ping interval on idle connections and streams");
@@ -91,6 +97,12 @@ int main(int argc, char** argv) {
   c.blocking_threads = absl::GetFlag(FLAGS_blocking_threads);
   c.resolve_batch = absl::GetFlag(FLAGS_resolve_batch);
   c.resolve_threads = absl::GetFlag(FLAGS_resolve_threads);
+  c.blocking_queue = absl::GetFlag(FLAGS_blocking_queue);
+  c.key_lookup_queue = absl::GetFlag(FLAGS_key_lookup_queue);
+  c.resolve_queue = absl::GetFlag(FLAGS_resolve_queue);
+  c.group_commit_queue = absl::GetFlag(FLAGS_group_commit_queue);
+  c.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  c.max_invalidation_subscribers = absl::GetFlag(FLAGS_max_invalidation_subscribers);
   c.invalidation_flush = absl::GetFlag(FLAGS_invalidation_flush);
   c.invalidation_max_pending = absl::GetFlag(FLAGS_invalidation_max_pending);
   c.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);

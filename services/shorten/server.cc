@@ -39,6 +39,7 @@
 #include "services/shorten/periodic_task.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/request_limits.h"
 #include "services/shorten/shorten_service.h"
 #include "services/shorten/shortener.h"
 
@@ -122,6 +123,23 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   }
   if (c.invalidation_max_pending < 1) {
     return absl::InvalidArgumentError("--invalidation_max_pending must be >= 1");
+  }
+  if (c.blocking_queue < 1 || c.key_lookup_queue < 1 || c.resolve_queue < 1) {
+    return absl::InvalidArgumentError(
+        "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1");
+  }
+  // A BatchShorten of up to 1000 links must fit the queue of an idle
+  // committer (a larger one is taken only when the queue is empty).
+  if (c.group_commit_queue < static_cast<int>(kMaxBatchItems)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--group_commit_queue must be >= ", kMaxBatchItems, " (a full BatchShorten)"));
+  }
+  if (c.max_concurrent_streams < 1 || c.max_invalidation_subscribers < 1) {
+    return absl::InvalidArgumentError(
+        "--max_concurrent_streams and --max_invalidation_subscribers must be >= 1");
+  }
+  if (c.max_url_length < 1 || c.max_url_length > 64 * 1024) {
+    return absl::InvalidArgumentError("--max_url_length must be between 1 and 65536");
   }
   if (c.keepalive_time < absl::Seconds(1) || c.keepalive_timeout < absl::Seconds(1) ||
       c.keepalive_time > absl::Hours(24) || c.keepalive_timeout > absl::Hours(24)) {
@@ -376,15 +394,19 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   commit_options.committer_threads = config.group_commit_threads;
   commit_options.parallel_backlog = config.group_commit_parallel_backlog;
   commit_options.parallel_after = config.group_commit_parallel_after;
+  commit_options.max_queued = config.group_commit_queue;
   parts->committer = std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
   store::ReadBatchOptions read_options;
   read_options.max_batch = config.resolve_batch;
   read_options.reader_threads = config.resolve_threads;
+  read_options.max_queued = config.resolve_queue;
   parts->reads = std::make_unique<store::ReadBatcher>(parts->link_store.get(), read_options);
-  parts->blocking_pool = std::make_unique<ThreadPool>(config.blocking_threads);
+  parts->blocking_pool = std::make_unique<ThreadPool>(ThreadPoolOptions{
+      "blocking pool", config.blocking_threads, static_cast<size_t>(config.blocking_queue)});
   InvalidationHubOptions hub_options;
   hub_options.flush_interval = config.invalidation_flush;
   hub_options.max_pending_codes = static_cast<size_t>(config.invalidation_max_pending);
+  hub_options.max_subscribers = static_cast<size_t>(config.max_invalidation_subscribers);
   parts->hub = std::make_unique<InvalidationHub>(hub_options);
 
   auth::PgApiKeyStoreOptions key_store_options;
@@ -406,7 +428,8 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   // Key look-ups have their own small pool: a flood of unknown keys then
   // queues here instead of occupying the threads Revoke and alias look-ups
   // need.
-  parts->key_lookup_pool = std::make_unique<ThreadPool>(2);
+  parts->key_lookup_pool = std::make_unique<ThreadPool>(ThreadPoolOptions{
+      "key look-up pool", 2, static_cast<size_t>(config.key_lookup_queue)});
   parts->authorizer = std::make_unique<Authorizer>(
       parts->key_cache.get(), parts->rate_limiter.get(), parts->key_lookup_pool.get());
   SHORTENER_RETURN_IF_ERROR(StartListener(config, store_options.invalidation_channel, *parts));
@@ -419,7 +442,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
       parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get(),
-      parts->click_store.get());
+      parts->click_store.get(), RequestLimits(config.max_url_length));
   return parts;
 }
 
@@ -447,7 +470,12 @@ void LogServed(const ServiceParts& parts) {
   InvalidationHub::Stats hub = parts.hub->GetStats();
   LogInfo("resolve batching: %d look-ups in %d queries; invalidations: %d codes in %d batches, "
           "%d drop_all(s) from the listener, %d for slow subscribers",
-          reads.lookups, reads.batches, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
+          reads.lookups, reads.queries, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
+  const ThreadPool::Stats blocking = parts.blocking_pool->GetStats();
+  const ThreadPool::Stats keys = parts.key_lookup_pool->GetStats();
+  LogInfo("refused for full queues: blocking pool %d, key look-up pool %d, read batcher %d, "
+          "group committer %d links",
+          blocking.refused, keys.refused, reads.refused, parts.committer->GetStats().refused);
 }
 
 // "plaintext", "TLS (certificate F)" or "mTLS (certificate F, client
@@ -490,8 +518,14 @@ absl::Status RunServer(const ServerConfig& config) {
   int port = 0;
   builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(parts->service.get());
-  // BatchShorten of 1000 URLs of 2 KB each must fit.
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  // Sized for the largest legitimate request (a full BatchShorten: the
+  // arithmetic is in request_limits.h), not more; each method has its own,
+  // smaller limit on top.
+  const size_t receive_limit = RequestLimits(config.max_url_length).ReceiveLimit();
+  builder.SetMaxReceiveMessageSize(static_cast<int>(receive_limit));
+  // One connection cannot hold more calls than this at once (the edge needs
+  // a handful; a batch client tens).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_streams);
   // gRPC sets SO_REUSEPORT by default: a second process on the same port
   // (a misconfigured replica, a test that raced for a free port) would then
   // silently take half the connections. Fail to start instead.
@@ -504,8 +538,10 @@ absl::Status RunServer(const ServerConfig& config) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  LogInfo("shorten-service listening on %s (port %d) over %s, base_url %s", config.listen, port,
-          DescribeTls(config.tls), config.base_url);
+  LogInfo("shorten-service listening on %s (port %d) over %s, base_url %s; requests up to %d "
+          "bytes, %d calls per connection",
+          config.listen, port, DescribeTls(config.tls), config.base_url, receive_limit,
+          config.max_concurrent_streams);
 
   int signo = ::shortener::WaitForTermination([&parts] {
     if (parts->deny_list == nullptr && parts->countries == nullptr) {

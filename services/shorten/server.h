@@ -37,8 +37,16 @@ struct ServerConfig {
   int group_commit_parallel_backlog = 256;  // queued links that start a parallel commit
   absl::Duration group_commit_parallel_after = absl::Milliseconds(10);  // ... or a commit this long
   int blocking_threads = 16;            // for store calls off reactor threads
-  int resolve_batch = 256;              // ids per batched Resolve query
+  int resolve_batch = 256;              // look-ups per batched Resolve query
   int resolve_threads = 2;              // batched Resolve queries in flight
+  // Bounds of the queues in front of every pool (RESOURCE_EXHAUSTED beyond):
+  int blocking_queue = 256;             // tasks waiting for a blocking thread
+  int key_lookup_queue = 256;           // API key look-ups waiting for a thread
+  int resolve_queue = 16384;            // look-ups waiting for a batched query
+  int group_commit_queue = 20000;       // links waiting for a transaction
+  // HTTP/2 streams (calls) open at once on one client connection.
+  int max_concurrent_streams = 256;
+  int max_invalidation_subscribers = 1024;  // WatchInvalidations streams at once
   absl::Duration invalidation_flush = absl::Milliseconds(10);  // batching window
   int invalidation_max_pending = 10000;  // per subscriber, then drop_all
   absl::Duration keepalive_time = absl::Seconds(10);    // gRPC pings to idle clients

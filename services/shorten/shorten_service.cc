@@ -65,10 +65,34 @@ void ShortenServiceImpl::FinishWith(grpc::ServerUnaryReactor* reactor,
   reactor->Finish(ClientStatus(status));
 }
 
+absl::Status ShortenServiceImpl::CheckLimits(Rpc rpc,
+                                             const google::protobuf::Message& request) const {
+  size_t items = 0;
+  switch (rpc) {
+    case Rpc::kBatchShorten:
+      items = static_cast<const v1::BatchShortenRequest&>(request).requests_size();
+      break;
+    case Rpc::kBatchResolve:
+      items = static_cast<const v1::BatchResolveRequest&>(request).codes_size();
+      break;
+    case Rpc::kRecordClicks:
+      items = static_cast<const v1::RecordClicksRequest&>(request).events_size();
+      break;
+    default:
+      break;
+  }
+  return limits_.Check(rpc, request.ByteSizeLong(), items);
+}
+
+void ShortenServiceImpl::RunBlocking(grpc::ServerUnaryReactor* reactor, std::function<void()> fn) {
+  absl::Status queued = blocking_pool_->Schedule(std::move(fn));
+  if (!queued.ok()) FinishWith(reactor, queued);
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::Shorten(grpc::CallbackServerContext* ctx,
                                                       const v1::ShortenRequest* request,
                                                       v1::ShortenResponse* response) {
-  return Authorized(ctx, Rpc::kShorten, 1, [this, ctx, request, response](
+  return Authorized(ctx, Rpc::kShorten, *request, 1, [this, ctx, request, response](
                                                PrincipalPtr caller,
                                                grpc::ServerUnaryReactor* reactor) {
     absl::StatusOr<ShortenInput> input = FromProto(*request);
@@ -88,7 +112,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
   // Each item counts against the key's rate, or one call would be a way
   // around it.
   const int items = std::max(1, request->requests_size());
-  return Authorized(ctx, Rpc::kBatchShorten, items, [this, ctx, request, response](
+  return Authorized(ctx, Rpc::kBatchShorten, *request, items, [this, ctx, request, response](
                                                         PrincipalPtr caller,
                                                         grpc::ServerUnaryReactor* reactor) {
     // An item whose proto cannot be decoded still gets its own error in its
@@ -116,7 +140,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchShorten(
 grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContext* ctx,
                                                       const v1::ResolveRequest* request,
                                                       v1::ResolveResponse* response) {
-  return Authorized(ctx, Rpc::kResolve, 1,
+  return Authorized(ctx, Rpc::kResolve, *request, 1,
                     [this, request, response](PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
                       shortener_->Resolve(request->code(),
                                           [reactor, response](absl::StatusOr<LinkView> view) {
@@ -129,10 +153,10 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Resolve(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ShortenServiceImpl::BatchResolve(grpc::CallbackServerContext* ctx,
                                                            const v1::BatchResolveRequest* request,
                                                            v1::BatchResolveResponse* response) {
-  return Authorized(ctx, Rpc::kBatchResolve, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kBatchResolve, *request, 1, [this, request, response](
                                                     PrincipalPtr,
                                                     grpc::ServerUnaryReactor* reactor) {
-    constexpr int kMaxCodes = 1000;
+    constexpr int kMaxCodes = static_cast<int>(kMaxBatchItems);
     const int n = request->codes_size();
     if (n < 1 || n > kMaxCodes) {
       return FinishWith(reactor, absl::InvalidArgumentError(absl::StrCat(
@@ -164,7 +188,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::BatchResolve(grpc::CallbackServerC
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContext* ctx,
                                                       const v1::GetLinkRequest* request,
                                                       v1::Link* response) {
-  return Authorized(ctx, Rpc::kGetLink, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kGetLink, *request, 1, [this, request, response](
                                                PrincipalPtr caller,
                                                grpc::ServerUnaryReactor* reactor) {
     const auth::Principal* who = caller.get();
@@ -179,7 +203,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
           // The click count is a second read (of click_counts): blocking, so
           // on the pool. If it fails the whole call does (UNAVAILABLE, as
           // the link's own read would), rather than report 0 clicks.
-          blocking_pool_->Schedule([this, reactor, response, link_id = view->link.id] {
+          RunBlocking(reactor, [this, reactor, response, link_id = view->link.id] {
             absl::StatusOr<int64_t> total = click_stats_->HumanTotal(link_id);
             if (total.ok()) response->set_click_count(*total);
             FinishWith(reactor, total.status());
@@ -191,10 +215,10 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext* ctx,
                                                      const v1::RevokeRequest* request,
                                                      v1::Link* response) {
-  return Authorized(ctx, Rpc::kRevoke, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kRevoke, *request, 1, [this, request, response](
                                               PrincipalPtr caller,
                                               grpc::ServerUnaryReactor* reactor) {
-    blocking_pool_->Schedule([this, reactor, request, response, caller = std::move(caller)] {
+    RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
       absl::StatusOr<LinkView> view = shortener_->Revoke(request->code(), caller.get());
       if (view.ok()) ToProto(*view, response);
       FinishWith(reactor, view.status());
@@ -205,10 +229,10 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
                                                            const v1::RecordClicksRequest* request,
                                                            v1::RecordClicksResponse* response) {
-  return Authorized(ctx, Rpc::kRecordClicks, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kRecordClicks, *request, 1, [this, request, response](
                                                     PrincipalPtr, grpc::ServerUnaryReactor* reactor) {
     // Alias look-ups and the store block: off the reactor thread.
-    blocking_pool_->Schedule([this, reactor, request, response] {
+    RunBlocking(reactor, [this, reactor, request, response] {
       absl::StatusOr<RecordClicksOutput> out = clicks_->Record(FromProto(*request));
       if (out.ok()) ToProto(*out, response);
       FinishWith(reactor, out.status());
@@ -219,7 +243,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerC
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServerContext* ctx,
                                                             const v1::GetClickStatsRequest* request,
                                                             v1::GetClickStatsResponse* response) {
-  return Authorized(ctx, Rpc::kGetClickStats, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kGetClickStats, *request, 1, [this, request, response](
                                                      PrincipalPtr caller,
                                                      grpc::ServerUnaryReactor* reactor) {
     absl::StatusOr<ClickStatsQuery> query = FromProto(*request);
@@ -244,7 +268,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServer
             FinishWith(reactor, view.status());
             return;
           }
-          blocking_pool_->Schedule([this, reactor, response, range, link_id = view->link.id] {
+          RunBlocking(reactor, [this, reactor, response, range, link_id = view->link.id] {
             absl::StatusOr<clicks::ClickStats> stats =
                 click_stats_->Stats(link_id, range.start, range.end, range.granularity);
             if (stats.ok()) ToProto(*stats, response);
@@ -259,6 +283,10 @@ grpc::ServerWriteReactor<v1::Invalidation>* ShortenServiceImpl::WatchInvalidatio
   counters_.Count(Rpc::kWatchInvalidations);
   std::shared_ptr<InvalidationStream> stream =
       InvalidationStream::Create(ctx, hub_, request->subscriber());
+  if (absl::Status within = CheckLimits(Rpc::kWatchInvalidations, *request); !within.ok()) {
+    stream->Reject(ClientStatus(within));
+    return stream.get();
+  }
   authorizer_->Authorize(ctx, Rpc::kWatchInvalidations, 1,
                          [stream](absl::StatusOr<PrincipalPtr> principal) {
                            if (principal.ok()) {
@@ -273,10 +301,10 @@ grpc::ServerWriteReactor<v1::Invalidation>* ShortenServiceImpl::WatchInvalidatio
 grpc::ServerUnaryReactor* ShortenServiceImpl::CreateApiKey(grpc::CallbackServerContext* ctx,
                                                            const v1::CreateApiKeyRequest* request,
                                                            v1::CreateApiKeyResponse* response) {
-  return Authorized(ctx, Rpc::kCreateApiKey, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kCreateApiKey, *request, 1, [this, request, response](
                                                     PrincipalPtr,
                                                     grpc::ServerUnaryReactor* reactor) {
-    blocking_pool_->Schedule([this, reactor, request, response] {
+    RunBlocking(reactor, [this, reactor, request, response] {
       absl::StatusOr<CreatedApiKey> created = key_admin_->Create(FromProto(*request));
       if (created.ok()) {
         response->set_key(created->key);
@@ -288,11 +316,11 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::CreateApiKey(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* ShortenServiceImpl::ListApiKeys(grpc::CallbackServerContext* ctx,
-                                                          const v1::ListApiKeysRequest*,
+                                                          const v1::ListApiKeysRequest* request,
                                                           v1::ListApiKeysResponse* response) {
-  return Authorized(ctx, Rpc::kListApiKeys, 1, [this, response](PrincipalPtr,
+  return Authorized(ctx, Rpc::kListApiKeys, *request, 1, [this, response](PrincipalPtr,
                                                                 grpc::ServerUnaryReactor* reactor) {
-    blocking_pool_->Schedule([this, reactor, response] {
+    RunBlocking(reactor, [this, reactor, response] {
       absl::StatusOr<std::vector<auth::ApiKeyRecord>> keys = key_admin_->List();
       if (keys.ok()) {
         for (const auth::ApiKeyRecord& key : *keys) ToProto(key, response->add_api_keys());
@@ -305,10 +333,10 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::ListApiKeys(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* ShortenServiceImpl::RevokeApiKey(grpc::CallbackServerContext* ctx,
                                                            const v1::RevokeApiKeyRequest* request,
                                                            v1::ApiKey* response) {
-  return Authorized(ctx, Rpc::kRevokeApiKey, 1, [this, request, response](
+  return Authorized(ctx, Rpc::kRevokeApiKey, *request, 1, [this, request, response](
                                                     PrincipalPtr,
                                                     grpc::ServerUnaryReactor* reactor) {
-    blocking_pool_->Schedule([this, reactor, request, response] {
+    RunBlocking(reactor, [this, reactor, request, response] {
       absl::StatusOr<auth::ApiKeyRecord> revoked = key_admin_->Revoke(request->id());
       if (revoked.ok()) ToProto(*revoked, response);
       FinishWith(reactor, revoked.status());

@@ -4,11 +4,16 @@
 // proto, calls the domain logic with the caller's principal, encodes the
 // answer. Uses the callback API; blocking store calls run on
 // `blocking_pool` (or the Shortener's read batcher), never on a reactor
-// thread. WatchInvalidations streams an InvalidationHub subscription
+// thread; when the pool's queue is full the call answers RESOURCE_EXHAUSTED
+// naming it ("blocking pool is full: ..."). Every request is checked against
+// its method's size and item limits (request_limits.h) before anything
+// else, key look-up included: INVALID_ARGUMENT naming the limit.
+// WatchInvalidations streams an InvalidationHub subscription
 // (invalidation_stream.h). Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -17,6 +22,7 @@
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/request_limits.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/rpc_counters.h"
 #include "services/shorten/shortener.h"
@@ -26,11 +32,12 @@ namespace shortener::service {
 
 class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackService {
  public:
-  // All outlive the service.
+  // All outlive the service. `limits`: how large each request may be.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
                      Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
-                     clicks::ClickStatsReader* click_stats)
-      : shortener_(shortener),
+                     clicks::ClickStatsReader* click_stats, RequestLimits limits)
+      : limits_(limits),
+        shortener_(shortener),
         blocking_pool_(blocking_pool),
         hub_(hub),
         authorizer_(authorizer),
@@ -81,14 +88,22 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
  private:
   using PrincipalPtr = Authorizer::PrincipalPtr;
 
-  // Counts the call, has it authorized (`cost` tokens), then runs
+  // Counts the call, checks `request` against the method's limits
+  // (RequestLimits), has it authorized (`cost` tokens), then runs
   // body(principal, reactor), which must finish the reactor; a refusal
-  // finishes it with the Authorizer's status.
+  // finishes it with the limit's or the Authorizer's status.
   template <typename Body>
-  grpc::ServerUnaryReactor* Authorized(grpc::CallbackServerContext* ctx, Rpc rpc, int cost,
+  grpc::ServerUnaryReactor* Authorized(grpc::CallbackServerContext* ctx, Rpc rpc,
+                                       const google::protobuf::Message& request, int cost,
                                        Body body) {
     counters_.Count(rpc);
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    // Before the key look-up: a request no client may send costs neither a
+    // database read nor a token of anyone's rate.
+    if (absl::Status within = CheckLimits(rpc, request); !within.ok()) {
+      FinishWith(reactor, within);
+      return reactor;
+    }
     authorizer_->Authorize(ctx, rpc, cost,
                            [reactor, body = std::move(body)](
                                absl::StatusOr<PrincipalPtr> principal) mutable {
@@ -101,7 +116,15 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
     return reactor;
   }
   static void FinishWith(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
+  // `request` (of `rpc`'s type) against limits_: its encoded size and its
+  // item count.
+  absl::Status CheckLimits(Rpc rpc, const google::protobuf::Message& request) const;
+  // Runs `fn` (which must finish `reactor`) on the blocking pool; when the
+  // pool's queue is full, finishes `reactor` with its RESOURCE_EXHAUSTED
+  // instead and drops `fn` unrun.
+  void RunBlocking(grpc::ServerUnaryReactor* reactor, std::function<void()> fn);
 
+  const RequestLimits limits_;
   Shortener* shortener_;
   ThreadPool* blocking_pool_;
   InvalidationHub* hub_;

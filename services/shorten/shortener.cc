@@ -1,8 +1,10 @@
 #include "services/shorten/shortener.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -150,9 +152,11 @@ void Shortener::Shorten(const ShortenInput& input, absl::Time deadline, ShortenD
   // on the caller's (reactor) thread.
   absl::StatusOr<store::NewLink> link = Prepare(input, absl::InfinitePast());
   if (absl::IsUnavailable(link.status()) && absl::Now() < deadline) {
-    blocking_pool_->Schedule([this, input, deadline, submit, done = std::move(done)]() mutable {
+    // `done` is copied in: a refusal still has it to answer with.
+    absl::Status queued = blocking_pool_->Schedule([this, input, deadline, submit, done]() mutable {
       submit(Prepare(input, IdDeadline(deadline)), std::move(done));
     });
+    if (!queued.ok()) done(queued);
     return;
   }
   submit(std::move(link), std::move(done));
@@ -172,11 +176,12 @@ void Shortener::BatchShorten(
     return;
   }
   // Validating up to 1000 URLs takes milliseconds and ids may need a wait:
-  // off the caller's thread.
-  blocking_pool_->Schedule([this, inputs = std::move(inputs), deadline,
-                            done = std::move(done)]() mutable {
-    PrepareBatch(inputs, deadline, std::move(done));
-  });
+  // off the caller's thread. `done` is copied in: a refusal still has it.
+  absl::Status queued = blocking_pool_->Schedule(
+      [this, inputs = std::move(inputs), deadline, done]() mutable {
+        PrepareBatch(inputs, deadline, std::move(done));
+      });
+  if (!queued.ok()) done(queued);
 }
 
 void Shortener::PrepareBatch(
@@ -285,12 +290,43 @@ absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
 }
 
 absl::StatusOr<int64_t> Shortener::LinkIdOf(absl::string_view code) {
-  absl::StatusOr<std::optional<int64_t>> id = ParseCode(code);
-  if (!id.ok()) return Found(code, id.status()).status();
-  if (id->has_value()) return **id;
-  absl::StatusOr<store::Link> link = Found(code, store_->GetByAlias(std::string(code)));
-  if (!link.ok()) return link.status();
-  return link->id;
+  const std::string codes[] = {std::string(code)};
+  return std::move(LinkIdsOf(codes).front());
+}
+
+std::vector<absl::StatusOr<int64_t>> Shortener::LinkIdsOf(absl::Span<const std::string> codes) {
+  std::vector<absl::StatusOr<int64_t>> ids(codes.size(), absl::StatusOr<int64_t>(0));
+  // Every alias look-up is queued first, then all are awaited together.
+  struct Waiting {
+    std::mutex mu;
+    std::condition_variable done;
+    size_t left = 0;
+  };
+  Waiting waiting;
+  for (size_t i = 0; i < codes.size(); ++i) {
+    absl::StatusOr<std::optional<int64_t>> id = ParseCode(codes[i]);
+    if (!id.ok()) {
+      ids[i] = Found(codes[i], id.status()).status();
+    } else if (id->has_value()) {
+      ids[i] = **id;
+    } else {
+      {
+        std::lock_guard<std::mutex> lock(waiting.mu);
+        ++waiting.left;
+      }
+      reads_->GetByAlias(codes[i], [this, &ids, &waiting, &codes, i](absl::StatusOr<store::Link> link) {
+        link = Found(codes[i], std::move(link));
+        absl::StatusOr<int64_t> result =
+            link.ok() ? absl::StatusOr<int64_t>(link->id) : link.status();
+        std::lock_guard<std::mutex> lock(waiting.mu);
+        ids[i] = std::move(result);
+        if (--waiting.left == 0) waiting.done.notify_all();
+      });
+    }
+  }
+  std::unique_lock<std::mutex> lock(waiting.mu);
+  waiting.done.wait(lock, [&] { return waiting.left == 0; });
+  return ids;
 }
 
 void Shortener::Resolve(absl::string_view code, ResolveDone done) {
@@ -312,11 +348,9 @@ void Shortener::Resolve(absl::string_view code, ResolveDone done) {
   };
   if (id->has_value()) {
     reads_->GetById(**id, std::move(answer));
-    return;
+  } else {
+    reads_->GetByAlias(std::string(code), std::move(answer));
   }
-  blocking_pool_->Schedule([this, code = std::string(code), answer = std::move(answer)] {
-    answer(store_->GetByAlias(code));
-  });
 }
 
 absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {

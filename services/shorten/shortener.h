@@ -5,10 +5,15 @@
 // Thread-safe. Shorten/BatchShorten and the callback forms of Resolve and
 // GetLink never block the calling thread: they queue and complete through a
 // callback (from a committer thread, a read batcher thread, or
-// `blocking_pool` when they had to wait for an id segment, validate a large
-// batch or look up an alias). Generated codes are resolved through the read
-// batcher, so concurrent look-ups share one query. Revoke and the blocking
-// form of Resolve block on the store; call them off gRPC reactor threads.
+// `blocking_pool` when they had to wait for an id segment or validate a
+// large batch). Generated codes and aliases are resolved through the read
+// batcher, so concurrent look-ups share one query per kind. Revoke,
+// LinkIdOf(s) and the blocking form of Resolve block; call them off gRPC
+// reactor threads.
+//
+// Every queue behind it is bounded (the blocking pool, the read batcher, the
+// group committer): a call that finds one full fails RESOURCE_EXHAUSTED
+// naming it, through `done` like any other error.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTENER_H_
 
@@ -85,8 +90,9 @@ class Shortener {
 
   // Errors (through `done`): INVALID_ARGUMENT for bad input, ALREADY_EXISTS
   // (alias taken, request_id reused with another URL), UNAVAILABLE (no id
-  // segment before `deadline`, database down). `done` may run on the calling
-  // thread (validation errors) or on a committer thread.
+  // segment before `deadline`, database down), RESOURCE_EXHAUSTED (a full
+  // queue). `done` may run on the calling thread (validation errors,
+  // refusals) or on a committer thread.
   void Shorten(const ShortenInput& input, absl::Time deadline, ShortenDone done);
 
   // One result per input, in order; a bad item fails only itself.
@@ -98,17 +104,17 @@ class Shortener {
 
   // INVALID_ARGUMENT for a string that is neither a code nor an alias;
   // NOT_FOUND for unknown ones; UNAVAILABLE (and other store errors) when
-  // the database fails. Revoked and expired links are returned with their
-  // state, not as errors. `done` runs on the calling thread (malformed
-  // codes, wrong check characters), on a read batcher thread (generated
-  // codes) or on `blocking_pool` (aliases).
+  // the database fails; RESOURCE_EXHAUSTED when the read batcher is full.
+  // Revoked and expired links are returned with their state, not as errors.
+  // `done` runs on the calling thread (malformed codes, wrong check
+  // characters, refusals) or on a read batcher thread.
   void Resolve(absl::string_view code, ResolveDone done);
   // Resolve for the link's owner: another tenant's link is NOT_FOUND, with
   // the very message of a code that does not exist, unless `caller` is an
   // admin (or null: tests, tools). `caller` must stay valid until `done`.
   void GetLink(absl::string_view code, const auth::Principal* caller, ResolveDone done);
   // Resolve, waiting for the answer: for tests and tools. Never call it on a
-  // `blocking_pool` thread (an alias look-up would wait for that pool).
+  // read batcher thread (it would wait for a reader).
   absl::StatusOr<LinkView> Resolve(absl::string_view code);
 
   // Marks the link revoked (idempotent) and returns it. The store publishes
@@ -118,9 +124,14 @@ class Shortener {
   absl::StatusOr<LinkView> Revoke(absl::string_view code, const auth::Principal* caller = nullptr);
   // The link id `code` names, for click statistics: a generated code is
   // decoded (no database look-up: the edge only reports codes it redirected),
-  // an alias is looked up in the store, so this blocks; call it off gRPC
-  // reactor threads. Errors as Resolve.
+  // an alias is looked up through the read batcher, so this blocks; call it
+  // off gRPC reactor threads and read batcher threads. Errors as Resolve.
   absl::StatusOr<int64_t> LinkIdOf(absl::string_view code);
+  // LinkIdOf for many codes at once: the aliases among them are all queued
+  // before waiting, so they share the read batcher's queries (a click batch
+  // with 50 distinct aliases costs one statement, not 50). Result i is
+  // LinkIdOf(codes[i]).
+  std::vector<absl::StatusOr<int64_t>> LinkIdsOf(absl::Span<const std::string> codes);
 
  private:
   // Validates `input` and turns it into a row to create, with an id taken

@@ -30,7 +30,7 @@ struct FakeSubscriber {
   };
 
   explicit FakeSubscriber(InvalidationHub& hub)
-      : state(std::make_shared<WakeState>()), subscription(hub.Subscribe([s = state] {
+      : state(std::make_shared<WakeState>()), subscription(*hub.Subscribe([s = state] {
           std::lock_guard<std::mutex> lock(s->mu);
           s->wakes += 1;
           s->woken.notify_all();
@@ -217,6 +217,30 @@ TEST_CASE("an unsubscribed subscription is closed and no longer woken", "[servic
   CHECK(stays.TakeAll() == std::vector<std::string>{"x"});
   CHECK(gone.Wakes() == gone_wakes);
   CHECK_FALSE(gone.subscription->Take().has_value());
+}
+
+TEST_CASE("subscriptions beyond max_subscribers are refused until one leaves",
+          "[service][invalidation]") {
+  InvalidationHubOptions options = FastFlush();
+  options.max_subscribers = 2;
+  InvalidationHub hub(options);
+  FakeSubscriber a(hub), b(hub);
+  absl::StatusOr<std::shared_ptr<InvalidationHub::Subscription>> third = hub.Subscribe([] {});
+  REQUIRE_FALSE(third.ok());
+  CHECK(absl::IsResourceExhausted(third.status()));
+  CHECK(third.status().message() ==
+        "invalidation subscribers: 2 are subscribed, the limit of this replica "
+        "(--max_invalidation_subscribers); subscribe to another replica or retry later");
+  CHECK(hub.subscriber_count() == 2);
+  // The others still get every code.
+  a.TakeAll();
+  hub.Publish("x");
+  a.WaitForWake(0);
+  CHECK(a.TakeAll() == std::vector<std::string>{"x"});
+  hub.Unsubscribe(b.subscription);
+  absl::StatusOr<std::shared_ptr<InvalidationHub::Subscription>> again = hub.Subscribe([] {});
+  REQUIRE(again.ok());
+  CHECK(hub.subscriber_count() == 2);
 }
 
 TEST_CASE("Close closes and wakes every subscription; later subscriptions start closed",

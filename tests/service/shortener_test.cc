@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
 #include "services/shorten/rpc_counters.h"
@@ -354,7 +355,7 @@ TEST_CASE("Concurrent resolves go through the read batcher and each gets its own
   CHECK(stats.batches <= 200);
 }
 
-TEST_CASE("Resolve answers malformed codes at once and aliases without the batcher",
+TEST_CASE("Resolve answers malformed codes at once and aliases through the batcher",
           "[service]") {
   Fixture f;
   ShortenInput in;
@@ -370,7 +371,72 @@ TEST_CASE("Resolve answers malformed codes at once and aliases without the batch
   REQUIRE_THAT(alias, IsOk());
   CHECK(alias->code == "my-alias");
   CHECK(alias->link.long_url == "https://example.com/aliased");
-  CHECK(f.reads->GetStats().lookups == 0);
+  CHECK(f.reads->GetStats().lookups == 1);
+  CHECK_THAT(f.shortener->Resolve("no-such-alias"),
+             HasCodeAndMessage(absl::StatusCode::kNotFound, "code \"no-such-alias\" does not exist"));
+  CHECK(f.reads->GetStats().lookups == 2);
+}
+
+TEST_CASE("LinkIdsOf decodes codes, looks aliases up together, and names what it cannot find",
+          "[service]") {
+  Fixture f;
+  std::vector<std::string> codes;
+  std::vector<int64_t> want;
+  for (int i = 0; i < 3; ++i) {
+    ShortenInput in;
+    in.long_url = absl::StrCat("https://example.com/ids/", i);
+    if (i > 0) in.custom_alias = absl::StrCat("ids-alias-", i);
+    absl::StatusOr<ShortenOutput> out = f.Shorten(in);
+    REQUIRE_THAT(out, IsOk());
+    codes.push_back(out->link.code);
+    want.push_back(out->link.link.id);
+  }
+  codes.push_back("no-such-alias");
+  codes.push_back("bad/code");
+  std::vector<absl::StatusOr<int64_t>> ids = f.shortener->LinkIdsOf(codes);
+  REQUIRE(ids.size() == 5);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE_THAT(ids[i], IsOk());
+    CHECK(*ids[i] == want[i]);
+  }
+  CHECK_THAT(ids[3], HasCode(absl::StatusCode::kNotFound));
+  CHECK_THAT(ids[4], HasCode(absl::StatusCode::kInvalidArgument));
+  // Only the aliases were looked up (the generated code is decoded).
+  CHECK(f.reads->GetStats().lookups == 3);
+  CHECK(*f.shortener->LinkIdOf(codes[1]) == want[1]);
+}
+
+TEST_CASE("a full blocking pool fails BatchShorten with RESOURCE_EXHAUSTED, at once",
+          "[service]") {
+  Fixture f;
+  // A pool of its own: one thread held busy, no room to queue.
+  ThreadPool tiny(ThreadPoolOptions{"blocking pool", 1, 1});
+  Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
+                      f.reads.get(), &tiny, ShortenerOptions{});
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  REQUIRE(tiny.Schedule([released] { released.wait(); }).ok());
+  // The first waits in the queue, the second finds it full. (The worker may
+  // not have taken the blocker yet: then the first of these is refused too;
+  // the second is refused either way.)
+  std::vector<ShortenInput> inputs(1);
+  inputs[0].long_url = "https://example.com/full";
+  auto first = std::make_shared<std::promise<absl::Status>>();
+  absl::Status second;
+  shortener.BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+                         [first](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) {
+                           first->set_value(r.status());
+                         });
+  shortener.BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+                         [&](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) {
+                           second = r.status();
+                         });
+  CHECK_THAT(second, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
+                                       "blocking pool is full: 1 tasks are waiting; retry later"));
+  // Once the pool moves again, so does everything it had accepted.
+  release.set_value();
+  absl::Status first_status = first->get_future().get();
+  CHECK((first_status.ok() || absl::IsResourceExhausted(first_status)));
 }
 
 TEST_CASE("Revoke publishes the link's code once, not for a repeated revoke", "[service]") {

@@ -377,6 +377,63 @@ TEST_CASE("a CreateMany larger than max_batch is split and still answered in ord
   CHECK(empty_done);
 }
 
+TEST_CASE("a call that would take the queue past max_queued is refused whole, at once",
+          "[store][concurrent]") {
+  GatedStore store;
+  GroupCommitOptions options;
+  options.committer_threads = 1;
+  options.max_queued = 5;
+  GroupCommitter committer(&store, options);
+  std::vector<NewLink> links = NumberedLinks(8);
+  // Completions of the accepted calls: links 0, 1, 7 and the CreateMany.
+  Callers callers(4);
+  committer.Create(links[0], callers.Callback());
+  REQUIRE(store.WaitForCalls(1));  // taken: the queue is empty again
+  committer.Create(links[1], callers.Callback());
+  std::vector<absl::StatusOr<CreateOutcome>> many_results;
+  committer.CreateMany({links[2], links[3]}, [&](std::vector<absl::StatusOr<CreateOutcome>> r) {
+    many_results = std::move(r);
+    callers.all.Done();
+  });
+  // 3 links wait; 3 more would make 6 > 5: refused whole, on this thread.
+  std::vector<absl::StatusOr<CreateOutcome>> refused;
+  committer.CreateMany({links[4], links[5], links[6]},
+                       [&](std::vector<absl::StatusOr<CreateOutcome>> r) { refused = std::move(r); });
+  REQUIRE(refused.size() == 3);
+  for (const auto& r : refused) {
+    CHECK_THAT(r, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
+                                    "group committer is full: 3 links are waiting (at most 5); "
+                                    "retry later"));
+  }
+  CHECK(committer.GetStats().refused == 3);
+  // One more still fits.
+  committer.Create(links[7], callers.Callback());
+  store.Open();
+  REQUIRE(callers.all.Wait());
+  CHECK(callers.ok == 3);
+  REQUIRE(many_results.size() == 2);
+  CHECK_THAT(many_results[0], IsOk());
+  CHECK_THAT(many_results[1], IsOk());
+  // Nothing refused was stored.
+  for (int i : {4, 5, 6}) {
+    CHECK_THAT(store.GetById(links[i].id), HasCode(absl::StatusCode::kNotFound));
+  }
+}
+
+TEST_CASE("a call larger than max_queued is taken when the queue is empty", "[store][concurrent]") {
+  InMemoryLinkStore store;
+  GroupCommitOptions options;
+  options.max_queued = 2;
+  GroupCommitter committer(&store, options);
+  std::promise<std::vector<absl::StatusOr<CreateOutcome>>> results;
+  committer.CreateMany(NumberedLinks(10), [&](std::vector<absl::StatusOr<CreateOutcome>> r) {
+    results.set_value(std::move(r));
+  });
+  std::vector<absl::StatusOr<CreateOutcome>> got = results.get_future().get();
+  REQUIRE(got.size() == 10);
+  for (const auto& r : got) CHECK_THAT(r, IsOk());
+}
+
 TEST_CASE("the destructor completes everything queued", "[store][concurrent]") {
   SlowStore store(absl::Milliseconds(2));
   std::atomic<int> ok{0};

@@ -194,6 +194,52 @@ TEST_CASE("GetByIds answers present and absent ids in input order", "[store][con
   CHECK(empty->empty());
 }
 
+TEST_CASE("GetByAliases answers present, absent and impossible aliases in input order",
+          "[store][contract]") {
+  auto store = NewContractStore();
+  std::string owner = UniqueName("owner");
+  NewLink a = MakeNewLink(owner, "https://example.com/ga1");
+  a.alias = UniqueName("ga-one");
+  NewLink b = MakeNewLink(owner, "https://example.com/ga2");
+  b.alias = UniqueName("ga-two");
+  // An array element's quoting must not matter to the look-up.
+  NewLink odd = MakeNewLink(owner, "https://example.com/ga3");
+  odd.alias = UniqueName("ga,\"{odd}\\ NULL");
+  NewLink plain = MakeNewLink(owner, "https://example.com/ga4");
+  auto created = Create(*store, {a, b, odd, plain});
+  for (const auto& r : created) REQUIRE_THAT(r, IsOk());
+  const std::string missing = UniqueName("ga-missing");
+  // Text no alias can be (invalid UTF-8, a NUL byte) is NOT_FOUND like any
+  // other unknown alias, and fails nothing else of the call.
+  const std::string not_utf8 = "ga-\xff";
+  const std::string nul("ga\0x", 4);
+  std::vector<std::string> aliases = {*b.alias, missing, *a.alias, not_utf8, *odd.alias, nul,
+                                      *b.alias};
+  auto got = store->GetByAliases(aliases);
+  REQUIRE_THAT(got, IsOk());
+  REQUIRE(got->size() == aliases.size());
+  REQUIRE_THAT((*got)[0], IsOk());
+  CheckSameLink(*(*got)[0], created[1]->link);
+  CHECK_THAT((*got)[1], HasCodeAndMessage(absl::StatusCode::kNotFound,
+                                          absl::StrCat("no link with alias \"", missing, "\"")));
+  REQUIRE_THAT((*got)[2], IsOk());
+  CheckSameLink(*(*got)[2], created[0]->link);
+  CHECK_THAT((*got)[3], HasCodeAndMessage(absl::StatusCode::kNotFound,
+                                          "no link with alias \"ga-\\xff\""));
+  REQUIRE_THAT((*got)[4], IsOk());
+  CHECK((*got)[4]->id == odd.id);
+  CHECK_THAT((*got)[5], HasCode(absl::StatusCode::kNotFound));
+  REQUIRE_THAT((*got)[6], IsOk());
+  CHECK((*got)[6]->id == b.id);
+  // A link's id is not its alias, nor is a link without one found by any.
+  auto none = store->GetByAliases({std::to_string(plain.id)});
+  REQUIRE_THAT(none, IsOk());
+  CHECK_THAT((*none)[0], HasCode(absl::StatusCode::kNotFound));
+  auto empty = store->GetByAliases({});
+  REQUIRE_THAT(empty, IsOk());
+  CHECK(empty->empty());
+}
+
 TEST_CASE("invalid items are INVALID_ARGUMENT without failing the batch", "[store][contract]") {
   auto store = NewContractStore();
   std::string owner = UniqueName("owner");

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "lib/store/in_memory_link_store.h"
@@ -27,8 +28,9 @@ using ::shortener::testing::HasCode;
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-// An InMemoryLinkStore whose GetByIds takes `delay` (like a query), counts
-// its calls and ids, and can be made to throw.
+// An InMemoryLinkStore whose GetByIds and GetByAliases take `delay` (like a
+// query), count their calls and keys, can be held (Hold/Release) and can be
+// made to throw.
 class CountingStore : public InMemoryLinkStore {
  public:
   explicit CountingStore(absl::Duration delay = absl::ZeroDuration()) : delay_(delay) {}
@@ -37,27 +39,84 @@ class CountingStore : public InMemoryLinkStore {
       absl::Span<const int64_t> ids) override {
     calls_.fetch_add(1);
     ids_.fetch_add(static_cast<int64_t>(ids.size()));
-    if (throw_.load()) throw std::runtime_error("boom");
-    absl::SleepFor(delay_);
+    Wait();
     return InMemoryLinkStore::GetByIds(ids);
+  }
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByAliases(
+      absl::Span<const std::string> aliases) override {
+    alias_calls_.fetch_add(1);
+    aliases_.fetch_add(static_cast<int64_t>(aliases.size()));
+    Wait();
+    return InMemoryLinkStore::GetByAliases(aliases);
   }
   absl::StatusOr<Link> GetById(int64_t) override {
     single_calls_.fetch_add(1);
     return absl::InternalError("the batcher must not call GetById");
   }
+  absl::StatusOr<Link> GetByAlias(const std::string&) override {
+    single_calls_.fetch_add(1);
+    return absl::InternalError("the batcher must not call GetByAlias");
+  }
 
   int64_t calls() const { return calls_.load(); }
   int64_t ids() const { return ids_.load(); }
+  int64_t alias_calls() const { return alias_calls_.load(); }
+  int64_t aliases() const { return aliases_.load(); }
   int64_t single_calls() const { return single_calls_.load(); }
   void SetThrow(bool t) { throw_.store(t); }
+  // Queries wait until Release().
+  void Hold() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    released_.notify_all();
+  }
 
  private:
+  void Wait() {
+    if (throw_.load()) throw std::runtime_error("boom");
+    absl::SleepFor(delay_);
+    std::unique_lock<std::mutex> lock(mu_);
+    released_.wait(lock, [this] { return !held_; });
+  }
+
   absl::Duration delay_;
   std::atomic<int64_t> calls_{0};
   std::atomic<int64_t> ids_{0};
+  std::atomic<int64_t> alias_calls_{0};
+  std::atomic<int64_t> aliases_{0};
   std::atomic<int64_t> single_calls_{0};
   std::atomic<bool> throw_{false};
+  std::mutex mu_;
+  std::condition_variable released_;
+  bool held_ = false;
 };
+
+// Creates `n` links with aliases and returns the aliases.
+std::vector<std::string> AddAliases(LinkStore& store, int n) {
+  std::vector<NewLink> links;
+  std::vector<std::string> aliases;
+  for (int i = 0; i < n; ++i) {
+    links.push_back(MakeNewLink(UniqueName("owner"), absl::StrCat("https://example.com/al/", i)));
+    links.back().alias = UniqueName("alias");
+    aliases.push_back(*links.back().alias);
+  }
+  for (const auto& r : Create(store, std::move(links))) REQUIRE_THAT(r, IsOk());
+  return aliases;
+}
+
+// Waits until `n` look-ups of either kind reached the store.
+bool WaitForQueries(const CountingStore& store, int64_t n) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (store.calls() + store.alias_calls() < n) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
 
 // Creates `n` links and returns their ids.
 std::vector<int64_t> AddLinks(LinkStore& store, int n) {
@@ -227,6 +286,97 @@ TEST_CASE("an exception escaping GetByIds fails its read batch INTERNAL, not the
              HasCodeAndMessage(absl::StatusCode::kInternal, "unexpected exception: boom"));
   store.SetThrow(false);
   CHECK_THAT(batcher.GetByIdAndWait(ids[0]), IsOk());
+}
+
+// Answers by alias, from callbacks on reader threads.
+struct AliasAnswers {
+  void Set(const std::string& asked, absl::StatusOr<Link> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results.emplace(asked, std::move(r));
+    done.notify_all();
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return done.wait_for(lock, std::chrono::seconds(20), [&] { return results.size() >= n; });
+  }
+  std::mutex mu;
+  std::condition_variable done;
+  std::multimap<std::string, absl::StatusOr<Link>> results;
+};
+
+TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
+          "[store][concurrent]") {
+  CountingStore store;
+  std::vector<int64_t> ids = AddLinks(store, 1);
+  std::vector<std::string> aliases = AddAliases(store, 60);
+  ReadBatchOptions options;
+  options.reader_threads = 1;
+  ReadBatcher batcher(&store, options);
+  store.Hold();
+  Answers first;
+  batcher.GetById(ids[0], [&first](absl::StatusOr<Link> r) { first.Set(0, std::move(r)); });
+  REQUIRE(WaitForQueries(store, 1));
+  // 60 known aliases, one asked twice, 10 unknown, and an id: one batch.
+  AliasAnswers answers;
+  auto ask = [&](const std::string& alias) {
+    batcher.GetByAlias(alias, [&answers, alias](absl::StatusOr<Link> r) {
+      answers.Set(alias, std::move(r));
+    });
+  };
+  for (const std::string& alias : aliases) ask(alias);
+  ask(aliases[0]);
+  for (int i = 0; i < 10; ++i) ask(UniqueName("unknown"));
+  batcher.GetById(ids[0], [&first](absl::StatusOr<Link> r) { first.Set(1, std::move(r)); });
+  store.Release();
+  REQUIRE(answers.WaitFor(71));
+  REQUIRE(first.WaitFor(2));
+  // The batch held both kinds: one query each, every key once.
+  CHECK(store.alias_calls() == 1);
+  CHECK(store.aliases() == 70);
+  CHECK(store.calls() == 2);
+  CHECK(store.single_calls() == 0);
+  CHECK(batcher.GetStats().queries == 3);
+  std::lock_guard<std::mutex> lock(answers.mu);
+  int found = 0, not_found = 0;
+  for (const auto& [alias, r] : answers.results) {
+    if (r.ok() && r->alias == alias) found += 1;
+    if (absl::IsNotFound(r.status()) && absl::StrContains(r.status().message(), alias)) {
+      not_found += 1;
+    }
+  }
+  CHECK(found == 61);
+  CHECK(not_found == 10);
+}
+
+TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTED",
+          "[store][concurrent]") {
+  CountingStore store;
+  std::vector<int64_t> ids = AddLinks(store, 4);
+  ReadBatchOptions options;
+  options.reader_threads = 1;
+  options.max_queued = 3;
+  ReadBatcher batcher(&store, options);
+  store.Hold();
+  Answers answers;
+  auto ask = [&](int64_t id) {
+    batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
+  };
+  ask(ids[0]);
+  REQUIRE(WaitForQueries(store, 1));  // taken: the queue is empty again
+  for (int i = 1; i < 4; ++i) ask(ids[i]);
+  // The fourth waiting one: answered on this thread, before GetByAlias returns.
+  absl::Status refused;
+  batcher.GetByAlias("over", [&refused](absl::StatusOr<Link> r) { refused = r.status(); });
+  CHECK_THAT(refused, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
+                                        "read batcher is full: 3 look-ups are waiting; retry later"));
+  CHECK(batcher.GetStats().refused == 1);
+  store.Release();
+  REQUIRE(answers.WaitFor(4));
+  std::lock_guard<std::mutex> lock(answers.mu);
+  for (const auto& [id, r] : answers.results) CHECK_THAT(r, IsOk());
+  CHECK(store.alias_calls() == 0);
+  // And there is room again.
+  CHECK_THAT(batcher.GetByAliasAndWait("still-unknown"), HasCode(absl::StatusCode::kNotFound));
 }
 
 TEST_CASE("the destructor answers everything queued", "[store][concurrent]") {

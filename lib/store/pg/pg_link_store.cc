@@ -76,6 +76,10 @@ absl::Status NotFoundId(int64_t id) {
   return absl::NotFoundError(absl::StrCat("no link with id ", id));
 }
 
+absl::Status NotFoundAlias(absl::string_view alias) {
+  return absl::NotFoundError(absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PgLinkStore>> PgLinkStore::Create(PgLinkStoreOptions options) {
@@ -181,19 +185,49 @@ absl::StatusOr<Link> PgLinkStore::GetById(int64_t id) {
 }
 
 absl::StatusOr<Link> PgLinkStore::GetByAlias(const std::string& alias) {
-  if (!IsStorableText(alias)) {
-    // Text PostgreSQL cannot hold cannot name a stored alias.
-    return absl::NotFoundError(
-        absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
-  }
+  // Text PostgreSQL cannot hold cannot name a stored alias.
+  if (!IsStorableText(alias)) return NotFoundAlias(alias);
   absl::StatusOr<std::optional<Link>> link =
       QueryOneLink("get link by alias", pg_queries::kGetByAlias.name, alias);
   if (!link.ok()) return link.status();
-  if (!link->has_value()) {
-    return absl::NotFoundError(
-        absl::StrCat("no link with alias \"", absl::CHexEscape(alias), "\""));
-  }
+  if (!link->has_value()) return NotFoundAlias(alias);
   return **std::move(link);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByAliases(
+    absl::Span<const std::string> aliases) {
+  // Text PostgreSQL cannot hold cannot name a stored alias, and in the
+  // array it would fail the whole statement: it is left out.
+  ArrayLiteral list;
+  for (const std::string& alias : aliases) {
+    if (IsStorableText(alias)) list.Add(alias);
+  }
+  absl::flat_hash_map<std::string, Link> found;
+  if (!list.empty()) {
+    absl::Status status = pool_.Run("get links by alias", Deadline(), [&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      for (const pqxx::row& row :
+           tx.exec_prepared(pg_queries::kGetByAliases.name, list.Build())) {
+        std::optional<Link> link = ParseLink(row, 0);
+        if (link.has_value()) {
+          found.emplace(row[pg_queries::kLinkColumnCount].as<std::string>(), *std::move(link));
+        }
+      }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+  }
+  std::vector<absl::StatusOr<Link>> result;
+  result.reserve(aliases.size());
+  for (const std::string& alias : aliases) {
+    auto it = found.find(alias);
+    if (it != found.end()) {
+      result.push_back(it->second);
+    } else {
+      result.push_back(NotFoundAlias(alias));
+    }
+  }
+  return result;
 }
 
 absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByIds(

@@ -79,6 +79,10 @@ class PgLinkStore : public LinkStore {
   absl::StatusOr<Link> GetByAlias(const std::string& alias) override;
   absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
       absl::Span<const int64_t> ids) override;
+  // One `WHERE alias = ANY($1::text[])` statement for the aliases that are
+  // storable text (the others are NOT_FOUND without a query).
+  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByAliases(
+      absl::Span<const std::string> aliases) override;
   // Publishes `code` with NOTIFY on options.invalidation_channel in the
   // revoking statement (one round trip; a second one, a read, when the link
   // was revoked already). INVALID_ARGUMENT for a `code` NOTIFY cannot carry

@@ -52,6 +52,13 @@ inline constexpr Query kGetByIds{
     "links_get_by_ids",
     "SELECT " SHORTENER_LINK_COLUMNS " FROM links l WHERE l.id = ANY($1::bigint[])"};
 
+// $1 text[] aliases: one round trip for many (an index probe of
+// link_aliases' primary key per alias). Row: link columns, then the alias.
+inline constexpr Query kGetByAliases{
+    "links_get_by_aliases",
+    "SELECT " SHORTENER_LINK_COLUMNS ", a.alias"
+    " FROM link_aliases a JOIN links l ON l.id = a.link_id WHERE a.alias = ANY($1::text[])"};
+
 // $1 id, $2 revoke time, $3 notification channel, $4 payload (the code).
 // Revokes a live link and, in the same autocommitted statement, NOTIFYs $3
 // with $4: listeners get it when (and only if) the revocation commits. No row
@@ -188,7 +195,8 @@ inline constexpr CopyTarget<10> kCopyLinks{"links",
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kGetById,     kGetByAlias,     kGetByIds,          kRevoke,         kReadRequests,
+    kGetById,     kGetByAlias,     kGetByIds,          kGetByAliases,   kRevoke,
+    kReadRequests,
     kReadDedupe,  kReadAliases,    kWriteBatchCareful, kWriteBatchFast, kWriteLinksFast,
     kReleaseDedupeKeys,
 };
