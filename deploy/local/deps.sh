@@ -11,6 +11,7 @@ SHORTENER_PACKAGES=(
   postgresql postgresql-contrib
   openssl  # the tests make their TLS certificates with it
   libmaxmind-db-writer-perl  # the GeoIP tests write a tiny MaxMind database with it
+  clang-14 libclang-rt-14-dev  # libFuzzer and the fuzz build (tests/fuzz/run.sh)
 )
 
 shortener_install_deps() {

@@ -2,11 +2,15 @@
 # Runs every test: installs missing packages, builds into build/ and runs
 # ctest (unit tests, integration tests on private PostgreSQL clusters the
 # tests start themselves, end-to-end tests with the real binaries).
-# Then the tests of concurrent code (CTest label `concurrent`) again under
+# Then the fuzz targets (tests/fuzz, built with clang in build/fuzz): every
+# seed and recorded crash input once, then each target for
+# SHORTENER_FUZZ_SECONDS (default 20) from its seeds, one per core. Then the
+# tests of concurrent code (CTest label `concurrent`) again under
 # ThreadSanitizer (preset tsan), and every test under AddressSanitizer + UBSan
 # (preset asan).
 #   deploy/local/test.sh                 # everything
 #   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
+#   SHORTENER_SKIP_FUZZ=1 deploy/local/test.sh         # skip the fuzz step
 #   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +27,15 @@ cd build
 # --no-tests=error: a misconfigured build that registers no test must fail.
 ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
 cd ..
+
+if [ -z "${SHORTENER_SKIP_FUZZ:-}" ]; then
+  # docs/fuzzing.md. A crash, leak or timeout fails the step and prints the
+  # input. One target per core; about 5 minutes on 2 cores, the clang build
+  # included, with the default 20 s per target.
+  echo "== fuzz targets: regression corpora, then ${SHORTENER_FUZZ_SECONDS:-20} s each"
+  tests/fuzz/run.sh --jobs "$jobs" --regression
+  tests/fuzz/run.sh --jobs "$jobs" "${SHORTENER_FUZZ_SECONDS:-20}"
+fi
 
 if [ -z "${SHORTENER_SKIP_SANITIZERS:-}" ]; then
   # CMakePresets.json: `tsan` (build/tsan) runs the tests labelled
