@@ -15,8 +15,7 @@ uint64_t ReservedDescriptors(const DescriptorNeeds& needs) {
 }
 
 absl::StatusOr<ConnectionBudget> PlanConnections(uint64_t open_file_limit,
-                                                 const DescriptorNeeds& needs,
-                                                 uint64_t requested) {
+                                                 const DescriptorNeeds& needs, uint64_t requested) {
   ConnectionBudget budget;
   budget.open_file_limit = open_file_limit;
   budget.reserved = ReservedDescriptors(needs);

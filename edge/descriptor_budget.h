@@ -60,8 +60,7 @@ struct ConnectionBudget {
 // FAILED_PRECONDITION when the limit leaves no room for a single
 // connection.
 absl::StatusOr<ConnectionBudget> PlanConnections(uint64_t open_file_limit,
-                                                 const DescriptorNeeds& needs,
-                                                 uint64_t requested);
+                                                 const DescriptorNeeds& needs, uint64_t requested);
 
 }  // namespace shortener::edge
 

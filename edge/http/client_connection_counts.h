@@ -43,7 +43,7 @@ class ClientConnectionCounts {
 
   static constexpr size_t kShards = 16;
   struct alignas(64) Shard {
-    mutable std::mutex mu;  // std::mutex: visible to TSan
+    mutable std::mutex mu;                      // std::mutex: visible to TSan
     absl::flat_hash_map<Key, uint32_t> counts;  // guarded by mu
   };
   Shard& ShardFor(const Key& key) const;

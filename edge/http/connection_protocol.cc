@@ -27,7 +27,8 @@ ConnectionProtocol::ConnectionProtocol(LoopContext* loop, DeferredTarget* owner,
     : loop_(loop),
       owner_(owner),
       exchange_(this, loop, &out_, loop->index),
-      initial_read_capacity_(std::min(kInitialReadCapacity, loop->limits.max_header_bytes + kReadSlack)),
+      initial_read_capacity_(
+          std::min(kInitialReadCapacity, loop->limits.max_header_bytes + kReadSlack)),
       max_read_capacity_(loop->limits.max_header_bytes + kReadSlack),
       read_capacity_(initial_read_capacity_),
       deadline_ns_(loop->now_ns + loop->idle_timeout_ns) {
@@ -86,8 +87,8 @@ bool ConnectionProtocol::Parse() {
   size_t end = read_end_;
   if (!parser_->is_header_done()) end = std::min(end, request_start_ + limits.max_header_bytes);
   boost::beast::error_code ec;
-  const size_t n = parser_->Put(
-      absl::string_view(read_buffer_.get() + read_begin_, end - read_begin_), ec);
+  const size_t n =
+      parser_->Put(absl::string_view(read_buffer_.get() + read_begin_, end - read_begin_), ec);
   read_begin_ += n;
   const absl::string_view received(read_buffer_.get() + request_start_, read_end_ - request_start_);
   if (ec == boost::beast::http::error::need_more) {
@@ -295,7 +296,8 @@ void ConnectionProtocol::Account() {
   RaiseTo(counters.peak_output, out_.size() + writing_.size());
   const size_t bytes = buffer_bytes();
   if (bytes != accounted_bytes_) {
-    Bump(counters.buffer_bytes, static_cast<int64_t>(bytes) - static_cast<int64_t>(accounted_bytes_));
+    Bump(counters.buffer_bytes,
+         static_cast<int64_t>(bytes) - static_cast<int64_t>(accounted_bytes_));
     accounted_bytes_ = bytes;
   }
 }

@@ -44,21 +44,13 @@ bool IsAllDigits(absl::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return IsDigit(c); });
 }
 
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // RFC 3986 unreserved / sub-delims.
 bool IsHostChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c)) return true;
-  switch (c) {
-    case '-': case '.': case '_': case '~':                        // unreserved
-    case '!': case '$': case '&': case '\'': case '(': case ')':  // sub-delims
-    case '*': case '+': case ',': case ';': case '=':
-      return true;
-    default:
-      return false;
-  }
+  constexpr absl::string_view kPunctuation = "-._~!$&'()*+,;=";
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) ||
+         (c != '\0' && kPunctuation.find(c) != absl::string_view::npos);
 }
 
 // reg-name / IPv4address: *( unreserved / pct-encoded / sub-delims ).

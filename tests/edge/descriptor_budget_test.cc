@@ -12,9 +12,10 @@ using ::shortener::testing::HasCode;
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-TEST_CASE("the reserve counts stdio, each loop, the service, the spool, slack and the admin "
-          "listener",
-          "[edge][descriptors]") {
+TEST_CASE(
+    "the reserve counts stdio, each loop, the service, the spool, slack and the admin "
+    "listener",
+    "[edge][descriptors]") {
   DescriptorNeeds needs;
   needs.event_loops = 1;
   CHECK(ReservedDescriptors(needs) == 3 + 6 + 32 + 8 + 32);
@@ -45,8 +46,7 @@ TEST_CASE("without --max_connections the limit is what the open-file limit leave
   }
 }
 
-TEST_CASE("a limit that leaves no room for one connection stops the start",
-          "[edge][descriptors]") {
+TEST_CASE("a limit that leaves no room for one connection stops the start", "[edge][descriptors]") {
   DescriptorNeeds needs;
   for (uint64_t limit : {uint64_t{0}, uint64_t{20}, ReservedDescriptors(needs)}) {
     INFO(limit);

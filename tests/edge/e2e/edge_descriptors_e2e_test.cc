@@ -59,13 +59,15 @@ std::unique_ptr<EdgeProcess> StartLimitedEdge(EdgeFixture& f, const std::string&
   return *std::move(edge);
 }
 
-TEST_CASE("under a low open-file limit the edge refuses connections past its derived limit "
-          "and keeps serving and counting",
-          "[edge_e2e][limits]") {
+TEST_CASE(
+    "under a low open-file limit the edge refuses connections past its derived limit "
+    "and keeps serving and counting",
+    "[edge_e2e][limits]") {
   EdgeFixture f;
   const std::string code = f.Shorten("https://example.com/descriptors").code();
   std::unique_ptr<EdgeProcess> edge = StartLimitedEdge(
-      f, "256:256", {"--threads=2", "--click_flush_interval=100ms", "--max_connections_per_client=0"});
+      f, "256:256",
+      {"--threads=2", "--click_flush_interval=100ms", "--max_connections_per_client=0"});
   const std::string log = edge->Log();
   INFO(log);
   CHECK(absl::StrContains(log, "open-file limit 256 (soft was 256, hard 256)"));

@@ -58,13 +58,13 @@ class ScriptedHandler : public Handler {
     std::string body = absl::StrCat("#", count_++);
     const size_t at = request.target.find("bytes=");
     size_t bytes = 0;
-    if (at != absl::string_view::npos &&
-        absl::SimpleAtoi(request.target.substr(at + 6), &bytes) && bytes > body.size()) {
+    if (at != absl::string_view::npos && absl::SimpleAtoi(request.target.substr(at + 6), &bytes) &&
+        bytes > body.size()) {
       body.resize(bytes, '.');
     }
     return absl::StrCat("HTTP/1.1 200 OK\r\nContent-Length: ", body.size(),
-                        "\r\nConnection: ", request.keep_alive ? "keep-alive" : "close",
-                        "\r\n\r\n", body);
+                        "\r\nConnection: ", request.keep_alive ? "keep-alive" : "close", "\r\n\r\n",
+                        body);
   }
   int count_ = 0;
 };
@@ -124,8 +124,9 @@ TEST_CASE("after a refused request nothing more is handled or written", "[edge_h
   CHECK_FALSE(h.protocol().Process());
   CHECK(h.protocol().output().empty());
   CHECK(handler.targets == std::vector<std::string>{"/a"});
-  CHECK(h.context().counters.refused_requests[static_cast<size_t>(
-            RequestRefusal::kTransferEncoding)].load() == 1);
+  CHECK(h.context()
+            .counters.refused_requests[static_cast<size_t>(RequestRefusal::kTransferEncoding)]
+            .load() == 1);
 }
 
 TEST_CASE("a dropped or missing response is answered 500 and ends the connection",

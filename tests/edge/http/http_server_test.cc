@@ -249,7 +249,8 @@ TEST_CASE("a small body is discarded and the next pipelined request is served",
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(
       connection.Send("POST /x?i=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789" +
-                      Get("/x?i=2") + "POST /x?i=3 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc" +
+                      Get("/x?i=2") +
+                      "POST /x?i=3 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc" +
                       Get("/x?i=4")),
       IsOk());
   CHECK(ReadOk(connection).body == "POST 1");
@@ -263,10 +264,10 @@ TEST_CASE("a body larger than the read buffer streams through and keeps the requ
   Server s;
   HttpConnection connection = s.Connect();
   const std::string body(40000, 'b');
-  REQUIRE_THAT(
-      connection.Send("POST /x?i=1 HTTP/1.1\r\nHost: a\r\nUser-Agent: big-poster\r\nContent-Length: " +
-                      std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100)),
-      IsOk());
+  REQUIRE_THAT(connection.Send(
+                   "POST /x?i=1 HTTP/1.1\r\nHost: a\r\nUser-Agent: big-poster\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100)),
+               IsOk());
   absl::SleepFor(absl::Milliseconds(20));  // the head arrives on its own
   REQUIRE_THAT(connection.Send(body.substr(100) + Get("/x?i=2")), IsOk());
   CHECK(ReadOk(connection).body == "POST 1");
@@ -609,9 +610,10 @@ TEST_CASE("max_header_fields is an option", "[edge_http][server]") {
   CHECK(Refused(s.server->Stats(), RequestRefusal::kTooManyFields) == 1);
 }
 
-TEST_CASE("10000 pipelined requests from a client that does not read hold at most "
-          "max_output_bytes of responses",
-          "[edge_http][server][limits]") {
+TEST_CASE(
+    "10000 pipelined requests from a client that does not read hold at most "
+    "max_output_bytes of responses",
+    "[edge_http][server][limits]") {
   Server s;
   const size_t bound = HttpServerOptions().max_output_bytes;
   REQUIRE(bound == 64 * 1024);

@@ -95,7 +95,8 @@ void TestHandler::Handle(Exchange& exchange) {
   }
   if (path == "/pad") {
     const int bytes = QueryInt(request.target, "bytes", 0);
-    exchange.out() += Answer(request, exchange.loop_index(), static_cast<size_t>(std::max(0, bytes)));
+    exchange.out() +=
+        Answer(request, exchange.loop_index(), static_cast<size_t>(std::max(0, bytes)));
     return;
   }
   exchange.out() += Answer(request, exchange.loop_index());
