@@ -149,6 +149,30 @@ TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {
   CHECK_THAT(st.error_message(), Catch::Contains("1000"));
 }
 
+TEST_CASE("A BatchShorten item the service cannot decode gets its own error in its slot",
+          "[e2e]") {
+  E2eFixture f;
+  v1::BatchShortenRequest req;
+  req.add_requests()->set_long_url("https://example.com/decode/0");
+  v1::ShortenRequest* bad = req.add_requests();
+  bad->set_long_url("https://example.com/decode/1");
+  bad->set_redirect_type(static_cast<v1::RedirectType>(99));
+  req.add_requests()->set_long_url("https://example.com/decode/2");
+  v1::BatchShortenResponse resp;
+  grpc::Status st = f.stub->BatchShorten(E2eFixture::Ctx().get(), req, &resp);
+  REQUIRE(st.ok());
+  REQUIRE(resp.results_size() == 3);
+  REQUIRE(resp.results(1).has_error());
+  CHECK(resp.results(1).error().code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(resp.results(1).error().message(),
+             Catch::Contains("redirect_type: unknown value 99"));
+  for (int i : {0, 2}) {
+    REQUIRE(resp.results(i).has_response());
+    CHECK(resp.results(i).response().link().long_url() ==
+          absl::StrCat("https://example.com/decode/", i));
+  }
+}
+
 #ifdef SHORTENER_EXPECT_JEMALLOC
 TEST_CASE("The service runs on jemalloc when built with it", "[e2e]") {
   E2eFixture f;
