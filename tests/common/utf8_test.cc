@@ -192,6 +192,44 @@ TEST_CASE("FindTextFault names the first invalid byte or control character", "[c
   CHECK(FindTextFault("\xC2\x85").kind == TextFault::Kind::kNone);
 }
 
+TEST_CASE("FindTextFault agrees with a byte-by-byte reference on seeded random strings",
+          "[common][utf8]") {
+  // Long printable runs with a fault (or none) anywhere, so the eight-byte
+  // steps and the final overlapping read meet every position.
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 200000; ++i) {
+    std::string s(rng() % 40, 'a');
+    for (char& c : s) c = static_cast<char>(0x20 + rng() % 0x5F);
+    if (rng() % 4 != 0 && !s.empty()) {
+      const std::string bad = RandomText(rng, 2);
+      s.replace(rng() % s.size(), bad.size() % 3, bad);
+    }
+    // Reference: the first control byte or ill-formed sequence, scanning
+    // from the start.
+    TextFault expected;
+    for (size_t k = 0; k < s.size();) {
+      const unsigned char c = static_cast<unsigned char>(s[k]);
+      if (IsControl(c)) {
+        expected = {TextFault::Kind::kControl, k, c};
+        break;
+      }
+      const size_t n = CharLength(absl::string_view(s).substr(k));
+      if (n == 0) {
+        expected = {TextFault::Kind::kInvalidUtf8, k, c};
+        break;
+      }
+      k += n;
+    }
+    const TextFault got = FindTextFault(s);
+    INFO(absl::CHexEscape(s));
+    REQUIRE(got.kind == expected.kind);
+    if (got.kind != TextFault::Kind::kNone) {
+      REQUIRE(got.position == expected.position);
+      REQUIRE(got.byte == expected.byte);
+    }
+  }
+}
+
 TEST_CASE("Sanitize replaces each maximal ill-formed subpart with one U+FFFD", "[common][utf8]") {
   const std::string r(kReplacement);
   // The Unicode Standard's example (chapter 3, "U+FFFD Substitution of
