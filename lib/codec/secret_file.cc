@@ -58,6 +58,10 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
     }
     return ErrnoError(error, "cannot open", path);
   }
+  if (absl::Status mode = CheckSecretFile(fd, path, "codec secret"); !mode.ok()) {
+    ::close(fd);
+    return mode;
+  }
   // Read at most a little more than the longest accepted content.
   std::string content(kMaxHexChars + 16, '\0');
   size_t size = 0;

@@ -104,7 +104,10 @@ std::string GenerateSecretHex();
 // The raw secret bytes from the file at `path` (hex, surrounding whitespace
 // ignored). NOT_FOUND if the file does not exist, PERMISSION_DENIED or
 // another errno-derived code if it cannot be read, INVALID_ARGUMENT if the
-// content is not one line of at least 64 hex characters (even count).
+// content is not one line of at least 64 hex characters (even count),
+// FAILED_PRECONDITION if other users may write it or it is not a regular
+// file (CheckSecretFile, lib/common/private_file.h; readable by them: a
+// warning).
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 // Creates `path` with mode 0600 holding GenerateSecretHex() and a newline,

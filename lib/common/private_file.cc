@@ -6,9 +6,35 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/common/log.h"
 
 namespace shortener {
 namespace {
+
+absl::Status CheckSecretFileStat(const struct stat& st, const std::string& path,
+                                 absl::string_view what) {
+  const unsigned int mode = st.st_mode & 07777;
+  switch (JudgeSecretFile(st.st_mode, st.st_gid, ::getegid())) {
+    case SecretFileVerdict::kPrivate:
+      return absl::OkStatus();
+    case SecretFileVerdict::kReadableByOthers:
+      LogWarning("%s: %s is readable by other users (mode %04o): it holds a secret; chmod 600 it "
+                 "(or 400; Kubernetes: a Secret volume with defaultMode: 0400)",
+                 what, path, mode);
+      return absl::OkStatus();
+    case SecretFileVerdict::kWritableByOthers:
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: %s is writable by other users (mode %04o): whoever can write it can replace the "
+          "secret; chmod 600 it (or 400)",
+          what, path, mode));
+    case SecretFileVerdict::kNotRegularFile:
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s: %s is not a regular file (%s)", what, path,
+                          S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket"));
+  }
+  return absl::InternalError("unreachable");
+}
 
 // Writes all of `data` to `fd`, retrying on EINTR and short writes.
 bool WriteAll(int fd, absl::string_view data) {
@@ -22,6 +48,30 @@ bool WriteAll(int fd, absl::string_view data) {
 }
 
 }  // namespace
+
+SecretFileVerdict JudgeSecretFile(mode_t mode, gid_t file_gid, gid_t own_gid) {
+  if (!S_ISREG(mode)) return SecretFileVerdict::kNotRegularFile;
+  if ((mode & (S_IWGRP | S_IWOTH)) != 0) return SecretFileVerdict::kWritableByOthers;
+  if ((mode & S_IROTH) != 0) return SecretFileVerdict::kReadableByOthers;
+  if ((mode & S_IRGRP) != 0 && file_gid != own_gid) return SecretFileVerdict::kReadableByOthers;
+  return SecretFileVerdict::kPrivate;
+}
+
+absl::Status CheckSecretFile(int fd, const std::string& path, absl::string_view what) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(what, ": cannot stat ", path));
+  }
+  return CheckSecretFileStat(st, path, what);
+}
+
+absl::Status CheckSecretFile(const std::string& path, absl::string_view what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(what, ": cannot stat ", path));
+  }
+  return CheckSecretFileStat(st, path, what);
+}
 
 absl::Status CreatePrivateFile(const std::string& path, absl::string_view content,
                                absl::string_view what) {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/private_file.h"
 
 namespace shortener::grpcutil {
 namespace {
@@ -63,6 +64,9 @@ absl::StatusOr<std::string> ReadApiKeyFile(const std::string& flag, const std::s
   if (!in) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, ": cannot read ", path, ": ", std::strerror(errno)));
+  }
+  if (absl::Status mode = CheckSecretFile(path, absl::StrCat("--", flag)); !mode.ok()) {
+    return mode;
   }
   std::stringstream content;
   content << in.rdbuf();

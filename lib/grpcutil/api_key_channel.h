@@ -31,7 +31,10 @@ std::shared_ptr<grpc::Channel> CreateChannelWithApiKey(
 // (a trailing newline is normal). INVALID_ARGUMENT naming `flag` and the
 // path when the file cannot be read, is empty, or holds characters a header
 // cannot carry (anything but printable ASCII without spaces); the key is
-// never echoed.
+// never echoed. The file's mode is checked as every secret file's
+// (CheckSecretFile, lib/common/private_file.h): FAILED_PRECONDITION when
+// other users may write it or it is not a regular file, a warning when they
+// may read it.
 absl::StatusOr<std::string> ReadApiKeyFile(const std::string& flag, const std::string& path);
 
 }  // namespace shortener::grpcutil

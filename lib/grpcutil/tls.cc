@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/private_file.h"
 #include "lib/common/status_macros.h"
 
 namespace shortener::grpcutil {
@@ -140,6 +141,10 @@ absl::StatusOr<KeyCertPair> LoadKeyCertPair(absl::string_view cert_flag,
   SHORTENER_ASSIGN_OR_RETURN(X509Ptr leaf,
                              ParseCertificates(cert_flag, cert_path, pair.cert_chain));
   SHORTENER_ASSIGN_OR_RETURN(pair.private_key, ReadPemFile(key_flag, key_path));
+  if (absl::Status mode = CheckSecretFile(key_path, absl::StrCat("--", key_flag)); !mode.ok()) {
+    Cleanse(pair.private_key);
+    return mode;
+  }
   absl::StatusOr<PkeyPtr> key = ParsePrivateKey(key_flag, key_path, pair.private_key);
   if (!key.ok()) {
     Cleanse(pair.private_key);

@@ -44,6 +44,8 @@ struct ServerTlsOptions {
   // intermediates. Default none: plaintext.
   std::string cert_file;
   // --tls_key: the unencrypted private key of cert_file. Required with it.
+  // Checked as every secret file (CheckSecretFile, lib/common/private_file.h):
+  // writable by other users stops the start, readable by them warns.
   std::string key_file;
   // --tls_client_ca: CA certificate(s). Given: every client must present a
   // certificate signed by one of them (mutual TLS). Default none: clients
@@ -75,7 +77,7 @@ struct ClientTlsOptions {
   std::string ca_file;
   // --service_tls_cert, --service_tls_key: the client's certificate and its
   // unencrypted key, for a service that requires one (mutual TLS). Default
-  // none.
+  // none. The key file is checked as --tls_key is.
   std::string cert_file;
   std::string key_file;
   // --service_tls_server_name: the name the server's certificate must carry,

@@ -1,7 +1,5 @@
 #include "services/shorten/key_admin.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -74,11 +72,7 @@ absl::StatusOr<std::string> ReadBootstrapFile(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat(kBootstrapFlag, ": cannot read ", path, ": ", std::strerror(errno)));
   }
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-    LogWarning("%s: %s is readable by other users (mode %o); it holds an admin key: chmod 600 it",
-               kBootstrapFlag, path, st.st_mode & 0777);
-  }
+  SHORTENER_RETURN_IF_ERROR(CheckSecretFile(path, kBootstrapFlag));
   std::stringstream content;
   content << in.rdbuf();
   std::string key(absl::StripAsciiWhitespace(content.str()));

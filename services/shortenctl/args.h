@@ -99,7 +99,9 @@ absl::StatusOr<int64_t> ParseApiKeyId(absl::string_view text);
 // dropped. Empty when neither is set: calls then go without a key (and the
 // service answers UNAUTHENTICATED). INVALID_ARGUMENT naming --api_key_file or
 // SHORTENER_API_KEY when the file cannot be read or is empty, or when the key
-// holds characters a header cannot carry. Never echoes the key.
+// holds characters a header cannot carry; FAILED_PRECONDITION when other
+// users may write the file (a warning when they may read it: the rule of
+// every secret file, lib/common/private_file.h). Never echoes the key.
 absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_view env_value);
 
 // argv split into what shortenctl acts on.

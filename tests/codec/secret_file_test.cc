@@ -89,5 +89,19 @@ TEST_CASE("ReadSecretFile refuses missing and malformed files", "[codec]") {
   CHECK_THAT(WriteNewSecretFile(dir.File("no/such/dir")), HasCode(absl::StatusCode::kNotFound));
 }
 
+TEST_CASE("ReadSecretFile refuses a secret others can write or that is not a file", "[codec]") {
+  TempDir dir;
+  const std::string path = dir.File("shared.secret");
+  WriteFile(path, std::string(64, 'a') + "\n");
+  REQUIRE(::chmod(path.c_str(), 0664) == 0);
+  CHECK_THAT(ReadSecretFile(path),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                               "codec secret: " + path + " is writable by other users (mode 0664)"));
+  REQUIRE(::chmod(path.c_str(), 0400) == 0);
+  CHECK_THAT(ReadSecretFile(path), IsOk());
+  CHECK_THAT(ReadSecretFile(dir.File("")),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, "not a regular file"));
+}
+
 }  // namespace
 }  // namespace shortener::codec

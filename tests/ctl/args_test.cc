@@ -5,6 +5,7 @@
 #include "services/shortenctl/args.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -277,6 +278,13 @@ TEST_CASE("ResolveApiKey names the source of a bad key and never echoes it", "[c
   absl::StatusOr<std::string> spaced = ResolveApiKey(dir.Write("spaced", "shk_a b"), "");
   CHECK_THAT(spaced, HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--api_key_file"));
   CHECK_FALSE(absl::StrContains(spaced.status().message(), "shk_a"));
+  const std::string shared = dir.Write("shared", "shk_shared\n");
+  REQUIRE(::chmod(shared.c_str(), 0666) == 0);
+  absl::StatusOr<std::string> writable = ResolveApiKey(shared, "");
+  CHECK_THAT(writable, HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                                         "--api_key_file: " + shared +
+                                             " is writable by other users (mode 0666)"));
+  CHECK_FALSE(absl::StrContains(writable.status().message(), "shk_shared"));
   absl::StatusOr<std::string> env = ResolveApiKey("", "shk_secret part");
   CHECK_THAT(env, HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "SHORTENER_API_KEY"));
   CHECK_FALSE(absl::StrContains(env.status().message(), "shk_secret"));

@@ -703,5 +703,48 @@ TEST_CASE("the bootstrap admin key file is created 0600, reused, and checked", "
   CHECK_THAT(std::string(refused.status().message()), Catch::Contains("was revoked"));
 }
 
+TEST_CASE("the service stops at a secret file others can write and warns about a readable one",
+          "[e2e][auth]") {
+  E2eFixture f;
+  const std::string dir = f.service->admin_key_file() + ".modes";
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  const auto copy = [&](const std::string& from, const std::string& name, mode_t mode) {
+    const std::string to = dir + "/" + name;
+    std::ofstream(to) << ReadFile(from);
+    REQUIRE(::chmod(to.c_str(), mode) == 0);
+    return to;
+  };
+  ServiceProcessOptions options;
+  options.conninfo = f.cluster->ConnInfo();
+  options.ready_timeout = absl::Seconds(15);
+
+  // The codec secret, writable by the group.
+  options.secret_file = copy(f.service->secret_file(), "codec.secret", 0660);
+  options.admin_key_file = f.service->admin_key_file();
+  auto refused = ServiceProcess::Start(options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains(absl::StrCat(options.secret_file,
+                                          " is writable by other users (mode 0660)")));
+  // The bootstrap admin key, writable by anyone.
+  options.secret_file = f.service->secret_file();
+  options.admin_key_file = copy(f.service->admin_key_file(), "admin.key", 0606);
+  refused = ServiceProcess::Start(options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains(absl::StrCat("--bootstrap_admin_key_file: ", options.admin_key_file,
+                                          " is writable by other users (mode 0606)")));
+  CHECK_THAT(std::string(refused.status().message()),
+             !Catch::Contains(f.service->admin_key()));
+  // Readable by anyone: it starts, and says so.
+  REQUIRE(::chmod(options.admin_key_file.c_str(), 0644) == 0);
+  auto started = ServiceProcess::Start(options);
+  REQUIRE(started.ok());
+  CHECK_THAT((*started)->Log(),
+             Catch::Contains(absl::StrCat("--bootstrap_admin_key_file: ", options.admin_key_file,
+                                          " is readable by other users (mode 0644)")));
+  CHECK(Call(*(*started)->NewStub(), "ListApiKeys").ok());
+}
+
 }  // namespace
 }  // namespace shortener::testing

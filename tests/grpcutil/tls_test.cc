@@ -4,6 +4,8 @@
 // and mutual TLS, and the server name override.
 #include "lib/grpcutil/tls.h"
 
+#include <sys/stat.h>
+
 #include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
@@ -14,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "lib/grpcutil/api_key_channel.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/test_certs.h"
@@ -100,6 +103,45 @@ TEST_CASE("Credentials build from matching PEM files and plaintext needs none", 
   CHECK_THAT(MakeChannelCredentials(certs->ClientMutualTls()), IsOk());
   CHECK_THAT(MakeServerCredentials(ServerTlsOptions()), IsOk());
   CHECK_THAT(MakeChannelCredentials(ClientTlsOptions()), IsOk());
+}
+
+TEST_CASE("A private key others can write is refused; one others can read is accepted",
+          "[tls]") {
+  std::unique_ptr<TestCerts> certs = MakeCerts();
+  REQUIRE(::chmod(certs->server_key().c_str(), 0666) == 0);
+  CHECK_THAT(MakeServerCredentials(certs->ServerTls()),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                               "--tls_key: " + certs->server_key() +
+                                   " is writable by other users (mode 0666)"));
+  REQUIRE(::chmod(certs->client_key().c_str(), 0620) == 0);
+  CHECK_THAT(MakeChannelCredentials(certs->ClientMutualTls()),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                               "--service_tls_key: " + certs->client_key() +
+                                   " is writable by other users (mode 0620)"));
+  // Readable by others: a warning (lib/common's test checks its text), not
+  // a refusal. Certificates are public: their mode does not matter.
+  REQUIRE(::chmod(certs->server_key().c_str(), 0644) == 0);
+  REQUIRE(::chmod(certs->server_cert().c_str(), 0666) == 0);
+  CHECK_THAT(MakeServerCredentials(certs->ServerTls()), IsOk());
+  REQUIRE(::chmod(certs->client_key().c_str(), 0600) == 0);
+  CHECK_THAT(MakeChannelCredentials(certs->ClientMutualTls()), IsOk());
+}
+
+TEST_CASE("An API key file others can write is refused naming it", "[tls]") {
+  std::unique_ptr<TestCerts> certs = MakeCerts();
+  const std::string path = certs->dir() + "/edge.key";
+  WriteFile(path, "shk_" + std::string(43, 'k') + "\n");
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  CHECK_THAT(ReadApiKeyFile("api_key_file", path), IsOk());
+  REQUIRE(::chmod(path.c_str(), 0664) == 0);
+  CHECK_THAT(ReadApiKeyFile("api_key_file", path),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                               "--api_key_file: " + path +
+                                   " is writable by other users (mode 0664)"));
+  CHECK_THAT(ReadApiKeyFile("api_key_file", certs->dir()),
+             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                               "--api_key_file: " + certs->dir() +
+                                   " is not a regular file (a directory)"));
 }
 
 TEST_CASE("A missing PEM file is NOT_FOUND naming the flag and the path", "[tls]") {

@@ -1,6 +1,7 @@
 // redirect-edge end to end: Postgres, shorten-service and redirect-edge as
 // real processes, spoken to over real HTTP.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <stdlib.h>
 
@@ -662,6 +663,48 @@ TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
     CHECK(absl::StrContains(out, absl::StrCat(flag, " (")));
   }
   CHECK(absl::StrContains(out, "default: 1000000"));
+}
+
+TEST_CASE("edge stops at a secret file others can write and warns about one they can read",
+          "[edge_e2e]") {
+  EdgeFixture f;
+  char templ[] = "/tmp/shortener-edge-secrets-XXXXXX";
+  REQUIRE(::mkdtemp(templ) != nullptr);
+  const std::string dir = templ;
+  // Copies of the real key and secret, with the mode under test.
+  const auto copy = [&](const std::string& from, const std::string& name, mode_t mode) {
+    const std::string to = dir + "/" + name;
+    std::filesystem::copy_file(from, to);
+    REQUIRE(::chmod(to.c_str(), mode) == 0);
+    return to;
+  };
+  const std::string service = absl::StrCat("--service=", f.service->target());
+  const std::string key_file = *f.service->EdgeKeyFile();
+  const std::string secret_file = f.service->secret_file();
+  const std::string open_key = copy(key_file, "open.key", 0666);
+  const std::string group_secret = copy(secret_file, "group.secret", 0620);
+  const auto [rc, out] = RunEdgeExpectingExit(
+      {service, "--api_key_file=" + open_key, "--codec_secret_file=" + secret_file});
+  CHECK(rc == 1);
+  CHECK_THAT(out, Catch::Contains(absl::StrCat("--api_key_file: ", open_key,
+                                               " is writable by other users (mode 0666)")));
+  const auto [rc2, out2] = RunEdgeExpectingExit(
+      {service, "--api_key_file=" + key_file, "--codec_secret_file=" + group_secret});
+  CHECK(rc2 == 1);
+  CHECK_THAT(out2, Catch::Contains(absl::StrCat("--codec_secret_file: codec secret: ", group_secret,
+                                                " is writable by other users (mode 0620)")));
+  const auto [rc3, out3] = RunEdgeExpectingExit(
+      {service, "--api_key_file=" + dir, "--codec_secret_file=" + secret_file});
+  CHECK(rc3 == 1);
+  CHECK_THAT(out3, Catch::Contains(absl::StrCat("--api_key_file: ", dir,
+                                                " is not a regular file (a directory)")));
+  // Readable by others: the edge starts, and says so.
+  const std::string readable_key = copy(key_file, "readable.key", 0644);
+  auto edge = f.StartEdge(f.service->target(), {"--api_key_file=" + readable_key});
+  CHECK_THAT(edge->Log(), Catch::Contains(absl::StrCat("--api_key_file: ", readable_key,
+                                                       " is readable by other users (mode 0644)")));
+  CHECK(edge->Metric("edge_service_ready") == 1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edge_e2e]") {
