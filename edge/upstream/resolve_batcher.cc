@@ -34,8 +34,8 @@ ResolveReply ExpiredQueued() {
 
 }  // namespace
 
-ResolveBatcher::ResolveBatcher(ServiceClient* client, ResolveBatcherOptions options)
-    : client_(client),
+ResolveBatcher::ResolveBatcher(ResolveTransport* transport, ResolveBatcherOptions options)
+    : client_(transport),
       options_{std::max(1, options.max_batch), std::max(1, options.max_in_flight),
                std::max(1, options.max_queued)},
       expirer_([this] { ExpireLoop(); }) {}

@@ -1,5 +1,6 @@
 // The edge's view of the shorten-service: non-blocking Resolve calls
-// (gRPC callback API; the event loop never waits on a miss) and readiness.
+// (gRPC callback API; the event loop never waits on a miss; the
+// ResolveTransport of the resolve batcher) and readiness.
 //
 // Resolve outcomes map to what the edge answers (http_status.h):
 //   OK + ACTIVE -> kActive (302/301/307/308 from redirect_type)
@@ -26,21 +27,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "edge/http_status.h"
+#include "edge/upstream/resolve_transport.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::edge {
-
-struct ResolveReply {
-  ResolveOutcome outcome = ResolveOutcome::kUnavailable;
-  int redirect_status = 302;  // for kActive
-  std::string location;       // for kActive
-  std::optional<absl::Time> expire_time;
-  // Why the outcome is kUnavailable (for logs); OK otherwise.
-  absl::Status error;
-  absl::Duration latency;
-};
 
 struct ServiceClientOptions {
   // Deadline of one Resolve/BatchResolve call (capped further by a caller's
@@ -53,17 +45,15 @@ struct ServiceClientOptions {
 // quick reconnects after the service restarts.
 grpc::ChannelArguments EdgeChannelArguments();
 
-class ServiceClient {
+class ServiceClient : public ResolveTransport {
  public:
-  using Clock = std::chrono::steady_clock;
-
   ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClientOptions options);
 
   // Starts one Resolve; `done` runs exactly once on a gRPC thread. The call's
   // deadline is resolve_timeout from now or `deadline`, whichever is first
   // (past it: kUnavailable with DEADLINE_EXCEEDED).
   void Resolve(absl::string_view code, Clock::time_point deadline,
-               absl::AnyInvocable<void(ResolveReply)> done);
+               absl::AnyInvocable<void(ResolveReply)> done) override;
   void Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done) {
     Resolve(code, Clock::time_point::max(), std::move(done));
   }
@@ -74,7 +64,7 @@ class ServiceClient {
   // error. Against a service without BatchResolve (UNIMPLEMENTED), falls
   // back to one Resolve per code (same deadline).
   void ResolveBatch(std::vector<std::string> codes, Clock::time_point deadline,
-                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
+                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done) override;
 
   // True while the channel is connected (asks it to connect when idle) and
   // the last call did not have this edge's key refused (UNAUTHENTICATED or
