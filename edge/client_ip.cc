@@ -99,6 +99,23 @@ std::string IpAddressToString(const IpAddress& ip) {
   return std::string(FormatIpAddress(ip, buf));
 }
 
+bool IsTooBroadProxyRange(const IpAddress& base, int prefix_bits) {
+  if (!base.is_v6) return prefix_bits < 8;
+  if (prefix_bits >= 32) return false;
+  // Inside fc00::/7: the first seven bits are 1111110.
+  const bool unique_local = prefix_bits >= 7 && (base.bytes[0] & 0xFE) == 0xFC;
+  return !unique_local;
+}
+
+std::vector<std::string> TrustedProxies::TooBroadRanges() const {
+  std::vector<std::string> out;
+  for (const Range& range : ranges_) {
+    if (!IsTooBroadProxyRange(range.base, range.prefix_bits)) continue;
+    out.push_back(absl::StrCat(IpAddressToString(range.base), "/", range.prefix_bits));
+  }
+  return out;
+}
+
 absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::string>& cidrs) {
   TrustedProxies result;
   for (const std::string& entry : cidrs) {

@@ -61,6 +61,10 @@ class TrustedProxies {
   bool Contains(const IpAddress& ip) const;
   bool empty() const { return ranges_.empty(); }
 
+  // The ranges IsTooBroadProxyRange finds, as "base/bits" ("0.0.0.0/0"), in
+  // the order given; empty if none. The edge warns about each at start.
+  std::vector<std::string> TooBroadRanges() const;
+
  private:
   struct Range {
     IpAddress base;
@@ -68,6 +72,15 @@ class TrustedProxies {
   };
   std::vector<Range> ranges_;
 };
+
+// True if trusting `base`/`prefix_bits` as proxies would let a large part of
+// the internet pick its own client address: an IPv4 prefix shorter than /8
+// (wider than 10.0.0.0/8, the largest private block, so it always takes in
+// public addresses; 0.0.0.0/0 is all of them), or an IPv6 prefix shorter
+// than /32 (wider than a whole provider's allocation; ::/0 is all of them)
+// unless it lies within fc00::/7 (unique local addresses, IPv6's private
+// block). A load balancer fleet fits in far less.
+bool IsTooBroadProxyRange(const IpAddress& base, int prefix_bits);
 
 // The client address of a request from `peer` carrying `x_forwarded_for`
 // (all field values joined by ", "; empty when absent). See the rule above.

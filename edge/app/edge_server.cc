@@ -243,6 +243,13 @@ absl::Duration MissDeadline(const EdgeConfig& config) {
 absl::Status RunEdge(const EdgeConfig& config) {
   SHORTENER_RETURN_IF_ERROR(ValidateEdgeConfig(config));
   SHORTENER_ASSIGN_OR_RETURN(TrustedProxies trusted, TrustedProxies::Parse(config.trusted_proxies));
+  for (const std::string& range : trusted.TooBroadRanges()) {
+    LogWarning("--trusted_proxies: %s covers a large part of the internet: every client in it "
+               "can then pick its own address with X-Forwarded-For (the address clicks, "
+               "visits and access logs record) and is exempt from "
+               "--max_connections_per_client; list only your load balancers' addresses",
+               range);
+  }
   absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
   if (!secret.ok()) {
     return absl::Status(secret.status().code(),

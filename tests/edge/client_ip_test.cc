@@ -1,6 +1,7 @@
 #include "edge/client_ip.h"
 
 #include <string>
+#include <vector>
 
 #include "catch2/catch.hpp"
 #include "tests/support/status_matchers.h"
@@ -87,6 +88,37 @@ TEST_CASE("trusted proxy ranges match by prefix", "[client_ip]") {
   CHECK(Trusted({"0.0.0.0/0"}).Contains(Ip("203.0.113.1")));
   CHECK(Trusted({"172.16.0.0/12"}).Contains(Ip("172.31.255.255")));
   CHECK_FALSE(Trusted({"172.16.0.0/12"}).Contains(Ip("172.32.0.0")));
+}
+
+TEST_CASE("trusted proxy ranges that cover much of the internet are found", "[client_ip]") {
+  struct Case {
+    const char* range;
+    bool too_broad;
+  };
+  for (const Case& c : std::vector<Case>{
+           // Everything, and anything wider than the largest private block.
+           {"0.0.0.0/0", true}, {"0.0.0.0/1", true}, {"128.0.0.0/1", true},
+           {"10.0.0.0/7", true}, {"64.0.0.0/2", true}, {"::/0", true}, {"2000::/3", true},
+           {"2001::/16", true}, {"2a00::/12", true}, {"2001:db8::/31", true},
+           {"fc00::/6", true}, {"f800::/5", true},
+           // Proxies: private blocks, a provider's /32, single hosts.
+           {"10.0.0.0/8", false}, {"11.0.0.0/8", false}, {"172.16.0.0/12", false},
+           {"192.168.0.0/16", false}, {"203.0.113.7", false}, {"2001:db8::/32", false},
+           {"2001:db8:1::/48", false}, {"fc00::/7", false}, {"fd12::/16", false},
+           {"::1", false}, {"0.0.0.0/8", false},
+       }) {
+    INFO(c.range);
+    const TrustedProxies trusted = Trusted({c.range});
+    CHECK(trusted.TooBroadRanges().size() == (c.too_broad ? 1u : 0u));
+  }
+  // Named as parsed, in order, among harmless ones.
+  CHECK(Trusted({"10.0.0.0/8", "0.0.0.0/0", "::1", "::/0"}).TooBroadRanges() ==
+        std::vector<std::string>{"0.0.0.0/0", "::/0"});
+  IpAddress any;
+  CHECK(IsTooBroadProxyRange(any, 0));
+  any.is_v6 = true;
+  CHECK(IsTooBroadProxyRange(any, 31));
+  CHECK_FALSE(IsTooBroadProxyRange(any, 32));
 }
 
 TEST_CASE("bad trusted proxy entries are refused with the entry named", "[client_ip]") {

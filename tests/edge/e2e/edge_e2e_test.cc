@@ -430,6 +430,21 @@ TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxi
       absl::SleepFor(absl::Milliseconds(20));
     }
     CHECK(absl::StrContains(f.edge->Log(), "client=127.0.0.1 method=GET status=200"));
+    // A proxy list like this one raises no warning.
+    CHECK_FALSE(absl::StrContains(f.edge->Log(), "covers a large part of the internet"));
+  }
+  SECTION("trusting everyone: it works as configured, and the start warns") {
+    EdgeFixture f({"--trusted_proxies=0.0.0.0/0,::/0", "--access_log"});
+    const std::string log = f.edge->Log();
+    CHECK_THAT(log, Catch::Contains("--trusted_proxies: 0.0.0.0/0 covers a large part of the "
+                                    "internet: every client in it can then pick its own address"));
+    CHECK_THAT(log, Catch::Contains("--trusted_proxies: ::/0 covers a large part"));
+    f.Get("/healthz", "GET", "X-Forwarded-For: 198.51.100.9\r\n");
+    const absl::Time deadline = absl::Now() + absl::Seconds(3);
+    while (absl::Now() < deadline && !absl::StrContains(f.edge->Log(), "access ")) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    CHECK(absl::StrContains(f.edge->Log(), "client=198.51.100.9 method=GET status=200"));
   }
 }
 
