@@ -1,6 +1,7 @@
 #include "edge/clicks/click_sender.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <string>
@@ -332,6 +334,70 @@ TEST_CASE("events the service refuses are dropped and counted and the rest recor
   CHECK(stats.events_acked == 11);
   CHECK(stats.batches_spooled == 0);
   CHECK(spool.empty());
+}
+
+// Captures what is written to stderr (the log) while it lives.
+class StderrCapture {
+ public:
+  StderrCapture() {
+    char templ[] = "/tmp/click_sender_log.XXXXXX";
+    const int fd = mkstemp(templ);
+    REQUIRE(fd >= 0);
+    path_ = templ;
+    saved_ = dup(2);
+    dup2(fd, 2);
+    close(fd);
+  }
+  ~StderrCapture() {
+    Restore();
+    std::filesystem::remove(path_);
+  }
+  // Stops capturing and returns what was written.
+  std::string Restore() {
+    if (saved_ >= 0) {
+      dup2(saved_, 2);
+      close(saved_);
+      saved_ = -1;
+    }
+    std::ifstream in(path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  std::string path_;
+  int saved_ = -1;
+};
+
+int CountLines(const std::string& log, const std::string& needle) {
+  int n = 0;
+  for (size_t at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("refusals are logged once per cause, not once per event", "[clicks][sender]") {
+  FakeClickServer server;
+  ClickQueue queue(ClickQueueOptions{});
+  InMemoryClickSpool spool(1 << 20);
+  GrpcClickTransport transport(server.stub.get());
+  ClickSenderOptions options = FastOptions();
+  options.batch_size = 50;
+  ClickSender sender(&queue, &spool, &transport, options);
+  // 100 refused events whose reasons ("code: injected refusal <index>")
+  // differ only in digits: one cause; and four batches over the service's
+  // event limit, refused whole: another.
+  server.service.RefuseEvents([](const v1::ClickEvent& e) { return e.code()[0] == 'r'; });
+  server.service.SetMaxEvents(25);
+  StderrCapture capture;
+  sender.Start();
+  for (int i = 0; i < 200; ++i) REQUIRE(queue.Push(Event(absl::StrCat(i % 2 == 0 ? "r" : "k", i))));
+  CHECK(WaitUntil([&] { return sender.Stats().dropped_refused == 100; }));
+  sender.Stop(absl::Seconds(1));
+  const std::string log = capture.Restore();
+  INFO(log);
+  CHECK(CountLines(log, "click events REFUSED") == 1);
+  CHECK(CountLines(log, "refused 1 batches as a whole") == 1);
+  for (const std::string& code : server.service.RecordedCodes()) CHECK(code[0] == 'k');
+  CHECK(server.service.RecordedCodes().size() == 100);
 }
 
 void SplitUntilRefusedIsolated(ClickSpool& spool) {
