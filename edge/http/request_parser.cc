@@ -50,7 +50,7 @@ bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= '
 bool IsHostChar(char c) {
   constexpr absl::string_view kPunctuation = "-._~!$&'()*+,;=";
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) ||
-         (c != '\0' && kPunctuation.find(c) != absl::string_view::npos);
+         kPunctuation.find(c) != absl::string_view::npos;
 }
 
 // reg-name / IPv4address: *( unreserved / pct-encoded / sub-delims ).
