@@ -62,8 +62,8 @@ std::string HalfBatchId(absl::string_view id, int half) {
   std::string out = absl::StrCat(id, half == 0 ? ".0" : ".1");
   if (out.size() <= kMaxBatchIdBytes) return out;
   const Sha256Bytes digest = Sha256(out);
-  return absl::StrCat(
-      "h", absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest.data()), 16)));
+  return absl::StrCat("h", absl::BytesToHexString(absl::string_view(
+                               reinterpret_cast<const char*>(digest.data()), 16)));
 }
 
 std::pair<ClickBatch, ClickBatch> SplitBatch(const ClickBatch& batch) {

@@ -156,12 +156,17 @@ void ClickSender::Flush(Clock::time_point deadline) {
 }
 
 std::vector<ClickBatch> ClickSender::MakeBatches(std::vector<ClickEvent> events) {
+  // The events' bounds plus the batch id's field (tag, length, at most
+  // kMaxBatchIdBytes) stay within max_batch_bytes.
+  constexpr size_t kIdField = 1 + 2 + kMaxBatchIdBytes;
+  const size_t budget =
+      options_.max_batch_bytes > kIdField ? options_.max_batch_bytes - kIdField : 0;
   std::vector<ClickBatch> batches;
   size_t bytes = 0;
   for (ClickEvent& event : events) {
     const size_t size = EncodedSizeBound(event);
     if (batches.empty() || batches.back().events.size() >= options_.batch_size ||
-        (!batches.back().events.empty() && bytes + size > options_.max_batch_bytes)) {
+        (!batches.back().events.empty() && bytes + size > budget)) {
       batches.push_back({absl::StrFormat("%s-%d", instance_id_, next_batch_++), {}});
       bytes = 0;
     }

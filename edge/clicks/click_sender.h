@@ -57,7 +57,7 @@
 namespace shortener::edge {
 
 struct ClickSenderOptions {
-  size_t batch_size = 1000;                          // --click_batch
+  size_t batch_size = 1000;  // --click_batch
   // Most bytes of a batch's RecordClicksRequest (by EncodedSizeBound): a
   // batch must fit the service's limit for RecordClicks, the same constant
   // (lib/clicks/click_batch_limits.h). A full queue pop is cut into several
@@ -168,9 +168,9 @@ class ClickSender {
   Clock::time_point last_error_log_{};
   Clock::time_point last_queue_drop_log_{};
   uint64_t queue_drops_logged_ = 0;
-  CauseLog refusals_;      // events refused, by reason
+  CauseLog refusals_;        // events refused, by reason
   CauseLog whole_refusals_;  // batches refused as a whole, by status message
-  CauseLog unreadable_;    // spool records dropped, by message
+  CauseLog unreadable_;      // spool records dropped, by message
 
   struct Counters {
     std::atomic<uint64_t> rpcs{0}, rpc_failures{0}, rpc_ns{0}, batches_acked{0}, events_acked{0},

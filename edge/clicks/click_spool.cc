@@ -251,8 +251,9 @@ absl::StatusOr<std::optional<ClickBatch>> FileClickSpool::Front() {
     // hold up the batches behind it.
     unreadable_records_.fetch_add(1, std::memory_order_relaxed);
     unreadable_events_.fetch_add(
-        CountEncodedEvents(payload.ok() ? *payload : absl::string_view(bytes).substr(
-                                                         std::min(bytes.size(), kHeaderBytes))),
+        CountEncodedEvents(
+            payload.ok() ? *payload
+                         : absl::string_view(bytes).substr(std::min(bytes.size(), kHeaderBytes))),
         std::memory_order_relaxed);
     if (absl::Status s = DropFront(); !s.ok()) return s;
     return absl::DataLossError(absl::StrCat("click spool: ", path, ": record at byte ", r.offset,

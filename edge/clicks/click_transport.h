@@ -37,8 +37,7 @@ class ClickTransport {
   // answer once it has recorded the batch (or had already: same batch id);
   // otherwise the call's status (UNAVAILABLE, DEADLINE_EXCEEDED,
   // PERMISSION_DENIED, INVALID_ARGUMENT for a batch refused as a whole, ...).
-  virtual absl::StatusOr<ClickSendResult> Send(const ClickBatch& batch,
-                                               absl::Duration timeout) = 0;
+  virtual absl::StatusOr<ClickSendResult> Send(const ClickBatch& batch, absl::Duration timeout) = 0;
 };
 
 class GrpcClickTransport : public ClickTransport {

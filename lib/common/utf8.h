@@ -42,7 +42,7 @@ bool IsValid(absl::string_view s);
 struct TextFault {
   enum class Kind { kNone, kInvalidUtf8, kControl };
   Kind kind = Kind::kNone;
-  size_t position = 0;  // byte offset of the first offending byte
+  size_t position = 0;     // byte offset of the first offending byte
   unsigned char byte = 0;  // that byte
 };
 

@@ -27,16 +27,17 @@ std::string ClickEventProblem(const ClickInput& event) {
       {"code", event.code},
       {"client_ip", event.client_ip},
       {"user_agent", event.user_agent},
-      {"referer", event.referer}};
+      {"referer", event.referer},
+  };
   for (const auto& [field, value] : texts) {
     std::string problem = clicks::ClickTextProblem(field, value);
     if (!problem.empty()) return problem;
   }
   if (!event.time.ok()) return std::string(event.time.status().message());
   if (*event.time < kEarliestClickTime || *event.time >= kLatestClickTime) {
-    return absl::StrCat("time: ",
-                        absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", *event.time, absl::UTCTimeZone()),
-                        " is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
+    return absl::StrCat(
+        "time: ", absl::FormatTime("%Y-%m-%dT%H:%M:%E*SZ", *event.time, absl::UTCTimeZone()),
+        " is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
   }
   const int s = event.http_status;
   if (s != 301 && s != 302 && s != 307 && s != 308) {

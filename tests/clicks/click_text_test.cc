@@ -16,7 +16,10 @@ TEST_CASE("clean click text passes unchanged and within the bound", "[clicks][te
   CHECK(CleanClickText(ua) == ua);
   CHECK(ClickTextProblem("user_agent", ua).empty());
   CHECK(ClickTextProblem("referer", "").empty());
-  CHECK(ClickTextProblem("referer", "https://b\xC3\xBC" "cher.example/\xE2\x82\xAC").empty());
+  CHECK(ClickTextProblem("referer",
+                         "https://b\xC3\xBC"
+                         "cher.example/\xE2\x82\xAC")
+            .empty());
   const std::string longest(kMaxClickTextBytes, 'a');
   CHECK(CleanClickText(longest) == longest);
   CHECK(ClickTextProblem("user_agent", longest).empty());

@@ -75,14 +75,44 @@ std::string Encode(uint32_t cp) {
 // Random bytes biased towards what breaks decoders: lead bytes,
 // continuation bytes, controls, whole characters of every length.
 std::string RandomText(std::mt19937_64& rng, size_t max_pieces) {
-  static const char* const kPieces[] = {
-      "a",           "Z",           " ",           "\x00",       "\t",         "\x1f",
-      "\x7f",        "\x80",        "\xbf",        "\xc0",       "\xc1",       "\xc2",
-      "\xdf",        "\xe0",        "\xe0\xa0",    "\xed",       "\xed\xa0",   "\xef",
-      "\xf0",        "\xf0\x90",    "\xf0\x90\x80", "\xf4",      "\xf4\x90",   "\xf5",
-      "\xff",        "\xc3\xa9",    "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xef\xbf\xbd",
-      "\xed\x9f\xbf", "\xee\x80\x80", "\xf4\x8f\xbf\xbf", "\xc0\x80", "\xe0\x80\x80",
-      "\xed\xa0\x80", "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80"};
+  static const char* const kPieces[] = {"a",
+                                        "Z",
+                                        " ",
+                                        "\x00",
+                                        "\t",
+                                        "\x1f",
+                                        "\x7f",
+                                        "\x80",
+                                        "\xbf",
+                                        "\xc0",
+                                        "\xc1",
+                                        "\xc2",
+                                        "\xdf",
+                                        "\xe0",
+                                        "\xe0\xa0",
+                                        "\xed",
+                                        "\xed\xa0",
+                                        "\xef",
+                                        "\xf0",
+                                        "\xf0\x90",
+                                        "\xf0\x90\x80",
+                                        "\xf4",
+                                        "\xf4\x90",
+                                        "\xf5",
+                                        "\xff",
+                                        "\xc3\xa9",
+                                        "\xe2\x82\xac",
+                                        "\xf0\x9f\x98\x80",
+                                        "\xef\xbf\xbd",
+                                        "\xed\x9f\xbf",
+                                        "\xee\x80\x80",
+                                        "\xf4\x8f\xbf\xbf",
+                                        "\xc0\x80",
+                                        "\xe0\x80\x80",
+                                        "\xed\xa0\x80",
+                                        "\xed\xbf\xbf",
+                                        "\xf4\x90\x80\x80",
+                                        "\xf8\x88\x80\x80\x80"};
   constexpr size_t kCount = sizeof(kPieces) / sizeof(kPieces[0]);
   std::string out;
   const size_t pieces = rng() % (max_pieces + 1);
@@ -123,8 +153,7 @@ TEST_CASE("IsValid agrees with a reference decoder on every string of up to thre
   CHECK(checked == 1 + 256 + 65536 + 16777216);
 }
 
-TEST_CASE("every code point encodes to one valid character, surrogates to none",
-          "[common][utf8]") {
+TEST_CASE("every code point encodes to one valid character, surrogates to none", "[common][utf8]") {
   uint64_t bad = 0;
   for (uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
     const std::string s = Encode(cp);
@@ -137,16 +166,16 @@ TEST_CASE("every code point encodes to one valid character, surrogates to none",
   CHECK_FALSE(IsValid("\xF7\xBF\xBF\xBF"));  // U+1FFFFF
   CHECK_FALSE(IsValid("\xC0\x80"));          // NUL, two bytes
   CHECK_FALSE(IsValid("\xC1\xBF"));
-  CHECK_FALSE(IsValid("\xE0\x80\xAF"));      // "/", three bytes
-  CHECK_FALSE(IsValid("\xE0\x9F\xBF"));      // U+07FF, three bytes
-  CHECK_FALSE(IsValid("\xF0\x80\x80\xAF"));  // "/", four bytes
-  CHECK_FALSE(IsValid("\xF0\x8F\xBF\xBF"));  // U+FFFF, four bytes
-  CHECK_FALSE(IsValid("\xED\xA0\x80"));      // U+D800
-  CHECK_FALSE(IsValid("\xED\xBF\xBF"));      // U+DFFF
+  CHECK_FALSE(IsValid("\xE0\x80\xAF"));              // "/", three bytes
+  CHECK_FALSE(IsValid("\xE0\x9F\xBF"));              // U+07FF, three bytes
+  CHECK_FALSE(IsValid("\xF0\x80\x80\xAF"));          // "/", four bytes
+  CHECK_FALSE(IsValid("\xF0\x8F\xBF\xBF"));          // U+FFFF, four bytes
+  CHECK_FALSE(IsValid("\xED\xA0\x80"));              // U+D800
+  CHECK_FALSE(IsValid("\xED\xBF\xBF"));              // U+DFFF
   CHECK_FALSE(IsValid("\xED\xA0\xBD\xED\xB8\x80"));  // a UTF-16 surrogate pair, CESU-8
-  CHECK(IsValid("\xED\x9F\xBF"));            // U+D7FF
-  CHECK(IsValid("\xEE\x80\x80"));            // U+E000
-  CHECK(IsValid("\xF4\x8F\xBF\xBF"));        // U+10FFFF
+  CHECK(IsValid("\xED\x9F\xBF"));                    // U+D7FF
+  CHECK(IsValid("\xEE\x80\x80"));                    // U+E000
+  CHECK(IsValid("\xF4\x8F\xBF\xBF"));                // U+10FFFF
 }
 
 TEST_CASE("IsValid agrees with the reference on seeded random strings", "[common][utf8]") {
@@ -241,7 +270,7 @@ TEST_CASE("Sanitize replaces each maximal ill-formed subpart with one U+FFFD", "
   CHECK(Sanitize("\xE0\x80\x80", 100) == r + r + r);  // E0 needs A0..BF next
   CHECK(Sanitize("\xED\xA0\x80", 100) == r + r + r);  // surrogate
   CHECK(Sanitize("\xF4\x90\x80\x80", 100) == r + r + r + r);
-  CHECK(Sanitize("\xE2\x82", 100) == r);              // cut short: one subpart
+  CHECK(Sanitize("\xE2\x82", 100) == r);  // cut short: one subpart
   CHECK(Sanitize("\xE2\x82x", 100) == r + "x");
   CHECK(Sanitize(std::string("a\0b\r\n\x7F", 6), 100) == "a" + r + "b" + r + r + r);
   CHECK(Sanitize("caf\xC3\xA9 \xF0\x9F\x98\x80", 100) == "caf\xC3\xA9 \xF0\x9F\x98\x80");

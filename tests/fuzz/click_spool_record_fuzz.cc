@@ -24,8 +24,8 @@
 #include "absl/time/time.h"
 #include "edge/clicks/click_event.h"
 #include "edge/clicks/click_spool.h"
-#include "lib/clicks/click_text.h"
 #include "google/protobuf/stubs/logging.h"
+#include "lib/clicks/click_text.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace shortener::edge {
@@ -45,8 +45,7 @@ bool Same(const ClickBatch& a, const ClickBatch& b) {
     const ClickEvent& y = b.events[i];
     // Times travel in whole microseconds (grpcutil::ToProtoTimestamp).
     if (x.code != y.code || absl::ToUnixMicros(x.time) != absl::ToUnixMicros(y.time) ||
-        x.client_ip != y.client_ip ||
-        x.user_agent != y.user_agent || x.referer != y.referer ||
+        x.client_ip != y.client_ip || x.user_agent != y.user_agent || x.referer != y.referer ||
         x.http_status != y.http_status) {
       return false;
     }
@@ -113,7 +112,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  shortener::edge::FuzzSegment(
-      absl::string_view(reinterpret_cast<const char*>(data), size));
+  shortener::edge::FuzzSegment(absl::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/stubs/logging.h"
 #include "lib/clicks/click_text.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/thread_pool.h"
@@ -45,7 +46,6 @@
 #include "services/shorten/proto_mapping.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
-#include "google/protobuf/stubs/logging.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace shortener::service {
@@ -76,8 +76,9 @@ struct Links {
     in.long_url = url;
     in.custom_alias = alias;
     std::promise<absl::StatusOr<ShortenOutput>> done;
-    shortener->Shorten(in, absl::Now() + absl::Seconds(5),
-                       [&done](absl::StatusOr<ShortenOutput> out) { done.set_value(std::move(out)); });
+    shortener->Shorten(
+        in, absl::Now() + absl::Seconds(5),
+        [&done](absl::StatusOr<ShortenOutput> out) { done.set_value(std::move(out)); });
     FUZZ_CHECK(done.get_future().get().ok());
   }
 
@@ -176,9 +177,8 @@ void FuzzOne(const v1::RecordClicksRequest& request) {
   }
   for (const clicks::ClickRow& row : store.rows) {
     FUZZ_CHECK(StorableText(row.client_id) && StorableText(row.ip) && StorableText(row.browser) &&
-               StorableText(row.os) && StorableText(row.os_version) &&
-               StorableText(row.device) && StorableText(row.referrer_host) &&
-               StorableText(row.country));
+               StorableText(row.os) && StorableText(row.os_version) && StorableText(row.device) &&
+               StorableText(row.referrer_host) && StorableText(row.country));
     FUZZ_CHECK(row.time >= kEarliestClickTime && row.time < kLatestClickTime);
   }
 

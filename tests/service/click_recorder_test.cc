@@ -212,13 +212,14 @@ TEST_CASE("malformed events are refused one by one and the rest of the batch is 
   e.time = absl::InvalidArgumentError("time: missing");
   add(e, "time: missing");
   e.time = kEarliestClickTime - absl::Nanoseconds(1);
-  add(e, "time: 2019-12-31T23:59:59.999999999Z is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
+  add(e,
+      "time: 2019-12-31T23:59:59.999999999Z is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
   e.time = kLatestClickTime;
   add(e, "time: 2100-01-01T00:00:00Z is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
   e = Event(code);
   e.http_status = 200;
   add(e, "http_status: 200 is not a redirect (301, 302, 307 or 308)");
-  add(Event("nosuchalias"));           // well-formed, unknown: skipped
+  add(Event("nosuchalias"));                 // well-formed, unknown: skipped
   add(Event(code, "Mozilla/5.0 \xC3\xA9"));  // valid UTF-8: recorded
   e = Event(code);
   e.time = kEarliestClickTime;

@@ -49,8 +49,7 @@ TEST_CASE("a batch survives encoding and decoding", "[clicks]") {
   CHECK_FALSE(DecodeClickBatch("\xff\xff\xff").ok());
 }
 
-TEST_CASE("every value copied from a request becomes clean text within the bound",
-          "[clicks]") {
+TEST_CASE("every value copied from a request becomes clean text within the bound", "[clicks]") {
   const std::string r = "\xEF\xBF\xBD";  // U+FFFD
   ClickEvent e = MakeClickEvent("Ab3xYz9", absl::FromUnixSeconds(1), "10.0.0.1", "\xFF\xFE",
                                 std::string("https://a.example/\0\r\n\x7F", 22), 302);

@@ -316,7 +316,8 @@ TEST_CASE("events the service refuses are dropped and counted and the rest recor
   InMemoryClickSpool spool(1 << 20);
   GrpcClickTransport transport(server.stub.get());
   ClickSender sender(&queue, &spool, &transport, FastOptions());
-  server.service.RefuseEvents([](const v1::ClickEvent& e) { return e.code() == "x3" || e.code() == "x7"; });
+  server.service.RefuseEvents(
+      [](const v1::ClickEvent& e) { return e.code() == "x3" || e.code() == "x7"; });
   sender.Start();
   const std::vector<std::string> codes = Codes("x", 10);
   for (const std::string& code : codes) REQUIRE(queue.Push(Event(code)));

@@ -219,7 +219,8 @@ TEST_CASE("ScanSpoolSegment finds every record of an intact segment", "[clicks][
   for (size_t i = 0; i < 3; ++i) {
     CHECK(scan.records[i].offset == offset);
     CHECK(scan.records[i].length == payloads[i].size());
-    const absl::StatusOr<absl::string_view> payload = ParseSpoolRecord(absl::string_view(bytes).substr(offset));
+    const absl::StatusOr<absl::string_view> payload =
+        ParseSpoolRecord(absl::string_view(bytes).substr(offset));
     REQUIRE(payload.ok());
     CHECK(*payload == payloads[i]);
     CHECK(CountEncodedEvents(*payload) == i + 2);
@@ -246,8 +247,7 @@ TEST_CASE("ScanSpoolSegment skips a damaged record whose length holds and counts
         absl::StatusCode::kDataLoss);
 }
 
-TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted",
-          "[clicks][spool]") {
+TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted", "[clicks][spool]") {
   std::vector<std::string> payloads;
   std::string bytes = Segment(&payloads);
   const size_t second = kSpoolRecordHeaderBytes + payloads[0].size();
@@ -290,8 +290,7 @@ TEST_CASE("CountEncodedEvents reads as far as the bytes allow", "[clicks][spool]
   CHECK(CountEncodedEvents(std::string(3, '\0')) == 0);
 }
 
-TEST_CASE("the file spool drops a damaged record on open and replays the rest",
-          "[clicks][spool]") {
+TEST_CASE("the file spool drops a damaged record on open and replays the rest", "[clicks][spool]") {
   TempDir dir;
   {
     std::unique_ptr<ClickSpool> spool = Open(dir.path());

@@ -40,7 +40,8 @@ class FakeClickService final : public v1::ShortenService::Service {
       return grpc::Status(fail_code_, "injected failure");
     }
     if (down_) return grpc::Status(fail_code_, "injected outage");
-    if (auto it = fail_batch_.find(request->batch_id()); it != fail_batch_.end() && it->second > 0) {
+    if (auto it = fail_batch_.find(request->batch_id());
+        it != fail_batch_.end() && it->second > 0) {
       --it->second;
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "injected failure of this batch");
     }

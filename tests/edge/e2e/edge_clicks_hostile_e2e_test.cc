@@ -241,8 +241,8 @@ TEST_CASE("10000 clicks count exactly among hostile requests and every loss is i
   std::atomic<bool> load_done{false};
   int64_t human_redirects = 0;
   std::thread load([&] {
-    human_redirects = DriveRedirects(f.edge->port(), human, 8, kHumanClicks, absl::Seconds(120),
-                                     &other_statuses);
+    human_redirects =
+        DriveRedirects(f.edge->port(), human, 8, kHumanClicks, absl::Seconds(120), &other_statuses);
     load_done.store(true);
   });
   // The hostile requests, spread over the load.
@@ -260,8 +260,7 @@ TEST_CASE("10000 clicks count exactly among hostile requests and every loss is i
   }
   load.join();
   for (const auto& [status, n] : hostile_statuses) {
-    std::fprintf(stderr, "hostile requests answered %d: %lld\n", status,
-                 static_cast<long long>(n));
+    std::fprintf(stderr, "hostile requests answered %d: %lld\n", status, static_cast<long long>(n));
   }
   REQUIRE(human_redirects == kHumanClicks);
   CHECK(other_statuses.load() == 0);
@@ -274,8 +273,7 @@ TEST_CASE("10000 clicks count exactly among hostile requests and every loss is i
   CHECK(WaitForMetric(*f.edge, "edge_click_spool_batches", 0, absl::Seconds(10)));
   const ClickMetrics m = ReadClickMetrics(*f.edge);
   const int64_t refused = static_cast<int64_t>(m.refused);
-  CHECK(SettledClicks(f, hostile, hostile_redirected - refused) ==
-        hostile_redirected - refused);
+  CHECK(SettledClicks(f, hostile, hostile_redirected - refused) == hostile_redirected - refused);
   // Every redirect was queued; what was not acknowledged is in a drop
   // counter; the edge cleans every value, so the service refuses none.
   CHECK(m.queued == kHumanClicks + hostile_redirected);
