@@ -327,7 +327,9 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
         "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
         "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
         "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl", "--tls_cert",
-        "--tls_key", "--tls_client_ca"}) {
+        "--tls_key", "--tls_client_ca", "--blocking_queue", "--key_lookup_queue",
+        "--resolve_queue", "--group_commit_queue", "--max_concurrent_streams",
+        "--max_invalidation_subscribers"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
   CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
@@ -353,6 +355,23 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
       {{"--tls_cert=/nonexistent/c.pem", "--tls_key=/k.pem"},
        "--tls_cert: no such file /nonexistent/c.pem"},
   };
+  const std::pair<std::vector<std::string>, std::string> limit_cases[] = {
+      {{"--blocking_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1"},
+      {{"--key_lookup_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue"},
+      {{"--resolve_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue"},
+      {{"--group_commit_queue=999"}, "--group_commit_queue must be >= 1000 (a full BatchShorten)"},
+      {{"--max_concurrent_streams=0"}, "--max_concurrent_streams and --max_invalidation_subscribers"},
+      {{"--max_invalidation_subscribers=0"}, "--max_invalidation_subscribers must be >= 1"},
+      {{"--max_url_length=0"}, "--max_url_length must be between 1 and 65536"},
+  };
+  for (const auto& [flags, message] : limit_cases) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto [limit_rc, limit_out] = RunServiceBinary(args);
+    INFO(limit_out);
+    CHECK(limit_rc == 1);
+    CHECK_THAT(limit_out, Catch::Contains(message));
+  }
   for (const auto& [flags, message] : tls_cases) {
     std::vector<std::string> args = base;
     args.insert(args.end(), flags.begin(), flags.end());
