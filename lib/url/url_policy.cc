@@ -143,6 +143,7 @@ absl::StatusOr<std::string> CanonicalDomain(absl::string_view entry) {
 
 UrlPolicy::UrlPolicy(UrlPolicyOptions options)
     : max_length_(options.max_length),
+      allow_private_targets_(options.allow_private_targets),
       allowed_schemes_(LowerAll(std::move(options.allowed_schemes))),
       short_domains_(CanonicalDomains(options.short_domains)),
       denied_domains_(
@@ -195,6 +196,14 @@ absl::Status UrlPolicy::CheckHost(const std::string& host) const {
   if (const std::string* domain = FindCovering(*denied, host)) {
     return Invalid(absl::StrCat("host ", internal::QuoteForMessage(host), " is on the deny list",
                                 SubdomainNote(host, *domain)));
+  }
+  if (!allow_private_targets_) {
+    const std::string reason = internal::NonPublicHostReason(host);
+    if (!reason.empty()) {
+      return Invalid(absl::StrCat("host ", internal::QuoteForMessage(host), " is ", reason,
+                                  ": private and local targets are refused (shorten-service "
+                                  "--allow_private_targets allows them)"));
+    }
   }
   return absl::OkStatus();
 }

@@ -3,8 +3,11 @@
 // A long URL is parsed by libcurl's URL API (never by our own grammar); this
 // library adds the checks a public shortener needs around it: allowed
 // schemes, no credentials, no whitespace or control characters, bounded
-// length, no links back to our own short domains (redirect loops) and a deny
-// list. The result is one canonical spelling, so that equal targets compare
+// length, host names that are RFC 1123 host names label by label, no links
+// back to our own short domains (redirect loops), a deny list, and no
+// private or local targets (loopback, private and link-local addresses in
+// any spelling, localhost; unless allowed). The result is one canonical
+// spelling, so that equal targets compare
 // equal and Normalize(Normalize(x)) == Normalize(x).
 //
 // Thread safety: everything but the deny list is fixed at construction. The
@@ -38,6 +41,14 @@ struct UrlPolicyOptions {
   // Deny list, subdomains included; replaceable later with
   // UrlPolicy::SetDeniedDomains. Default empty.
   std::vector<std::string> denied_domains;
+  // Whether hosts that are not public targets may be shortened: loopback,
+  // private, link-local, unspecified, multicast and reserved addresses (in
+  // every spelling, IPv4 inside IPv6 included), localhost and other local
+  // names, names of one label (internal::NonPublicHostReason). A short link
+  // to one sends every clicker's browser, and every link-preview fetcher, to
+  // a machine on their own network or to the fetcher itself. Default false
+  // (refused); true for a shortener that serves an intranet.
+  bool allow_private_targets = false;
 };
 
 // OK if `schemes` (for UrlPolicyOptions::allowed_schemes) names at least one
@@ -81,6 +92,9 @@ class UrlPolicy {
   //   long_url: scheme "javascript" is not allowed (allowed: http, https)
   //   long_url: contains a control character at position 12 (0x0A, LF)
   //   long_url: host "sho.rt" is one of our own short domains
+  //   long_url: host "127.0.0.1" is a loopback address: private and local
+  //     targets are refused (shorten-service --allow_private_targets allows
+  //     them)
   // Positions are 0-based byte offsets into `raw`. Fails with INTERNAL only
   // if libcurl runs out of memory.
   absl::StatusOr<std::string> Normalize(absl::string_view raw) const;
@@ -101,6 +115,7 @@ class UrlPolicy {
   absl::Status CheckHost(const std::string& host) const;
 
   const size_t max_length_;
+  const bool allow_private_targets_;
   const std::vector<std::string> allowed_schemes_;  // lower-case
   const DomainSet short_domains_;
   // Read with std::atomic_load and replaced with std::atomic_store (never

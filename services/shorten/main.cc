@@ -31,6 +31,7 @@ ABSL_FLAG(int64_t, max_url_length, kDefaults.max_url_length, "longest long_url a
 ABSL_FLAG(std::vector<std::string>, allowed_schemes, kDefaults.allowed_schemes, "long_url schemes accepted, comma-separated (case-insensitive)");
 ABSL_FLAG(std::vector<std::string>, short_domains, {}, "hosts of our short links, refused as long_url targets, subdomains included (the base_url host is always included)");
 ABSL_FLAG(std::vector<std::string>, denied_domains, {}, "long_url hosts refused, comma-separated, subdomains included (merged with --denied_domains_file)");
+ABSL_FLAG(bool, allow_private_targets, kDefaults.allow_private_targets, "accept long URLs whose host is loopback, private, link-local or unspecified (any spelling), localhost, a .local/.internal name or a name of one label (no DNS look-ups: by the URL's text); default: refused, as on a public shortener");
 ABSL_FLAG(std::string, denied_domains_file, "", "file of long_url hosts refused: one a line, subdomains included, # comments; reloaded on SIGHUP and within ~1 s of a change (a bad or missing file keeps the previous list)");
 ABSL_FLAG(int, db_pool_size, kDefaults.db_pool_size, "database connections for reads and writes");
 ABSL_FLAG(int, group_commit_batch, kDefaults.group_commit_batch, "most links committed in one transaction");
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   c.short_domains = absl::GetFlag(FLAGS_short_domains);
   c.denied_domains = absl::GetFlag(FLAGS_denied_domains);
   c.denied_domains_file = absl::GetFlag(FLAGS_denied_domains_file);
+  c.allow_private_targets = absl::GetFlag(FLAGS_allow_private_targets);
   c.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
   c.group_commit_batch = absl::GetFlag(FLAGS_group_commit_batch);
   c.group_commit_threads = absl::GetFlag(FLAGS_group_commit_threads);

@@ -272,6 +272,7 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   url_options.short_domains = config.short_domains;
   url_options.short_domains.push_back(HostOf(config.base_url));
   url_options.denied_domains = config.denied_domains;
+  url_options.allow_private_targets = config.allow_private_targets;
   parts.url_policy = std::make_unique<url::UrlPolicy>(url_options);
   if (config.denied_domains_file.empty()) return absl::OkStatus();
   url::DenyListWatcherOptions watch;

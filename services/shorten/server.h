@@ -31,6 +31,7 @@ struct ServerConfig {
   std::vector<std::string> short_domains;   // the base_url host is always added
   std::vector<std::string> denied_domains;
   std::string denied_domains_file;          // empty: none; merged with denied_domains
+  bool allow_private_targets = false;       // loopback, private, localhost ... (url_policy.h)
   int db_pool_size = 8;
   int group_commit_batch = 1000;
   int group_commit_threads = 2;

@@ -228,6 +228,10 @@ CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::s
   CreatedKey result;
   result.file = f.Path(name + ".key");
   std::filesystem::copy_file(f.stdout_path(), result.file);
+  // As `(umask 077; shortenctl keys create ... > FILE)` makes it: a key file
+  // others can read is warned about on every use.
+  std::filesystem::permissions(result.file, std::filesystem::perms::owner_read |
+                                                std::filesystem::perms::owner_write);
   result.key = std::string(absl::StripTrailingAsciiWhitespace(created.out));
   // "api key 7 "name" created: ...": the id is the third word.
   std::vector<std::string> words = absl::StrSplit(created.err, ' ');

@@ -15,8 +15,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/e2e/e2e_fixture.h"
@@ -179,6 +181,82 @@ std::pair<int, std::string> RunFailingService(const std::vector<std::string>& fl
   std::stringstream text;
   text << in.rdbuf();
   return {*rc, text.str()};
+}
+
+// Hostile long URLs a public shortener must refuse: hosts on this machine or
+// the clicker's own network in the spellings libcurl reads, and hosts that
+// are no RFC 1123 host names. Each answer names the host (and, for private
+// targets, the flag).
+const std::vector<std::pair<std::string, std::string>>& HostileHosts() {
+  static const auto* const kHosts = new std::vector<std::pair<std::string, std::string>>{
+      {"http://127.0.0.1/", R"(host "127.0.0.1" is a loopback address)"},
+      {"http://2130706433/", R"(host "127.0.0.1" is a loopback address)"},
+      {"http://0x7f.1/", R"(host "127.0.0.1" is a loopback address)"},
+      {"http://017700000001/", R"(host "127.0.0.1" is a loopback address)"},
+      {"http://[::1]:8080/", R"(host "[::1]" is a loopback address)"},
+      {"http://[::ffff:127.0.0.1]/", R"(host "[::ffff:127.0.0.1]" is a loopback address)"},
+      {"http://[::ffff:a9fe:a9fe]/latest/meta-data/",
+       R"(host "[::ffff:169.254.169.254]" is a link-local address)"},
+      {"http://169.254.169.254/latest/meta-data/", R"(host "169.254.169.254" is a link-local)"},
+      {"http://10.0.0.1/", R"(host "10.0.0.1" is a private address (RFC 1918))"},
+      {"http://0300.0250.0.1/", R"(host "192.168.0.1" is a private address)"},
+      {"http://[fd00::1]/", R"(host "[fd00::1]" is a unique local address)"},
+      {"http://[fe80::1]/", R"(host "[fe80::1]" is a link-local address)"},
+      {"http://0.0.0.0:8080/", R"(host "0.0.0.0" is an unspecified address)"},
+      {"http://localhost:3000/", R"(host "localhost" is a name of the machine)"},
+      {"http://admin.localhost/", R"(host "admin.localhost" is a name of the machine)"},
+      {"http://metadata.google.internal/", R"(host "metadata.google.internal" is a name)"},
+      {"http://intranet/", R"(host "intranet" is a name of one label)"},
+      {"http://_dmarc.example.com/", R"(bad character in "_dmarc")"},
+      {"http://-phish.example.com/", R"(label "-phish" starts or ends with a hyphen)"},
+      {"http://ab--cd.example.com/", "reserved for internationalised names"},
+      {"http://xn--zz.example.com/", "not a valid internationalised domain name"},
+      {"http://example.123/", "not a valid IPv4 address"},
+  };
+  return *kHosts;
+}
+
+TEST_CASE("Shorten refuses private targets and hosts that are no host names", "[e2e]") {
+  E2eFixture f;
+  for (const auto& [url, problem] : HostileHosts()) {
+    INFO(url);
+    v1::ShortenResponse out;
+    const grpc::Status st = f.Shorten(url, &out);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(st.error_message(), Catch::StartsWith("long_url: "));
+    CHECK_THAT(st.error_message(), Catch::Contains(problem));
+    if (absl::StrContains(problem, "host \"")) {
+      CHECK_THAT(st.error_message(), Catch::Contains("--allow_private_targets"));
+    }
+  }
+  // In a batch, each refused on its own.
+  v1::BatchShortenRequest batch;
+  batch.add_requests()->set_long_url("https://example.com/public");
+  batch.add_requests()->set_long_url("http://2130706433/admin");
+  v1::BatchShortenResponse results;
+  REQUIRE(f.stub->BatchShorten(E2eFixture::Ctx().get(), batch, &results).ok());
+  REQUIRE(results.results_size() == 2);
+  CHECK(results.results(0).has_response());
+  REQUIRE(results.results(1).has_error());
+  CHECK_THAT(results.results(1).error().message(), Catch::Contains("loopback"));
+}
+
+TEST_CASE("With --allow_private_targets private hosts are shortened but bad names are not",
+          "[e2e]") {
+  E2eFixture f({"--allow_private_targets"});
+  for (const auto& [url, problem] : HostileHosts()) {
+    INFO(url);
+    v1::ShortenResponse out;
+    const grpc::Status st = f.Shorten(url, &out);
+    if (absl::StrContains(problem, "host \"")) {
+      CHECK(st.ok());  // an intranet shortener may point there
+    } else {
+      CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    }
+  }
+  v1::ShortenResponse loopback;
+  REQUIRE(f.Shorten("http://0x7f.1:8080/x", &loopback).ok());
+  CHECK(loopback.link().long_url() == "http://127.0.0.1:8080/x");
 }
 
 TEST_CASE("Bad URL policy flags or a malformed deny list file stop the start", "[e2e]") {
