@@ -88,12 +88,15 @@ absl::Status PinThisThreadToCpu(int cpu) {
   return absl::OkStatus();
 }
 
-int UsableCpus() {
+std::vector<int> UsableCpus() {
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) return 1;
-  const int n = CPU_COUNT(&mine);
-  return n > 0 ? n : 1;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mine)) cpus.push_back(cpu);
+  }
+  return cpus;
 }
 
 }  // namespace shortener::testing

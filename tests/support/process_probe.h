@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -32,8 +33,8 @@ absl::Status PinProcessToCpu(pid_t pid, int cpu);
 // Pins the calling thread to `cpu`.
 absl::Status PinThisThreadToCpu(int cpu);
 
-// CPUs this process may run on (its affinity mask), at least 1.
-int UsableCpus();
+// The CPUs this process may run on (its affinity mask), in order.
+std::vector<int> UsableCpus();
 
 }  // namespace shortener::testing
 

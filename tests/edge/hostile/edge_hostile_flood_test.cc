@@ -2,14 +2,15 @@
 // (issue 17, item 5, scenario 8): every path is a custom alias nobody made,
 // so each is a cache miss the edge must ask the service about. The flood
 // runs at a fixed rate on several keep-alive connections from one thread
-// pinned to CPU 0; the edge and the service are pinned to CPU 1 (PostgreSQL
-// and the canary float). The edge must answer every request 404 or 503 with
-// Retry-After, never hang, keep its links cached, and cost the service
-// batched alias look-ups (counted in pg_stat_statements), while the canary
-// and the revoker hold as in every scenario.
+// pinned to one CPU (pthread_setaffinity_np); the edge and the service are
+// pinned to another (PostgreSQL and the canary float). The edge must answer every request 404 or
+// 503 with Retry-After, never hang, keep its links cached, and cost the service batched alias
+// look-ups (counted in pg_stat_statements), while the canary and the revoker hold as in every
+// scenario.
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tests/edge/hostile/hostile_clients.h"
@@ -30,10 +31,13 @@ TEST_CASE(
   HostileOptions options;
   options.count_statements = true;
   HostileFixture f(options);
-  const bool pinned = UsableCpus() >= 2;
+  // The first usable CPU for the flood, the second for the edge and the
+  // service (on the 2-core machine: 0 and 1).
+  const std::vector<int> cpus = UsableCpus();
+  const bool pinned = cpus.size() >= 2;
   if (pinned) {
-    REQUIRE(PinProcessToCpu(f.edge->process().pid(), 1).ok());
-    REQUIRE(PinProcessToCpu(f.service->process().pid(), 1).ok());
+    REQUIRE(PinProcessToCpu(f.edge->process().pid(), cpus[1]).ok());
+    REQUIRE(PinProcessToCpu(f.service->process().pid(), cpus[1]).ok());
   }
   FloodOptions flood;
   flood.port = f.edge->port();
@@ -41,7 +45,7 @@ TEST_CASE(
   flood.pipeline_depth = 4;
   flood.rate = 5000;
   flood.duration = absl::Seconds(5);
-  flood.cpu = pinned ? 0 : -1;
+  flood.cpu = pinned ? cpus[0] : -1;
   std::mt19937_64 random(17);
   flood.path = [&random](uint64_t n) {
     // Unique (n in base 36), and with a '-': never of the generated shape.
@@ -67,6 +71,9 @@ TEST_CASE(
   };
   const double rpcs = delta("edge_resolve_rpcs_total");
   const double codes = delta("edge_resolve_codes_total");
+  const std::string placement =
+      pinned ? absl::StrCat("flood on CPU ", cpus[0], ", edge and service on CPU ", cpus[1])
+             : "unpinned: one CPU";
   std::fprintf(stderr,
                "hostile[alias flood]%s: %llu due at %.0f/s over %s on %d connections (%s); sent "
                "%llu (%.0f/s, at worst %s late), answered %llu (%.0f/s): 404 %llu, 503 %llu; "
@@ -74,8 +81,7 @@ TEST_CASE(
                "%lld alias statements\n",
                kSanitized ? " (sanitized build)" : "", static_cast<unsigned long long>(fl.due),
                flood.rate, absl::FormatDuration(flood.duration).c_str(), flood.connections,
-               pinned ? "flood pinned to CPU 0, edge and service to CPU 1" : "unpinned: one CPU",
-               static_cast<unsigned long long>(fl.sent), fl.sent_rate(),
+               placement.c_str(), static_cast<unsigned long long>(fl.sent), fl.sent_rate(),
                absl::FormatDuration(fl.max_lag).c_str(),
                static_cast<unsigned long long>(fl.answered), fl.answered_rate(),
                static_cast<unsigned long long>(fl.statuses[404]),
@@ -101,11 +107,14 @@ TEST_CASE(
   // Made-up aliases took nothing from the links: the canary stayed cached
   // (its p99 above). The service saw each alias at most once (the other
   // codes sent are the revoker's: each link once when cached, once after its
-  // invalidation), in batches: at most one statement per call, and several
-  // aliases per statement.
-  CHECK(codes <= static_cast<double>(fl.answered + 2 * figures.revocations.size()));
+  // invalidation) and looked them up in batches: at most one statement per
+  // call, and fewer statements than aliases. How many fewer depends on how
+  // busy the service is (batches form only while look-ups wait: 2 to 4
+  // aliases a statement here), so only the direction is asserted.
+  const double other_codes = 2.0 * static_cast<double>(figures.revocations.size());
+  CHECK(codes <= static_cast<double>(fl.answered) + other_codes);
   CHECK(alias_statements <= static_cast<int64_t>(rpcs));
-  CHECK(alias_statements * 2 <= static_cast<int64_t>(codes));
+  CHECK(static_cast<double>(alias_statements) < codes - other_codes);
   f.CheckClicks(*f.edge, figures);
 }
 
