@@ -25,21 +25,49 @@ int Append(std::string& out, const ResponsePlan& plan, const ResponseOptions& op
 
 constexpr absl::string_view kNoStore = "Cache-Control: no-store\r\n";
 
-// While the service is down every miss fails: log the first failure of each
-// second and how many were not logged, not one line per request.
-void LogResolveFailure(const absl::Status& error) {
-  static std::atomic<int64_t> last_logged_ns{0};
-  static std::atomic<int64_t> suppressed{0};
-  const int64_t now = MonotonicNowNs();
-  int64_t last = last_logged_ns.load(std::memory_order_relaxed);
-  if (now - last < 1'000'000'000 ||
-      !last_logged_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
-    suppressed.fetch_add(1, std::memory_order_relaxed);
-    return;
+// Admits at most one log line per second for one kind of failure, and says
+// how many were held back: while the service is down every miss fails, and
+// a bad row that many clients ask for fails on every miss; neither may write
+// one line per request.
+class LogGate {
+ public:
+  // True if a line may be written now; then *held_back is how many calls
+  // were refused since the last line.
+  bool Admit(int64_t* held_back) {
+    const int64_t now = MonotonicNowNs();
+    int64_t last = last_logged_ns_.load(std::memory_order_relaxed);
+    if ((last != 0 && now - last < 1'000'000'000) ||
+        !last_logged_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+      held_back_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    *held_back = held_back_.exchange(0, std::memory_order_relaxed);
+    return true;
   }
-  const int64_t others = suppressed.exchange(0, std::memory_order_relaxed);
+
+ private:
+  std::atomic<int64_t> last_logged_ns_{0};
+  std::atomic<int64_t> held_back_{0};
+};
+
+void LogResolveFailure(const absl::Status& error) {
+  static LogGate gate;
+  int64_t others = 0;
+  if (!gate.Admit(&others)) return;
   LogWarning("Resolve failed: %s (%d more failures not logged since the last line)",
              error.ToString(), others);
+}
+
+void LogUnsafeLocation(absl::string_view code, int redirect_status) {
+  static LogGate gate;
+  int64_t others = 0;
+  if (!gate.Admit(&others)) return;
+  // The code is safe to log (classification let through only
+  // [A-Za-z0-9_-]); the Location is not, and is left out.
+  LogError("Resolve returned a link the edge refuses to redirect to: code %s (a Location that "
+           "is not a visible-ASCII absolute URL with a scheme of --allowed_schemes, or redirect "
+           "status %d); %d more such answers not logged since the last line",
+           code, redirect_status, others);
 }
 
 }  // namespace
@@ -190,10 +218,7 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t arrived
       // cache it; answer as if the service were unreachable (a stale entry or
       // 503) rather than send anyone somewhere odd.
       metrics_->CountUnsafeLocation();
-      LogError("Resolve returned a link the edge refuses to redirect to (a Location that is "
-               "not a visible-ASCII absolute URL with a scheme of --allowed_schemes, or "
-               "redirect status %d)",
-               reply.redirect_status);
+      LogUnsafeLocation(ticket.key(), reply.redirect_status);
       result.outcome = ResolveOutcome::kUnavailable;
       result.location = {};
     } else if (reply.outcome == ResolveOutcome::kUnavailable) {
