@@ -105,6 +105,14 @@ size_t ResponseSize(const ResponsePlan& plan, const ResponseOptions& options) {
   return size;
 }
 
+int AppendResponse(std::string& out, const ResponsePlan& plan, const ResponseOptions& options) {
+  const size_t size = ResponseSize(plan, options);
+  const size_t at = out.size();
+  out.resize(at + size);
+  WriteResponse(plan, options, out.data() + at, size);
+  return plan.status;
+}
+
 size_t WriteResponse(const ResponsePlan& plan, const ResponseOptions& options, char* dst,
                      size_t capacity) {
   // Status codes are three digits; anything else is a caller bug that must

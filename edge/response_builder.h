@@ -47,6 +47,11 @@ size_t ResponseSize(const ResponsePlan& plan, const ResponseOptions& options);
 size_t WriteResponse(const ResponsePlan& plan, const ResponseOptions& options, char* dst,
                      size_t capacity);
 
+// Appends the response to `out` (bytes already there are left alone) and
+// returns its status: how handlers and the server answer into a
+// connection's output buffer without a copy.
+int AppendResponse(std::string& out, const ResponsePlan& plan, const ResponseOptions& options);
+
 // Owns a reusable std::string buffer: Build() clears it and writes the
 // response; the buffer only grows, so steady state does not allocate.
 class ResponseWriter {

@@ -7,17 +7,6 @@
 #include "edge/response_builder.h"
 
 namespace shortener::edge {
-namespace {
-
-void Append(std::string& out, const ResponsePlan& plan, const ResponseOptions& options) {
-  const size_t size = ResponseSize(plan, options);
-  const size_t old_size = out.size();
-  out.resize(old_size + size);
-  WriteResponse(plan, options, &out[old_size], size);
-}
-
-}  // namespace
-
 void AdminHandler::Handle(http::Exchange& exchange) {
   const http::Request& request = exchange.request();
   const Method method = ParseMethod(request.method);
@@ -26,13 +15,13 @@ void AdminHandler::Handle(http::Exchange& exchange) {
   options.head = method == Method::kHead;
   options.date = exchange.http_date();
   if (method == Method::kOther) {
-    Append(exchange.out(), PlanForTarget(TargetKind::kMethodNotAllowed), options);
+    AppendResponse(exchange.out(), PlanForTarget(TargetKind::kMethodNotAllowed), options);
     return;
   }
   absl::string_view path = request.target;
   path = path.substr(0, path.find('?'));
   if (path == "/metrics") {
-    // The text must outlive the plan that views it: both live until Append
+    // The text must outlive the plan that views it: both live until AppendResponse
     // has copied the bytes.
     const std::string text = sources_.metrics_text();
     ResponsePlan plan;
@@ -40,15 +29,15 @@ void AdminHandler::Handle(http::Exchange& exchange) {
     plan.reason = "OK";
     plan.headers = "Cache-Control: no-store\r\n";
     plan.body = text;
-    Append(exchange.out(), plan, options);
+    AppendResponse(exchange.out(), plan, options);
   } else if (path == "/healthz") {
-    Append(exchange.out(), PlanForTarget(TargetKind::kHealthz), options);
+    AppendResponse(exchange.out(), PlanForTarget(TargetKind::kHealthz), options);
   } else if (path == "/readyz") {
-    Append(exchange.out(), PlanForReadiness(sources_.ready()), options);
+    AppendResponse(exchange.out(), PlanForReadiness(sources_.ready()), options);
   } else {
     ResolveResult unknown;
     unknown.outcome = ResolveOutcome::kNotFound;
-    Append(exchange.out(), PlanForOutcome(unknown), options);
+    AppendResponse(exchange.out(), PlanForOutcome(unknown), options);
   }
 }
 

@@ -14,15 +14,6 @@
 namespace shortener::edge {
 namespace {
 
-// Appends the response for `plan`; returns its status.
-int Append(std::string& out, const ResponsePlan& plan, const ResponseOptions& options) {
-  const size_t size = ResponseSize(plan, options);
-  const size_t old_size = out.size();
-  out.resize(old_size + size);
-  WriteResponse(plan, options, &out[old_size], size);
-  return plan.status;
-}
-
 constexpr absl::string_view kNoStore = "Cache-Control: no-store\r\n";
 
 // Admits at most one log line per second for one kind of failure, and says
@@ -107,18 +98,18 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
   int status;
   switch (target.kind) {
     case TargetKind::kReadyz:
-      status = Append(exchange.out(), PlanForReadiness(client_->Ready()), response_options);
+      status = AppendResponse(exchange.out(), PlanForReadiness(client_->Ready()), response_options);
       break;
     case TargetKind::kPrefiltered:
       metrics_->CountPrefiltered(loop);
-      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      status = AppendResponse(exchange.out(), PlanForTarget(target.kind), response_options);
       break;
     case TargetKind::kBadRequest:
       metrics_->CountBadRequest(loop, target.bad_reason);
-      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      status = AppendResponse(exchange.out(), PlanForTarget(target.kind), response_options);
       break;
     default:
-      status = Append(exchange.out(), PlanForTarget(target.kind), response_options);
+      status = AppendResponse(exchange.out(), PlanForTarget(target.kind), response_options);
       break;
   }
   metrics_->CountResponse(loop, status);
@@ -136,7 +127,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
   int status = 0;
   const CacheLookup found =
       cache_->Lookup(code, exchange.now_ns(), [&](const ResolveResult& result) {
-        status = Append(out, PlanForOutcome(result, options_.locations), response_options);
+        status = AppendResponse(out, PlanForOutcome(result, options_.locations), response_options);
       });
   if (found == CacheLookup::kFresh) {
     metrics_->CountResponse(exchange.loop_index(), status);
@@ -168,7 +159,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
     options.date = FormatHttpDate(std::time(nullptr), date);
     thread_local std::string bytes;
     bytes.clear();
-    const int status = Append(bytes, PlanForOutcome(result, options_.locations), options);
+    const int status = AppendResponse(bytes, PlanForOutcome(result, options_.locations), options);
     metrics_->CountResponse(loop, status);
     deferred.Complete(bytes);
     RecordClick(click, status);

@@ -161,10 +161,7 @@ void ConnectionProtocol::AppendServerError(int status) {
   options.date = loop_->http_date();
   const ResponsePlan plan = PlanForProtocolError(status);
   Bump(loop_->counters.server_responses[ServerResponseSlot(plan.status)]);
-  const size_t size = ResponseSize(plan, options);
-  const size_t at = out_.size();
-  out_.resize(at + size);
-  WriteResponse(plan, options, out_.data() + at, size);
+  AppendResponse(out_, plan, options);
 }
 
 DeferredResponse ConnectionProtocol::Defer() {
