@@ -37,21 +37,6 @@ constexpr char kChrome[] =
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/120.0.0.0 Safari/537.36";
 
-// A temp directory for the edge's click spool, removed at the end.
-class SpoolDir {
- public:
-  SpoolDir() {
-    char templ[] = "/tmp/edge_clicks_hostile.XXXXXX";
-    REQUIRE(mkdtemp(templ) != nullptr);
-    path_ = templ;
-  }
-  ~SpoolDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Human plus bot clicks GetClickStats reports for `code` around now; -1 if
 // the call fails.
 int64_t TotalClicks(EdgeFixture& f, const std::string& code, bool human_only = false) {

@@ -5,6 +5,9 @@
 #ifndef SHORTENER_TESTS_EDGE_E2E_EDGE_FIXTURE_H_
 #define SHORTENER_TESTS_EDGE_E2E_EDGE_FIXTURE_H_
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +23,23 @@
 #include "tests/support/service_process.h"
 
 namespace shortener::testing {
+
+// A temp directory for an edge's click spool, removed at the end.
+class SpoolDir {
+ public:
+  SpoolDir() {
+    char templ[] = "/tmp/edge_click_spool.XXXXXX";
+    REQUIRE(mkdtemp(templ) != nullptr);
+    path_ = templ;
+  }
+  ~SpoolDir() { std::filesystem::remove_all(path_); }
+  SpoolDir(const SpoolDir&) = delete;
+  SpoolDir& operator=(const SpoolDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 struct EdgeFixture {
   explicit EdgeFixture(std::vector<std::string> edge_flags = {},
