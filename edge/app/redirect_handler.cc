@@ -165,13 +165,17 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
     RecordClick(click, status);
     if (options_.access_log) LogAccess(access_prefix, status, code);
   };
+  // One deadline from the request's arrival (its first byte read), so time
+  // spent behind earlier requests on its connection counts too.
+  const int64_t deadline_ns =
+      exchange.arrival_ns() + absl::ToInt64Nanoseconds(options_.miss_deadline);
   std::optional<FetchTicket> ticket =
-      cache_->JoinFetch(code, exchange.now_ns(), std::move(waiter));
+      cache_->JoinFetch(code, exchange.now_ns(), std::move(waiter), deadline_ns);
   if (!ticket.has_value()) return;  // coalesced into a fetch in flight
-  StartFetch(*std::move(ticket), alias, exchange.now_ns());
+  StartFetch(*std::move(ticket), alias, deadline_ns);
 }
 
-void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t arrived_ns) {
+void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t deadline_ns) {
   if (alias && alias_misses_.fetch_add(1, std::memory_order_relaxed) >= options_.max_alias_misses) {
     // Made-up aliases cost the service a look-up each: past the bound, the
     // edge answers (stale or 503) instead of adding to its work.
@@ -183,10 +187,10 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t arrived
     return;
   }
   // The loop's clock is CLOCK_MONOTONIC_COARSE, steady_clock's base with up
-  // to a tick of lag: the deadline is at worst a few ms early.
+  // to a tick of lag: the deadline is at worst a few ms early. One already
+  // past (a request that waited behind others) is answered at once.
   const ResolveBatcher::Clock::time_point deadline =
-      ResolveBatcher::Clock::time_point(std::chrono::nanoseconds(arrived_ns)) +
-      absl::ToChronoNanoseconds(options_.miss_deadline);
+      ResolveBatcher::Clock::time_point(std::chrono::nanoseconds(deadline_ns));
   // The ticket moves into the callback: the code must not view it.
   const std::string code(ticket.key());
   resolver_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](

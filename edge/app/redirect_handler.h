@@ -18,11 +18,15 @@
 // different codes into few RPCs; the reply is stored (unless an
 // invalidation overtook it) and completes every waiting request from the
 // gRPC thread. Bounds on the miss path:
-//  - miss_deadline: a fetch must end within miss_deadline of the arrival of
-//    the request that started it (the loop's clock at Handle), queueing in
-//    the batcher included; later requests for the code join it, so each
-//    waiting request is answered within its own deadline: past it, 503 with
-//    Retry-After (kTimedOut), or a stale entry within its grace.
+//  - miss_deadline: a request is answered within miss_deadline of its
+//    arrival (Exchange::arrival_ns: its first byte read, so time spent
+//    behind earlier requests on its connection counts), queueing in the
+//    batcher included. The fetch a request starts carries its deadline;
+//    later requests join it unless it would end more than the cache's
+//    fetch_deadline_slack after their own deadline (then they start a new
+//    fetch, LinkCache::JoinFetch). Past the deadline: 503 with Retry-After
+//    (kTimedOut), or a stale entry within its grace; a request whose
+//    deadline passed while it waited is answered so at once.
 //  - The batcher's queue bound (ResolveBatcherOptions::max_queued): a fetch
 //    that would exceed it is answered at once (kOverloaded: 503 or stale).
 //  - max_alias_misses: alias fetches in flight at once at most (codes of the
@@ -115,7 +119,7 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
               bool keep_alive);
   // Asks the resolver for `ticket`'s code (or refuses, see the bounds above)
   // and completes the fetch with the answer.
-  void StartFetch(FetchTicket ticket, bool alias, int64_t arrived_ns);
+  void StartFetch(FetchTicket ticket, bool alias, int64_t deadline_ns);
   // The click event of a request whose redirect would be a click (status
   // unset); nullopt if it would not be one or clicks are not recorded.
   std::optional<ClickEvent> PrepareClick(const http::Request& request, absl::string_view code,

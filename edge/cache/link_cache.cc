@@ -49,6 +49,7 @@ struct Fetch {
 struct JoinableFetch {
   uint64_t token;
   int64_t started_ns;
+  int64_t deadline_ns;
 };
 
 }  // namespace
@@ -93,6 +94,7 @@ LinkCache::LinkCache(LinkCacheOptions options)
       negative_ttl_ns_(ToNanos(options.negative_ttl)),
       stale_grace_ns_(ToNanos(options.stale_grace)),
       join_window_ns_(ToNanos(options.fetch_join_window)),
+      deadline_slack_ns_(ToNanos(options.fetch_deadline_slack)),
       locations_(options.locations) {
   size_t n = 1;
   int bits = 0;
@@ -161,25 +163,28 @@ CacheLookup LinkCache::Lookup(absl::string_view key, int64_t now_ns,
 }
 
 std::optional<FetchTicket> LinkCache::JoinFetch(absl::string_view key, int64_t now_ns,
-                                                Waiter waiter) {
+                                                Waiter waiter, int64_t deadline_ns) {
   const HashedKey k = HashedKey::Of(key);
   Shard& s = ShardFor(k.hash);
   std::lock_guard<std::mutex> lock(s.mu);
   auto j = s.joinable.find(key);
   if (j != s.joinable.end()) {
     auto f = s.fetches.find(j->second.token);
-    if (f != s.fetches.end() && now_ns < SaturatingAdd(j->second.started_ns, join_window_ns_)) {
+    if (f != s.fetches.end() && now_ns < SaturatingAdd(j->second.started_ns, join_window_ns_) &&
+        j->second.deadline_ns <= SaturatingAdd(deadline_ns, deadline_slack_ns_)) {
       f->second.waiters.push_back(std::move(waiter));
       ++s.counters.coalesced;
       return std::nullopt;
     }
-    // Older than the join window: its CompleteFetch may never come. Leave
-    // its waiters to it, but neither join nor store it.
+    // Older than the join window (its CompleteFetch may never come), or
+    // ending too late for this waiter. Leave its waiters to it, but neither
+    // join nor store it: once it stops being joinable, Invalidate cannot
+    // reach it.
     if (f != s.fetches.end()) f->second.storable = false;
     s.joinable.erase(j);
   }
   const uint64_t token = ++s.next_token;
-  s.joinable.emplace(std::string(key), JoinableFetch{token, now_ns});
+  s.joinable.emplace(std::string(key), JoinableFetch{token, now_ns, deadline_ns});
   s.fetches[token].waiters.push_back(std::move(waiter));
   ++s.counters.fetches;
   return FetchTicket(key, ShardIndex(k.hash), token);

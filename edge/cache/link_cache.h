@@ -60,6 +60,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -97,6 +98,11 @@ struct LinkCacheOptions {
   // against a lost CompleteFetch leaving a code hanging forever; keep it
   // above the resolver's RPC deadline. Default 10 s.
   absl::Duration fetch_join_window = absl::Seconds(10);
+  // A waiter joins a fetch in flight only if the fetch's deadline is at most
+  // this much later than its own (see JoinFetch): the tolerance that keeps
+  // a burst for one code, whose arrival times differ by a clock tick or a
+  // loop's batch, in one fetch. Default 20 ms.
+  absl::Duration fetch_deadline_slack = absl::Milliseconds(20);
   // Number of shards; rounded up to a power of two, and reduced for tiny
   // bounds so that every shard holds at least one entry and 4 KiB.
   // Default 64.
@@ -189,7 +195,17 @@ class LinkCache {
   // fetch and end it with CompleteFetch(ticket, ...), whatever happens.
   // Otherwise returns nullopt (counted in `coalesced`); the waiter is called
   // by the in-flight fetch's CompleteFetch. Allocates (misses only).
-  std::optional<FetchTicket> JoinFetch(absl::string_view key, int64_t now_ns, Waiter waiter);
+  // `deadline_ns` (same clock; none by default) is when the waiter must have
+  // its answer, and the fetch a ticket starts must end by it. A waiter does
+  // not join a fetch whose deadline is more than fetch_deadline_slack after
+  // its own (a request that waited behind others on its connection, joining
+  // a fetch started by one that arrived later): it gets a ticket for a new
+  // fetch instead, which takes over gathering waiters; the old one still
+  // answers its own waiters but is not stored (it could not be invalidated
+  // any more).
+  std::optional<FetchTicket> JoinFetch(absl::string_view key, int64_t now_ns, Waiter waiter,
+                                       int64_t deadline_ns = kNoDeadline);
+  static constexpr int64_t kNoDeadline = std::numeric_limits<int64_t>::max();
 
   // Ends the ticket's fetch and calls each of its waiters exactly once, on
   // this thread, outside the lock, with a result whose location is valid
@@ -246,6 +262,7 @@ class LinkCache {
   int64_t negative_ttl_ns_ = 0;
   int64_t stale_grace_ns_ = 0;
   int64_t join_window_ns_ = 0;
+  int64_t deadline_slack_ns_ = 0;
   const LocationPolicy locations_;
   int shard_shift_ = 0;      // shard = hash >> shard_shift_ (unused with one shard)
   uint64_t shard_mask_ = 0;  // shard count - 1

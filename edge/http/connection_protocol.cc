@@ -75,6 +75,11 @@ bool ConnectionProtocol::BeginRequest() {
   request_in_progress_ = true;
   active_ = true;
   request_start_ = read_begin_;
+  if (request_start_ >= last_read_offset_) {
+    // Everything unparsed came with the latest read.
+    unparsed_since_ns_ = last_read_ns_;
+  }
+  exchange_.arrival_ns_ = unparsed_since_ns_;
   deadline_ns_ = loop_->now_ns + loop_->header_timeout_ns;
   return true;
 }
@@ -214,13 +219,19 @@ absl::Span<char> ConnectionProtocol::ReadSpace() {
     }
     read_begin_ -= keep_from;
     request_start_ = request_start_ >= keep_from ? request_start_ - keep_from : 0;
+    last_read_offset_ = last_read_offset_ >= keep_from ? last_read_offset_ - keep_from : 0;
     read_end_ = kept;
   }
   return absl::Span<char>(read_buffer_.get() + read_end_, read_capacity_ - read_end_);
 }
 
 void ConnectionProtocol::Received(size_t n) {
-  if (!discarding_) read_end_ += n;
+  if (discarding_ || n == 0) return;
+  const bool had_unparsed = request_in_progress_ || read_begin_ != read_end_;
+  if (!had_unparsed) unparsed_since_ns_ = loop_->now_ns;
+  last_read_ns_ = loop_->now_ns;
+  last_read_offset_ = read_end_;
+  read_end_ += n;
 }
 
 void ConnectionProtocol::ReceivedEof() { peer_eof_ = true; }

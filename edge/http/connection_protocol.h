@@ -154,6 +154,14 @@ class ConnectionProtocol {
   std::string out_;      // responses not yet handed to the transport
   std::string writing_;  // responses an asynchronous write is sending
 
+  // Arrival times (Exchange::arrival_ns): the loop's clock at the latest
+  // read and where its bytes start, and at the earliest read whose bytes
+  // may still be unparsed. Two marks, not one per read: a request that
+  // began before the latest read gets the earlier time, never a later one.
+  int64_t last_read_ns_ = 0;
+  size_t last_read_offset_ = 0;
+  int64_t unparsed_since_ns_ = 0;
+
   int64_t deadline_ns_ = 0;
   size_t accounted_bytes_ = 0;  // this connection's share of buffer_bytes
 

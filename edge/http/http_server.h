@@ -239,6 +239,12 @@ class Exchange {
   // This loop's coarse monotonic clock (CLOCK_MONOTONIC_COARSE, ns), read
   // once per batch of requests.
   int64_t now_ns() const;
+  // When this request arrived: the loop's clock (as now_ns) at the read
+  // that brought its first byte. Earlier than now_ns() when the request
+  // waited in the connection's buffer behind earlier ones (pipelining, a
+  // deferred response before it); never later than the true arrival (when
+  // several reads are buffered it may be an earlier read's time).
+  int64_t arrival_ns() const { return arrival_ns_; }
   // Which loop runs this connection: 0 .. threads-1 (for per-thread metrics).
   int loop_index() const { return loop_index_; }
 
@@ -253,6 +259,7 @@ class Exchange {
   const internal::LoopContext* loop_;
   std::string* out_;
   int loop_index_;
+  int64_t arrival_ns_ = 0;
   bool in_handle_ = false;
   bool deferred_ = false;
 };

@@ -443,6 +443,41 @@ TEST_CASE("cache: a fetch in flight longer than the join window takes no more wa
   CHECK(Look(cache, "Ab3", 11 * kSecondNs).outcome == ResolveOutcome::kActive);
 }
 
+TEST_CASE("cache: a waiter joins a fetch only if it ends by the waiter's own deadline",
+          "[edge][cache]") {
+  LinkCacheOptions o = OneShard();
+  o.fetch_deadline_slack = absl::Milliseconds(20);
+  LinkCache cache(o);
+  constexpr int64_t kMs = 1'000'000;
+  Delivery first, close_enough, later, earlier, after_earlier;
+  // A fetch that must end by 2.5 s.
+  std::optional<FetchTicket> started = cache.JoinFetch("Ab3", 0, Record(first), 2500 * kMs);
+  REQUIRE(started);
+  // Waiters due later, or earlier by no more than the slack, join it.
+  CHECK_FALSE(cache.JoinFetch("Ab3", 1 * kMs, Record(later), 2600 * kMs));
+  CHECK_FALSE(cache.JoinFetch("Ab3", 1 * kMs, Record(close_enough), 2480 * kMs));
+  // One due well before it (it waited behind other requests on its
+  // connection) gets a fetch of its own, which the next waiters join.
+  std::optional<FetchTicket> sooner = cache.JoinFetch("Ab3", 2 * kMs, Record(earlier), 900 * kMs);
+  REQUIRE(sooner);
+  CHECK_FALSE(cache.JoinFetch("Ab3", 3 * kMs, Record(after_earlier), 3000 * kMs));
+  CHECK(cache.Stats().fetches == 2);
+  CHECK(cache.Stats().coalesced == 3);
+
+  cache.CompleteFetch(*sooner, Active(kUrl), 900 * kMs);
+  CHECK(earlier.calls == 1);
+  CHECK(after_earlier.calls == 1);
+  CHECK(first.calls + later.calls + close_enough.calls == 0);
+  // The first fetch still answers its own waiters; the answer it carries is
+  // not stored (it stopped being joinable, so an Invalidate would miss it).
+  cache.CompleteFetch(*started, WithOutcome(ResolveOutcome::kRevoked), 1000 * kMs);
+  CHECK(first.calls == 1);
+  CHECK(later.calls == 1);
+  CHECK(close_enough.calls == 1);
+  CHECK(first.outcome == ResolveOutcome::kRevoked);
+  CHECK(Look(cache, "Ab3", 1000 * kMs).outcome == ResolveOutcome::kActive);
+}
+
 TEST_CASE("cache: a waiter may call back into the cache", "[edge][cache]") {
   LinkCache cache(OneShard());
   CacheLookup seen_by_waiter = CacheLookup::kMiss;

@@ -84,6 +84,34 @@ TEST_CASE("edge answers a miss 503 at its deadline when the service does not ans
   CHECK(f.Get("/" + link.code()).status == 302);
 }
 
+TEST_CASE("edge counts a pipelined miss's deadline from its arrival, not from its turn",
+          "[edge_e2e]") {
+  EdgeFixture f({"--miss_deadline=2s", "--resolve_timeout=20s"});
+  const v1::ShortenResponse a = f.Shorten("https://example.com/first");
+  const v1::ShortenResponse b = f.Shorten("https://example.com/second");
+  REQUIRE(f.service->process().Freeze());
+  // Both misses in one write: the second waits behind the first's 2 s.
+  auto c = HttpConnection::Connect(f.edge->port());
+  REQUIRE(c.ok());
+  const absl::Time start = absl::Now();
+  REQUIRE(c->Send(absl::StrCat("GET /", a.code(), " HTTP/1.1\r\nHost: sho.rt\r\n\r\n", "GET /",
+                               b.code(), " HTTP/1.1\r\nHost: sho.rt\r\n\r\n"))
+              .ok());
+  auto first = c->Read();
+  auto second = c->Read();
+  const absl::Duration waited = absl::Now() - start;
+  REQUIRE(f.service->process().Signal(SIGCONT));
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CheckRefused503(*first, "timed out waiting for the service\n");
+  CheckRefused503(*second, "timed out waiting for the service\n");
+  // Its own 2 s had passed by its turn: answered at once, not 2 s later.
+  CHECK(waited >= absl::Milliseconds(1900));
+  CHECK(waited < absl::Milliseconds(3500));
+  CHECK(f.edge->Metric("edge_miss_refusals_total{reason=\"deadline\"}") == 2);
+  CHECK(f.edge->Metric("edge_resolve_rpcs_total") == 1);
+}
+
 TEST_CASE("edge refuses a miss at once when the resolve queue is full", "[edge_e2e]") {
   EdgeFixture f({"--resolve_in_flight=1", "--resolve_queue=1", "--miss_deadline=30s",
                  "--resolve_timeout=30s"});

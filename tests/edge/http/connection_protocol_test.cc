@@ -31,6 +31,8 @@ class ScriptedHandler : public Handler {
     const Request& request = exchange.request();
     targets.emplace_back(request.target);
     user_agents.emplace_back(request.user_agent);
+    arrivals.push_back(exchange.arrival_ns());
+    handled_at.push_back(exchange.now_ns());
     const std::string answer = Answer(request);
     if (absl::StartsWith(request.target, "/defer")) {
       deferred.push_back(exchange.Defer());
@@ -50,6 +52,7 @@ class ScriptedHandler : public Handler {
   }
 
   std::vector<std::string> targets, user_agents;
+  std::vector<int64_t> arrivals, handled_at;
   std::deque<DeferredResponse> deferred;
   std::deque<std::string> answers;
 
@@ -106,6 +109,44 @@ TEST_CASE("pipelined requests are answered in order around a deferred one",
   CHECK(Responses(h.TakeReceived()) == std::vector<std::string>{"200 #1", "200 #2", "200 #3"});
   CHECK(h.context().counters.deferred.load() == 1);
   CHECK(h.protocol().Idle());
+}
+
+TEST_CASE("a request's arrival is the read of its first byte, not when it is handled",
+          "[edge_http][protocol]") {
+  ScriptedHandler handler;
+  ProtocolHarness h(HttpServerOptions(), &handler);
+  constexpr int64_t kSecond = 1'000'000'000;
+  const int64_t t0 = ProtocolHarness::kStartNs;
+  auto at = [&](int64_t ns) { h.context().SetClock(ns, ProtocolHarness::kUnixSecond); };
+
+  // Three requests in one read; the last two wait behind the deferred one.
+  at(t0);
+  h.Send(Get("/a") + Get("/defer") + Get("/b"));
+  // More arrives while they wait: a whole request, then half of one.
+  at(t0 + 2 * kSecond);
+  h.Receive(Get("/c"));
+  at(t0 + 3 * kSecond);
+  const std::string d = Get("/d");
+  h.Receive(d.substr(0, 10));
+  at(t0 + 5 * kSecond);
+  handler.CompleteOldest();
+  REQUIRE(h.DeliverDeferred() == 1);
+  h.Run();
+  // The rest of /d comes later still: /d arrived with its first byte.
+  at(t0 + 6 * kSecond);
+  h.Send(d.substr(10));
+  // An idle connection's next request arrives when it is read.
+  at(t0 + 9 * kSecond);
+  h.Send(Get("/e"));
+
+  REQUIRE(handler.targets == std::vector<std::string>{"/a", "/defer", "/b", "/c", "/d", "/e"});
+  CHECK(handler.handled_at ==
+        std::vector<int64_t>{t0, t0, t0 + 5 * kSecond, t0 + 5 * kSecond, t0 + 6 * kSecond,
+                             t0 + 9 * kSecond});
+  // /c came in the read at +2 s but began before the latest read (+3 s):
+  // it is given the earliest unparsed read's time, never a later one.
+  CHECK(handler.arrivals == std::vector<int64_t>{t0, t0, t0, t0, t0 + 3 * kSecond,
+                                                 t0 + 9 * kSecond});
 }
 
 TEST_CASE("after a refused request nothing more is handled or written", "[edge_http][protocol]") {
