@@ -140,8 +140,8 @@ absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::stri
       int bits = -1;
       if (prefix.empty() || prefix.size() > 3 || !absl::SimpleAtoi(prefix, &bits) || bits < 0 ||
           bits > max_bits) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "trusted proxy \"", text, "\": prefix length must be 0..", max_bits));
+        return absl::InvalidArgumentError(
+            absl::StrCat("trusted proxy \"", text, "\": prefix length must be 0..", max_bits));
       }
       range.prefix_bits = bits;
     }
@@ -150,9 +150,9 @@ absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::stri
       masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
     }
     if (!(masked == range.base)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "trusted proxy \"", text, "\": address has bits set beyond the /",
-          range.prefix_bits, " prefix"));
+      return absl::InvalidArgumentError(absl::StrCat("trusted proxy \"", text,
+                                                     "\": address has bits set beyond the /",
+                                                     range.prefix_bits, " prefix"));
     }
     result.ranges_.push_back(range);
   }

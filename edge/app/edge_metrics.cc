@@ -8,8 +8,8 @@ namespace {
 
 constexpr const char* kOutcomeNames[] = {"active",    "revoked", "expired",
                                          "not_found", "invalid", "unavailable"};
-constexpr const char* kBadReasonNames[] = {"none",    "not_origin_form", "empty",
-                                           "dot_segment", "percent",     "slash",
+constexpr const char* kBadReasonNames[] = {"none",          "not_origin_form", "empty",
+                                           "dot_segment",   "percent",         "slash",
                                            "bad_character", "too_long"};
 
 void Header(std::string& out, absl::string_view name, absl::string_view type,
@@ -54,8 +54,8 @@ void RenderHttpServer(const http::HttpServerStats& s, std::string& out) {
   absl::StrAppend(&out, "edge_http_output_pauses_total ", s.output_pauses, "\n");
   Header(out, "edge_http_peak_connection_output_bytes", "gauge",
          "The most bytes of responses one connection held unwritten at once since start.");
-  absl::StrAppend(&out, "edge_http_peak_connection_output_bytes ",
-                  s.peak_connection_output_bytes, "\n");
+  absl::StrAppend(&out, "edge_http_peak_connection_output_bytes ", s.peak_connection_output_bytes,
+                  "\n");
   Header(out, "edge_http_connection_buffer_bytes", "gauge",
          "Bytes of buffers the open connections hold (read buffers, output, kept header values).");
   absl::StrAppend(&out, "edge_http_connection_buffer_bytes ", s.connection_buffer_bytes, "\n");
@@ -120,8 +120,8 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   for (int reason = 1; reason < kBadReasons; ++reason) {
     uint64_t sum = 0;
     for (int l = 0; l < loop_count_; ++l) sum += Load(loops_[l].bad_requests[reason]);
-    absl::StrAppend(&out, "edge_bad_requests_total{reason=\"", kBadReasonNames[reason], "\"} ",
-                    sum, "\n");
+    absl::StrAppend(&out, "edge_bad_requests_total{reason=\"", kBadReasonNames[reason], "\"} ", sum,
+                    "\n");
   }
 
   const LinkCacheStats& c = gauges.cache;
@@ -132,8 +132,8 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   absl::StrAppend(&out, "edge_cache_stale_hits_total ", c.stale_fallbacks, "\n");
   Header(out, "edge_cache_misses_total", "counter",
          "Look-ups that asked the service: no entry, or one past its TTL.");
-  absl::StrAppend(&out, "edge_cache_misses_total ",
-                  c.misses + (c.stale_hits - c.stale_fallbacks), "\n");
+  absl::StrAppend(&out, "edge_cache_misses_total ", c.misses + (c.stale_hits - c.stale_fallbacks),
+                  "\n");
   Header(out, "edge_cache_coalesced_total", "counter",
          "Misses that joined a Resolve already in flight for the same code.");
   absl::StrAppend(&out, "edge_cache_coalesced_total ", c.coalesced, "\n");
@@ -163,8 +163,7 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   cumulative += Load(latency_buckets_[kLatencyBuckets.size()]);
   absl::StrAppend(&out, "edge_resolve_duration_seconds_bucket{le=\"+Inf\"} ", cumulative, "\n");
   absl::StrAppend(&out, "edge_resolve_duration_seconds_sum ",
-                  absl::StrFormat("%.9f", static_cast<double>(Load(latency_sum_ns_)) * 1e-9),
-                  "\n");
+                  absl::StrFormat("%.9f", static_cast<double>(Load(latency_sum_ns_)) * 1e-9), "\n");
   absl::StrAppend(&out, "edge_resolve_duration_seconds_count ", Load(latency_count_), "\n");
 
   Header(out, "edge_resolve_total", "counter", "Codes resolved by the service, by outcome.");
@@ -247,8 +246,8 @@ void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {
          "as malformed, or their spool record was unreadable (as many as could be counted).");
   absl::StrAppend(&out, "edge_clicks_dropped_total{reason=\"queue_full\"} ", q.dropped_full, "\n",
                   "edge_clicks_dropped_total{reason=\"spool_full\"} ", c.dropped_spool_full, "\n",
-                  "edge_clicks_dropped_total{reason=\"spool_error\"} ", c.dropped_spool_error,
-                  "\n", "edge_clicks_dropped_total{reason=\"refused\"} ", c.dropped_refused, "\n",
+                  "edge_clicks_dropped_total{reason=\"spool_error\"} ", c.dropped_spool_error, "\n",
+                  "edge_clicks_dropped_total{reason=\"refused\"} ", c.dropped_refused, "\n",
                   "edge_clicks_dropped_total{reason=\"spool_unreadable\"} ",
                   gauges.click_spool.unreadable_events, "\n");
   counter("edge_click_batches_split_total",

@@ -4,11 +4,10 @@
 // Hot-path counters (responses by status, prefilter rejections) live in one
 // cache-line-aligned block per event loop, written by that loop's thread
 // (and, for deferred responses, the gRPC thread completing them) with
-// relaxed atomics: no cache line bounces between loops, no lock is taken. Upstream figures (Resolve latency and outcomes,
-// invalidation stream events) are recorded from gRPC threads on misses
-// only, into shared relaxed atomics. Render() sums everything; a scrape sees
-// each counter at some recent value (not one global snapshot), as usual for
-// Prometheus.
+// relaxed atomics: no cache line bounces between loops, no lock is taken. Upstream figures (Resolve
+// latency and outcomes, invalidation stream events) are recorded from gRPC threads on misses only,
+// into shared relaxed atomics. Render() sums everything; a scrape sees each counter at some recent
+// value (not one global snapshot), as usual for Prometheus.
 #ifndef SHORTENER_EDGE_APP_EDGE_METRICS_H_
 #define SHORTENER_EDGE_APP_EDGE_METRICS_H_
 
@@ -41,13 +40,11 @@ class EdgeMetrics {
  public:
   // The statuses the edge sends, in the order they are rendered; anything
   // else is counted as "other".
-  static constexpr std::array<int, 17> kStatuses = {200, 204, 301, 302, 307, 308,
-                                                    400, 404, 405, 410, 413, 414,
-                                                    431, 500, 502, 503, 505};
+  static constexpr std::array<int, 17> kStatuses = {200, 204, 301, 302, 307, 308, 400, 404, 405,
+                                                    410, 413, 414, 431, 500, 502, 503, 505};
   // Upper bounds of the Resolve latency histogram, in seconds.
   static constexpr std::array<double, 14> kLatencyBuckets = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-      0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   2.5};
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5};
 
   explicit EdgeMetrics(int loops);
 

@@ -88,9 +88,9 @@ absl::Status ValidateAdminListen(const EdgeConfig& c) {
   SHORTENER_RETURN_IF_ERROR(SplitHostPort("admin_listen", c.admin_listen, &host, &port));
   SHORTENER_RETURN_IF_ERROR(SplitHostPort("listen", c.listen, &host, &public_port));
   if (port != 0 && port == public_port) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--admin_listen=\"", c.admin_listen, "\": must not use the --listen port ", port,
-        " (/metrics must stay off the public port)"));
+    return absl::InvalidArgumentError(absl::StrCat("--admin_listen=\"", c.admin_listen,
+                                                   "\": must not use the --listen port ", port,
+                                                   " (/metrics must stay off the public port)"));
   }
   return absl::OkStatus();
 }
@@ -104,12 +104,13 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartAdminServer(const std::st
     return std::unique_ptr<http::HttpServer>();
   }
   http::HttpServerOptions options;
-  SHORTENER_RETURN_IF_ERROR(SplitHostPort("admin_listen", admin_listen, &options.host,
-                                          &options.port));
+  SHORTENER_RETURN_IF_ERROR(
+      SplitHostPort("admin_listen", admin_listen, &options.host, &options.port));
   options.threads = 1;
   options.max_connections = kAdminMaxConnections;
   options.max_connections_per_client = kAdminMaxConnections;
-  absl::StatusOr<std::unique_ptr<http::HttpServer>> server = http::HttpServer::Start(options, handler);
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
+      http::HttpServer::Start(options, handler);
   if (!server.ok()) {
     return absl::Status(server.status().code(),
                         absl::StrCat("--admin_listen: ", server.status().message()));
@@ -144,15 +145,17 @@ absl::StatusOr<ConnectionBudget> BudgetConnections(const EdgeConfig& c, int thre
   needs.admin_connections = c.admin_listen.empty() ? 0 : kAdminMaxConnections;
   SHORTENER_ASSIGN_OR_RETURN(ConnectionBudget budget,
                              PlanConnections(limit.rlim_cur, needs, c.max_connections));
-  LogInfo("open-file limit %d (soft was %d, hard %d); --max_connections %d (%s; %d descriptors "
-          "reserved); --max_connections_per_client %d",
-          limit.rlim_cur, soft_before, limit.rlim_max, budget.max_connections,
-          budget.derived ? "derived from the limit" : "as given", budget.reserved,
-          c.max_connections_per_client);
+  LogInfo(
+      "open-file limit %d (soft was %d, hard %d); --max_connections %d (%s; %d descriptors "
+      "reserved); --max_connections_per_client %d",
+      limit.rlim_cur, soft_before, limit.rlim_max, budget.max_connections,
+      budget.derived ? "derived from the limit" : "as given", budget.reserved,
+      c.max_connections_per_client);
   if (budget.derived && budget.max_connections < 1024) {
-    LogWarning("only %d client connections fit the open-file limit %d: raise it (ulimit -n, "
-               "systemd LimitNOFILE=)",
-               budget.max_connections, limit.rlim_cur);
+    LogWarning(
+        "only %d client connections fit the open-file limit %d: raise it (ulimit -n, "
+        "systemd LimitNOFILE=)",
+        budget.max_connections, limit.rlim_cur);
   }
   return budget;
 }
@@ -216,16 +219,19 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
   if (c.resolve_batch < 1 || c.resolve_batch > 1000) {
     return absl::InvalidArgumentError("--resolve_batch must be 1..1000");
   }
-  if (c.resolve_in_flight < 1) return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
+  if (c.resolve_in_flight < 1)
+    return absl::InvalidArgumentError("--resolve_in_flight must be >= 1");
   if (c.resolve_queue < 1) return absl::InvalidArgumentError("--resolve_queue must be >= 1");
   if (c.miss_deadline < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("--miss_deadline must be >= 0 (0: --resolve_timeout + 500ms)");
+    return absl::InvalidArgumentError(
+        "--miss_deadline must be >= 0 (0: --resolve_timeout + 500ms)");
   }
   if (c.max_alias_misses < 1) return absl::InvalidArgumentError("--max_alias_misses must be >= 1");
   if (!(c.cache.negative_share >= 0 && c.cache.negative_share <= 0.5)) {
     return absl::InvalidArgumentError("--negative_cache_share must be 0..0.5");
   }
-  if (c.max_request_line < 64) return absl::InvalidArgumentError("--max_request_line must be >= 64");
+  if (c.max_request_line < 64)
+    return absl::InvalidArgumentError("--max_request_line must be >= 64");
   SHORTENER_RETURN_IF_ERROR(ValidateClickConfig(c.clicks));
   SHORTENER_RETURN_IF_ERROR(ValidateAdminListen(c));
   if (absl::Status schemes = url::ValidateSchemes(c.allowed_schemes); !schemes.ok()) {
@@ -236,19 +242,21 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
 }
 
 absl::Duration MissDeadline(const EdgeConfig& config) {
-  return config.miss_deadline > absl::ZeroDuration() ? config.miss_deadline
-                                                     : config.resolve_timeout + absl::Milliseconds(500);
+  return config.miss_deadline > absl::ZeroDuration()
+             ? config.miss_deadline
+             : config.resolve_timeout + absl::Milliseconds(500);
 }
 
 absl::Status RunEdge(const EdgeConfig& config) {
   SHORTENER_RETURN_IF_ERROR(ValidateEdgeConfig(config));
   SHORTENER_ASSIGN_OR_RETURN(TrustedProxies trusted, TrustedProxies::Parse(config.trusted_proxies));
   for (const std::string& range : trusted.TooBroadRanges()) {
-    LogWarning("--trusted_proxies: %s covers a large part of the internet: every client in it "
-               "can then pick its own address with X-Forwarded-For (the address clicks, "
-               "visits and access logs record) and is exempt from "
-               "--max_connections_per_client; list only your load balancers' addresses",
-               range);
+    LogWarning(
+        "--trusted_proxies: %s covers a large part of the internet: every client in it "
+        "can then pick its own address with X-Forwarded-For (the address clicks, "
+        "visits and access logs record) and is exempt from "
+        "--max_connections_per_client; list only your load balancers' addresses",
+        range);
   }
   absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
   if (!secret.ok()) {

@@ -29,25 +29,25 @@ struct EdgeClickConfig {
 };
 
 struct EdgeConfig {
-  std::string listen = "127.0.0.1:8080";     // HOST:PORT, [V6]:PORT; port 0: any
+  std::string listen = "127.0.0.1:8080";  // HOST:PORT, [V6]:PORT; port 0: any
   // /metrics, /healthz, /readyz (admin_handler.h): an address of its own,
   // loopback by default (a pod binds its own IP); never the --listen port;
   // empty: no admin listener.
   std::string admin_listen = "127.0.0.1:9090";
-  std::string service = "127.0.0.1:50051";   // the shorten-service, gRPC target
-  grpcutil::ClientTlsOptions service_tls;    // --service_tls_*; none set: plaintext
-  int threads = 0;                           // event loops; 0: one per core
-  std::string codec_secret_file;             // the service's secret (required)
-  std::string api_key_file;                  // the edge's infrastructure key (required)
-  int min_code_length = 6;                   // must equal the service's
+  std::string service = "127.0.0.1:50051";  // the shorten-service, gRPC target
+  grpcutil::ClientTlsOptions service_tls;   // --service_tls_*; none set: plaintext
+  int threads = 0;                          // event loops; 0: one per core
+  std::string codec_secret_file;            // the service's secret (required)
+  std::string api_key_file;                 // the edge's infrastructure key (required)
+  int min_code_length = 6;                  // must equal the service's
   LinkCacheOptions cache;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
   // Location schemes sent (the service's --allowed_schemes, same meaning).
   std::vector<std::string> allowed_schemes = {"http", "https"};
   absl::Duration resolve_timeout = absl::Seconds(2);
-  int resolve_batch = 256;     // codes per BatchResolve at most
-  int resolve_in_flight = 4;   // Resolve/BatchResolve calls out at once
-  int resolve_queue = 1024;    // codes waiting for a call at most; more: 503
+  int resolve_batch = 256;    // codes per BatchResolve at most
+  int resolve_in_flight = 4;  // Resolve/BatchResolve calls out at once
+  int resolve_queue = 1024;   // codes waiting for a call at most; more: 503
   // How long a request waits for a miss, from its arrival; zero: derived,
   // MissDeadline(config).
   absl::Duration miss_deadline = absl::ZeroDuration();

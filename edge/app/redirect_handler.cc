@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "edge/http_status.h"
 #include "edge/response_builder.h"
-#include "absl/strings/str_cat.h"
 #include "lib/common/log.h"
 
 namespace shortener::edge {
@@ -55,10 +55,11 @@ void LogUnsafeLocation(absl::string_view code, int redirect_status) {
   if (!gate.Admit(&others)) return;
   // The code is safe to log (classification let through only
   // [A-Za-z0-9_-]); the Location is not, and is left out.
-  LogError("Resolve returned a link the edge refuses to redirect to: code %s (a Location that "
-           "is not a visible-ASCII absolute URL with a scheme of --allowed_schemes, or redirect "
-           "status %d); %d more such answers not logged since the last line",
-           code, redirect_status, others);
+  LogError(
+      "Resolve returned a link the edge refuses to redirect to: code %s (a Location that "
+      "is not a visible-ASCII absolute URL with a scheme of --allowed_schemes, or redirect "
+      "status %d); %d more such answers not logged since the last line",
+      code, redirect_status, others);
 }
 
 }  // namespace
@@ -193,8 +194,7 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t deadlin
       ResolveBatcher::Clock::time_point(std::chrono::nanoseconds(deadline_ns));
   // The ticket moves into the callback: the code must not view it.
   const std::string code(ticket.key());
-  resolver_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](
-                                         ResolveReply reply) {
+  resolver_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](ResolveReply reply) {
     if (alias) alias_misses_.fetch_sub(1, std::memory_order_relaxed);
     if (reply.outcome == ResolveOutcome::kOverloaded) {
       metrics_->CountMissRefusal(MissRefusal::kResolveQueueFull);
@@ -294,8 +294,8 @@ std::string RedirectHandler::AccessPrefix(const http::Request& request) const {
   const IpAddress client = ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies);
   char ip[kMaxIpTextLength];
   return absl::StrCat(
-      "client=", FormatIpAddress(client, ip), " method=",
-      request.method == "GET" || request.method == "HEAD" ? request.method : "other");
+      "client=", FormatIpAddress(client, ip),
+      " method=", request.method == "GET" || request.method == "HEAD" ? request.method : "other");
 }
 
 void RedirectHandler::LogAccess(absl::string_view prefix, int status,

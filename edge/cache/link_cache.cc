@@ -326,8 +326,8 @@ absl::Status LinkCache::CheckInvariantsForTesting() const {
     std::lock_guard<std::mutex> lock(s.mu);
     for (const Pool* pool : {&s.positive, &s.negative}) {
       const bool positive = pool == &s.positive;
-      const std::string where = absl::StrCat("shard ", i, positive ? " positive" : " negative",
-                                             ": ");
+      const std::string where =
+          absl::StrCat("shard ", i, positive ? " positive" : " negative", ": ");
       if (absl::Status table = pool->table.CheckConsistency(); !table.ok()) {
         return absl::InternalError(absl::StrCat(where, table.message()));
       }
@@ -342,14 +342,14 @@ absl::Status LinkCache::CheckInvariantsForTesting() const {
         if (other.table.Find(k) != nullptr) ++in_both;
       });
       if (misplaced + wrong_kind + in_both != 0) {
-        return absl::InternalError(absl::StrCat(where, misplaced, " keys misplaced, ",
-                                                wrong_kind, " of the wrong kind, ", in_both,
+        return absl::InternalError(absl::StrCat(where, misplaced, " keys misplaced, ", wrong_kind,
+                                                " of the wrong kind, ", in_both,
                                                 " in both tables"));
       }
       if (pool->table.size() > pool->max_entries || pool->table.bytes() > pool->max_bytes) {
-        return absl::InternalError(absl::StrCat(
-            where, pool->table.size(), " entries and ", pool->table.bytes(),
-            " bytes exceed the bounds ", pool->max_entries, " and ", pool->max_bytes));
+        return absl::InternalError(absl::StrCat(where, pool->table.size(), " entries and ",
+                                                pool->table.bytes(), " bytes exceed the bounds ",
+                                                pool->max_entries, " and ", pool->max_bytes));
       }
     }
     const std::string where = absl::StrCat("shard ", i, ": ");

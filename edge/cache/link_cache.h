@@ -59,8 +59,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -149,13 +149,13 @@ struct LinkCacheStats {
   // already expired, 502-worthy, or larger than a shard's byte bound. (Any
   // of these but the first still erases the key's older entry.)
   uint64_t discarded = 0;
-  uint64_t evictions = 0;      // live entries removed to stay within bounds
+  uint64_t evictions = 0;  // live entries removed to stay within bounds
   // Of which negative entries evicted to make room for other negative ones.
   uint64_t negative_evictions = 0;
   uint64_t expirations = 0;    // entries removed past TTL + grace
   uint64_t invalidations = 0;  // entries erased by Invalidate
   size_t entries = 0;
-  size_t bytes = 0;  // estimated, see EstimatedEntryBytes
+  size_t bytes = 0;             // estimated, see EstimatedEntryBytes
   size_t negative_entries = 0;  // of `entries`: kNotFound and kInvalid
   size_t negative_bytes = 0;    // of `bytes`
 };

@@ -77,7 +77,9 @@ InvalidationWatcher::InvalidationWatcher(pb::ShortenService::Stub* stub, Invalid
 
 InvalidationWatcher::~InvalidationWatcher() { Stop(); }
 
-void InvalidationWatcher::Start() { thread_ = std::thread([this] { Run(); }); }
+void InvalidationWatcher::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void InvalidationWatcher::Stop() {
   {
@@ -115,9 +117,10 @@ void InvalidationWatcher::Run() {
                status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
       // Not a network blip: the service refuses this edge's key. Say so on
       // every attempt (they are max_backoff apart) until someone fixes it.
-      LogError("invalidation stream refused: %s; check --api_key_file (an infrastructure key "
-               "with scope watch_invalidations)",
-               status.error_message());
+      LogError(
+          "invalidation stream refused: %s; check --api_key_file (an infrastructure key "
+          "with scope watch_invalidations)",
+          status.error_message());
     }
     // Sleep backoff * [0.5, 1.5) so edges restarted together spread out.
     std::uniform_real_distribution<double> jitter(0.5, 1.5);

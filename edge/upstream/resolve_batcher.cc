@@ -23,8 +23,8 @@ ResolveReply ShuttingDown() {
 
 ResolveReply QueueFull(int max_queued) {
   return NoAnswer(ResolveOutcome::kOverloaded,
-                  absl::ResourceExhaustedError(absl::StrCat(
-                      "resolve queue full: ", max_queued, " codes wait for a call already")));
+                  absl::ResourceExhaustedError(absl::StrCat("resolve queue full: ", max_queued,
+                                                            " codes wait for a call already")));
 }
 
 ResolveReply ExpiredQueued() {

@@ -112,8 +112,8 @@ std::chrono::system_clock::time_point ServiceClient::CallDeadline(
     Clock::time_point deadline) const {
   std::chrono::nanoseconds wait = absl::ToChronoNanoseconds(options_.resolve_timeout);
   if (deadline != Clock::time_point::max()) {
-    wait = std::min(wait, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              deadline - Clock::now()));
+    wait = std::min(wait,
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()));
   }
   return std::chrono::system_clock::now() + std::max(wait, std::chrono::nanoseconds(0));
 }
@@ -125,23 +125,22 @@ void ServiceClient::Resolve(absl::string_view code, Clock::time_point deadline,
   call->done = std::move(done);
   call->start = std::chrono::steady_clock::now();
   call->context.set_deadline(CallDeadline(deadline));
-  stub_->async()->Resolve(&call->context, &call->request, &call->response,
-                          [this, call](grpc::Status status) {
-                            NoteCallStatus(status);
-                            ResolveReply reply = ReplyFromResolve(status, call->response);
-                            reply.latency = absl::FromChrono(std::chrono::steady_clock::now() -
-                                                             call->start);
-                            auto done = std::move(call->done);
-                            delete call;
-                            done(std::move(reply));
-                          });
+  stub_->async()->Resolve(
+      &call->context, &call->request, &call->response, [this, call](grpc::Status status) {
+        NoteCallStatus(status);
+        ResolveReply reply = ReplyFromResolve(status, call->response);
+        reply.latency = absl::FromChrono(std::chrono::steady_clock::now() - call->start);
+        auto done = std::move(call->done);
+        delete call;
+        done(std::move(reply));
+      });
 }
 
 ResolveReply ReplyFromBatchItem(const pb::BatchResolveResult& item) {
   if (item.has_error()) {
-    return ReplyFromResolve(grpc::Status(static_cast<grpc::StatusCode>(item.error().code()),
-                                         item.error().message()),
-                            pb::ResolveResponse());
+    return ReplyFromResolve(
+        grpc::Status(static_cast<grpc::StatusCode>(item.error().code()), item.error().message()),
+        pb::ResolveResponse());
   }
   return ReplyFromResolve(grpc::Status::OK, item.response());
 }
@@ -202,9 +201,10 @@ void ServiceClient::ResolveBatch(std::vector<std::string> codes, Clock::time_poi
         const absl::Duration latency =
             absl::FromChrono(std::chrono::steady_clock::now() - call->start);
         if (status.ok() && call->response.results_size() != n) {
-          status = grpc::Status(grpc::StatusCode::INTERNAL,
-                                absl::StrCat("BatchResolve answered ", call->response.results_size(),
-                                             " results for ", n, " codes"));
+          status =
+              grpc::Status(grpc::StatusCode::INTERNAL,
+                           absl::StrCat("BatchResolve answered ", call->response.results_size(),
+                                        " results for ", n, " codes"));
         }
         std::vector<ResolveReply> replies(n);
         for (int i = 0; i < n; ++i) {
@@ -229,9 +229,10 @@ void ServiceClient::NoteCallStatus(const grpc::Status& status) {
     case grpc::StatusCode::UNAUTHENTICATED:
     case grpc::StatusCode::PERMISSION_DENIED:
       if (!key_refused_.exchange(true, std::memory_order_relaxed)) {
-        LogError("the service refuses this edge's key: %s; check --api_key_file (an "
-                 "infrastructure key with scopes resolve,record_clicks,watch_invalidations)",
-                 status.error_message());
+        LogError(
+            "the service refuses this edge's key: %s; check --api_key_file (an "
+            "infrastructure key with scopes resolve,record_clicks,watch_invalidations)",
+            status.error_message());
       }
       break;
     case grpc::StatusCode::OK:

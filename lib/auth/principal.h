@@ -18,9 +18,9 @@ namespace shortener::auth {
 
 struct Principal {
   int64_t key_id = 0;
-  std::string key_name;  // for logs and messages
-  std::string key_hash;  // rate-limit bucket and cache key
-  std::string tenant;    // owner of the links this key creates; empty if infrastructure
+  std::string key_name;         // for logs and messages
+  std::string key_hash;         // rate-limit bucket and cache key
+  std::string tenant;           // owner of the links this key creates; empty if infrastructure
   bool infrastructure = false;  // an edge's key: no tenant (lib/auth/scopes.h)
   ScopeSet scopes;
   DomainAllowlist allowed_domains;        // empty: every domain

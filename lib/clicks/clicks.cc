@@ -78,7 +78,8 @@ std::string AnonymizeIp(absl::string_view ip) {
 std::string ClientId(absl::string_view ip, absl::string_view user_agent) {
   std::string input = absl::StrCat(ip, "\n", user_agent);
   const Sha256Bytes digest = Sha256(input);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest.data()), 16));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), 16));
 }
 
 std::string ReferrerHost(absl::string_view referer) {

@@ -73,8 +73,8 @@ void StoreBigEndian64(uint8_t* out, uint64_t value) {
 // The outer hash's last block after its 32-byte message (the inner digest):
 // 0x80, zeros and the message length, 64 + 32 bytes = 768 bits, as FIPS 180-4
 // section 5.1.1 pads. The same for every MAC.
-constexpr uint8_t kOuterPadding[32] = {0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0, 0, 0,
-                                       0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0, 0x03, 0x00};
+constexpr uint8_t kOuterPadding[32] = {0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0,
+                                       0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x03, 0x00};
 
 }  // namespace
 

@@ -11,12 +11,10 @@
 namespace shortener {
 
 void LogLine(LogLevel level, absl::string_view message) {
-  const char* tag = level == LogLevel::kInfo      ? "I"
-                    : level == LogLevel::kWarning ? "W"
-                                                  : "E";
-  std::string line = absl::StrCat(
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-      " ", tag, " ", message, "\n");
+  const char* tag = level == LogLevel::kInfo ? "I" : level == LogLevel::kWarning ? "W" : "E";
+  std::string line =
+      absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
+                   tag, " ", message, "\n");
   // One write so concurrent lines never interleave; a short write to stderr is
   // not worth retrying.
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());

@@ -19,9 +19,10 @@ absl::Status CheckSecretFileStat(const struct stat& st, const std::string& path,
     case SecretFileVerdict::kPrivate:
       return absl::OkStatus();
     case SecretFileVerdict::kReadableByOthers:
-      LogWarning("%s: %s is readable by other users (mode %04o): it holds a secret; chmod 600 it "
-                 "(or 400; Kubernetes: a Secret volume with defaultMode: 0400)",
-                 what, path, mode);
+      LogWarning(
+          "%s: %s is readable by other users (mode %04o): it holds a secret; chmod 600 it "
+          "(or 400; Kubernetes: a Secret volume with defaultMode: 0400)",
+          what, path, mode);
       return absl::OkStatus();
     case SecretFileVerdict::kWritableByOthers:
       return absl::FailedPreconditionError(absl::StrFormat(

@@ -35,7 +35,7 @@ absl::Status CreatePrivateFile(const std::string& path, absl::string_view conten
 // `file_gid`, read by a process whose effective group is `own_gid`. Pure:
 // CheckSecretFile's decision, apart for tests.
 enum class SecretFileVerdict {
-  kPrivate,         // only the owner (and the own group) may read it
+  kPrivate,           // only the owner (and the own group) may read it
   kReadableByOthers,  // warn
   kWritableByOthers,  // refuse
   kNotRegularFile,    // refuse (a directory, a FIFO, a device)

@@ -31,8 +31,8 @@ absl::Status ThreadPool::Schedule(std::function<void()> fn) {
     if (queue_.size() >= max_queued_) {
       ++stats_.refused;
       // fn is destroyed by the caller's frame, outside the lock.
-      return absl::ResourceExhaustedError(absl::StrCat(
-          name_, " is full: ", max_queued_, " tasks are waiting; retry later"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat(name_, " is full: ", max_queued_, " tasks are waiting; retry later"));
     }
     queue_.push_back(std::move(fn));
     ++stats_.scheduled;

@@ -1,13 +1,13 @@
 #include "lib/grpcutil/api_key_channel.h"
 
+#include <grpcpp/support/client_interceptor.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/support/client_interceptor.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"

@@ -12,10 +12,10 @@
 #ifndef SHORTENER_LIB_GRPCUTIL_API_KEY_CHANNEL_H_
 #define SHORTENER_LIB_GRPCUTIL_API_KEY_CHANNEL_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 

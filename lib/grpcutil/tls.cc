@@ -1,7 +1,5 @@
 #include "lib/grpcutil/tls.h"
 
-#include "lib/grpcutil/api_key_channel.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <grpcpp/create_channel.h>
@@ -19,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/common/private_file.h"
 #include "lib/common/status_macros.h"
+#include "lib/grpcutil/api_key_channel.h"
 
 namespace shortener::grpcutil {
 namespace {

@@ -104,9 +104,10 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
 // plus the server name override when options.server_name is set, whose
 // calls carry `api_key` (none when empty; see api_key_channel.h). Fails as
 // MakeChannelCredentials does; connecting happens later, as with any channel.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateClientChannel(
-    const std::string& target, const ClientTlsOptions& options, grpc::ChannelArguments args = {},
-    const std::string& api_key = "");
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateClientChannel(const std::string& target,
+                                                                   const ClientTlsOptions& options,
+                                                                   grpc::ChannelArguments args = {},
+                                                                   const std::string& api_key = "");
 
 // Reads the PEM file `path` given by `flag` ("tls_cert", without dashes).
 // NOT_FOUND when it does not exist; the errno's code when it cannot be read;

@@ -8,8 +8,7 @@
 
 namespace shortener::pg {
 
-absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
-                                            int format_version,
+absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo, int format_version,
                                             const std::string& fingerprint) {
   try {
     pqxx::connection conn(conninfo);
@@ -21,8 +20,9 @@ absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
     if (stored_fp != fingerprint) {
       return absl::FailedPreconditionError(absl::StrCat(
           "code secret mismatch: this database was created with a code secret and "
-          "--min_code_length whose fingerprint is ", stored_fp, " but the configured ones give ",
-          fingerprint, "; with them every existing code would resolve to a different link. "
+          "--min_code_length whose fingerprint is ",
+          stored_fp, " but the configured ones give ", fingerprint,
+          "; with them every existing code would resolve to a different link. "
           "Restore the original secret file and --min_code_length (see docs/codes.md)"));
     }
     return absl::OkStatus();

@@ -14,8 +14,7 @@ namespace shortener::pg {
 // FAILED_PRECONDITION when a different fingerprint is stored (the message says
 // existing links would resolve to other targets and how to fix it);
 // UNAVAILABLE when the database is unreachable.
-absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo,
-                                            int format_version,
+absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo, int format_version,
                                             const std::string& fingerprint);
 
 }  // namespace shortener::pg

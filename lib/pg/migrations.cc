@@ -42,9 +42,9 @@ absl::StatusOr<int> ApplyMigrations(pqxx::connection& conn, int up_to_version) {
     int db_version = newest[0].as<int>();
     int ours = EmbeddedMigrations().empty() ? 0 : EmbeddedMigrations().back().version;
     if (db_version > ours) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "database schema is at version ", db_version,
-          " but this binary knows only up to ", ours, ": upgrade the binary"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("database schema is at version ", db_version,
+                       " but this binary knows only up to ", ours, ": upgrade the binary"));
     }
     return absl::OkStatus();
   });

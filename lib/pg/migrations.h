@@ -5,14 +5,12 @@
 #define SHORTENER_LIB_PG_MIGRATIONS_H_
 
 #include <limits>
+#include <pqxx/connection>
 #include <string>
 #include <vector>
 
-#include <pqxx/connection>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-
 
 namespace shortener::pg {
 

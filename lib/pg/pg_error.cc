@@ -1,7 +1,6 @@
 #include "lib/pg/pg_error.h"
 
 #include <pqxx/pqxx>
-
 #include <string>
 
 #include "absl/strings/match.h"
@@ -14,8 +13,8 @@ absl::Status FromSqlState(absl::string_view what, const std::string& sqlstate,
                           const std::string& detail) {
   absl::string_view state(sqlstate);
   std::string message = absl::StrCat(what, ": ", detail);
-  if (absl::StartsWith(state, "08") || absl::StartsWith(state, "53") ||
-      state == "57P01" || state == "57P02" || state == "57P03") {
+  if (absl::StartsWith(state, "08") || absl::StartsWith(state, "53") || state == "57P01" ||
+      state == "57P02" || state == "57P03") {
     return absl::UnavailableError(message);
   }
   if (state == "23505") return absl::AlreadyExistsError(message);

@@ -78,13 +78,13 @@ struct StoredRequest {
 };
 struct StoredDedupe {
   int64_t link_id = 0;
-  std::optional<Link> link;  // nullopt: missing link (treated as dead)
+  std::optional<Link> link;     // nullopt: missing link (treated as dead)
   std::string long_url_sha256;  // the link's; empty when it is missing
 };
 struct KeyState {
   absl::flat_hash_map<OwnerKey, StoredRequest> requests;
   absl::flat_hash_map<int64_t, StoredDedupe> dedupe;  // by DedupeKey
-  absl::flat_hash_set<std::string> aliases;  // taken
+  absl::flat_hash_set<std::string> aliases;           // taken
 };
 
 // A shorten_requests row to insert.

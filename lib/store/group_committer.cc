@@ -119,9 +119,9 @@ void GroupCommitter::Enqueue(std::vector<Pending> items) {
       refusal = absl::UnavailableError("group committer is shutting down");
     } else if (!queue_.empty() && queue_.size() + items.size() > max_queued_) {
       stats_.refused += static_cast<int64_t>(items.size());
-      refusal = absl::ResourceExhaustedError(absl::StrCat(
-          "group committer is full: ", queue_.size(), " links are waiting (at most ",
-          max_queued_, "); retry later"));
+      refusal = absl::ResourceExhaustedError(
+          absl::StrCat("group committer is full: ", queue_.size(), " links are waiting (at most ",
+                       max_queued_, "); retry later"));
     } else {
       for (Pending& p : items) queue_.push_back(std::move(p));
       items.clear();

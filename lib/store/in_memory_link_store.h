@@ -71,7 +71,7 @@ class InMemoryLinkStore : public LinkStore {
   std::function<void(const std::string&)> on_revoke_;  // set before sharing
   absl::flat_hash_map<int64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> aliases_;
-  absl::flat_hash_map<int64_t, int64_t> dedupe_;     // DedupeKey -> link id
+  absl::flat_hash_map<int64_t, int64_t> dedupe_;        // DedupeKey -> link id
   absl::flat_hash_map<int64_t, std::string> link_sha_;  // link id -> long_url_sha256
   absl::flat_hash_map<OwnerKey, Request> requests_;
 };

@@ -15,7 +15,7 @@ struct Link {
   std::optional<std::string> alias;  // set for custom aliases
   std::string long_url;              // normalised
   std::string owner;
-  int redirect_status = 302;         // 301, 302, 307 or 308
+  int redirect_status = 302;  // 301, 302, 307 or 308
   absl::Time create_time = absl::UnixEpoch();
   std::optional<absl::Time> expire_time;
   std::optional<absl::Time> revoke_time;

@@ -24,8 +24,8 @@ class LinkStore {
   // does not fail the others), durably: when this returns, every OK result is
   // committed. Result i belongs to links[i]. Per item, in this order:
   //  - INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
-  //    redirect_status not 301/302/307/308, max_clicks not positive, or text (long_url, owner, alias,
-  //    request_id) not valid UTF-8 or holding a NUL byte.
+  //    redirect_status not 301/302/307/308, max_clicks not positive, or text (long_url, owner,
+  //    alias, request_id) not valid UTF-8 or holding a NUL byte.
   //  - OK, created=false: (owner, request_id) was seen before with the same
   //    URL hash: returns that call's link (whatever `dedupe` says now, and
   //    even if that link was revoked since).

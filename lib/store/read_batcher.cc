@@ -81,8 +81,8 @@ void ReadBatcher::Enqueue(Pending pending) {
     }
   }
   if (pending.done) {
-    pending.done(absl::ResourceExhaustedError(absl::StrCat(
-        "read batcher is full: ", max_queued_, " look-ups are waiting; retry later")));
+    pending.done(absl::ResourceExhaustedError(
+        absl::StrCat("read batcher is full: ", max_queued_, " look-ups are waiting; retry later")));
     return;
   }
   // A reader that is idle takes it now; when all are busy the notification

@@ -114,8 +114,8 @@ absl::Status CheckLabel(absl::string_view label) {
                                   ": host names are letters, digits and hyphens"));
   }
   if (label.front() == '-' || label.back() == '-') {
-    return Malformed(absl::StrCat("label ", QuoteForMessage(label),
-                                  " starts or ends with a hyphen"));
+    return Malformed(
+        absl::StrCat("label ", QuoteForMessage(label), " starts or ends with a hyphen"));
   }
   if (label.size() >= 4 && label.substr(2, 2) == "--" && !absl::StartsWith(label, "xn--")) {
     return Malformed(absl::StrCat("label ", QuoteForMessage(label),
@@ -244,9 +244,8 @@ std::string Ipv6Reason(absl::string_view bracketed) {
 // Names that never reach a public host, whatever DNS says elsewhere.
 absl::string_view NameReason(absl::string_view host) {
   const auto is_or_under = [host](absl::string_view domain) {
-    return host == domain ||
-           (host.size() > domain.size() && absl::EndsWith(host, domain) &&
-            host[host.size() - domain.size() - 1] == '.');
+    return host == domain || (host.size() > domain.size() && absl::EndsWith(host, domain) &&
+                              host[host.size() - domain.size() - 1] == '.');
   };
   if (is_or_under("localhost") || host == "localhost.localdomain" || host == "ip6-localhost" ||
       host == "ip6-loopback") {

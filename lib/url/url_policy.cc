@@ -146,8 +146,8 @@ UrlPolicy::UrlPolicy(UrlPolicyOptions options)
       allow_private_targets_(options.allow_private_targets),
       allowed_schemes_(LowerAll(std::move(options.allowed_schemes))),
       short_domains_(CanonicalDomains(options.short_domains)),
-      denied_domains_(
-          std::make_shared<const DomainSet>(CanonicalDomains(options.denied_domains))) {}
+      denied_domains_(std::make_shared<const DomainSet>(CanonicalDomains(options.denied_domains))) {
+}
 
 void UrlPolicy::SetDeniedDomains(const std::vector<std::string>& domains) {
   // Built before the swap: readers never wait for the canonicalisation.

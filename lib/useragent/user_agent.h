@@ -45,7 +45,7 @@ struct ClientInfo {
                                   // "ChromeOS", ...
   std::string os_version;         // "17.4", "14", "10"; empty: unknown
   DeviceType device = DeviceType::kDesktop;
-  bool bot = false;               // crawler, preview fetcher or HTTP library; device is kBot
+  bool bot = false;  // crawler, preview fetcher or HTTP library; device is kBot
 
   friend bool operator==(const ClientInfo& a, const ClientInfo& b) {
     return a.browser == b.browser && a.browser_major == b.browser_major && a.os == b.os &&

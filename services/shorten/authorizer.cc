@@ -78,22 +78,23 @@ void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, 
     return;
   }
   // `done` is copied in: a refusal (the pool is full) still has it.
-  absl::Status queued = lookup_pool_->Schedule([this, ctx, rpc, cost, hash = std::move(hash), done] {
-    // Calls that missed together queue here together: the first one's load
-    // serves the rest.
-    std::optional<auth::KeyCache::Result> cached = keys_->Find(hash);
-    auth::KeyCache::Result loaded = cached.has_value() ? *std::move(cached) : keys_->Load(hash);
-    if (!loaded.ok()) {
-      done(loaded.status());
-      return;
-    }
-    absl::Status admitted = Admit(ctx, rpc, cost, **loaded);
-    if (admitted.ok()) {
-      done(*std::move(loaded));
-    } else {
-      done(admitted);
-    }
-  });
+  absl::Status queued =
+      lookup_pool_->Schedule([this, ctx, rpc, cost, hash = std::move(hash), done] {
+        // Calls that missed together queue here together: the first one's load
+        // serves the rest.
+        std::optional<auth::KeyCache::Result> cached = keys_->Find(hash);
+        auth::KeyCache::Result loaded = cached.has_value() ? *std::move(cached) : keys_->Load(hash);
+        if (!loaded.ok()) {
+          done(loaded.status());
+          return;
+        }
+        absl::Status admitted = Admit(ctx, rpc, cost, **loaded);
+        if (admitted.ok()) {
+          done(*std::move(loaded));
+        } else {
+          done(admitted);
+        }
+      });
   if (!queued.ok()) done(queued);
 }
 
@@ -112,9 +113,9 @@ absl::Status Authorizer::Admit(grpc::CallbackServerContext* ctx, Rpc rpc, int co
       limiter_->TryAcquire(principal.key_hash, *principal.rate_per_second, burst, now_(), cost);
   if (decision.allowed) return absl::OkStatus();
   if (decision.retry_after == absl::InfiniteDuration()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "rate limit: ", cost, " requests at once exceed the burst of ", burst,
-        " of api key \"", principal.key_name, "\"; send smaller batches"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("rate limit: ", cost, " requests at once exceed the burst of ", burst,
+                     " of api key \"", principal.key_name, "\"; send smaller batches"));
   }
   const int64_t wait_ms =
       absl::ToInt64Milliseconds(absl::Ceil(decision.retry_after, absl::Milliseconds(1)));

@@ -22,10 +22,10 @@
 #ifndef SHORTENER_SERVICES_SHORTEN_AUTHORIZER_H_
 #define SHORTENER_SERVICES_SHORTEN_AUTHORIZER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <functional>
 #include <memory>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

@@ -93,7 +93,8 @@ absl::StatusOr<std::shared_ptr<InvalidationHub::Subscription>> InvalidationHub::
     sub->Close();
   } else if (subscribers_.size() >= options_.max_subscribers) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "invalidation subscribers: ", subscribers_.size(), " are subscribed, the limit of this "
+        "invalidation subscribers: ", subscribers_.size(),
+        " are subscribed, the limit of this "
         "replica (--max_invalidation_subscribers); subscribe to another replica or retry later"));
   } else {
     subscribers_.push_back(sub);

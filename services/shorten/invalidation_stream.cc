@@ -9,8 +9,8 @@
 namespace shortener::service {
 
 std::shared_ptr<InvalidationStream> InvalidationStream::Create(grpc::CallbackServerContext* ctx,
-                                                              InvalidationHub* hub,
-                                                              std::string subscriber) {
+                                                               InvalidationHub* hub,
+                                                               std::string subscriber) {
   auto stream = std::make_shared<InvalidationStream>(ctx, hub, std::move(subscriber));
   std::lock_guard<std::mutex> lock(stream->mu_);
   stream->self_ = stream;

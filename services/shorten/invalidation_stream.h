@@ -75,7 +75,7 @@ class InvalidationStream final : public grpc::ServerWriteReactor<v1::Invalidatio
   // TryCancel is running outside the lock: no Finish until it returns, or
   // OnDone could free the context under it.
   bool cancelling_ = false;
-  bool finished_ = false;                     // Finish called
+  bool finished_ = false;  // Finish called
 };
 
 }  // namespace shortener::service

@@ -52,7 +52,8 @@ absl::StatusOr<auth::NewApiKey> Validate(const ApiKeySpec& spec) {
         "rate_per_second: must be 0 (no limit) or positive, got ", spec.rate_per_second));
   }
   if (spec.burst < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("burst: must not be negative, got ", spec.burst));
+    return absl::InvalidArgumentError(
+        absl::StrCat("burst: must not be negative, got ", spec.burst));
   }
   if (spec.rate_per_second > 0) {
     key.rate_per_second = spec.rate_per_second;
@@ -96,9 +97,8 @@ absl::StatusOr<CreatedApiKey> KeyAdmin::Create(const ApiKeySpec& spec) {
   key.key_hash = auth::HashApiKey(created.key);
   SHORTENER_ASSIGN_OR_RETURN(created.record, store_->Create(key));
   LogInfo("api key %d \"%s\" created (%s, scopes %s)", created.record.id, created.record.name,
-          created.record.infrastructure
-              ? std::string("infrastructure")
-              : absl::StrCat("tenant \"", created.record.tenant, "\""),
+          created.record.infrastructure ? std::string("infrastructure")
+                                        : absl::StrCat("tenant \"", created.record.tenant, "\""),
           created.record.scopes.ToString());
   return created;
 }
@@ -155,14 +155,14 @@ absl::Status KeyAdmin::EnsureBootstrapAdminKey(const std::string& path) {
     absl::StatusOr<auth::ApiKeyRecord> found = store_->FindByHash(hash);
     if (found.ok()) {
       if (found->revoke_time.has_value()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            kBootstrapFlag, ": the key in ", path, " (api key ", found->id,
-            ") was revoked; remove the file to have a new admin key generated"));
+        return absl::FailedPreconditionError(
+            absl::StrCat(kBootstrapFlag, ": the key in ", path, " (api key ", found->id,
+                         ") was revoked; remove the file to have a new admin key generated"));
       }
       if (!found->scopes.Has(auth::Scope::kAdmin)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            kBootstrapFlag, ": the key in ", path, " is api key ", found->id, " \"", found->name,
-            "\", which is not an admin key"));
+        return absl::FailedPreconditionError(
+            absl::StrCat(kBootstrapFlag, ": the key in ", path, " is api key ", found->id, " \"",
+                         found->name, "\", which is not an admin key"));
       }
       return absl::OkStatus();
     }

@@ -21,14 +21,14 @@ namespace shortener::service {
 // What CreateApiKey asks for, as the client sent it (validated by Create).
 struct ApiKeySpec {
   std::string name;
-  std::string tenant;                      // empty: the name (none if infrastructure)
+  std::string tenant;  // empty: the name (none if infrastructure)
   // No tenant: an edge's key, the only kind that may hold record_clicks and
   // watch_invalidations (lib/auth/scopes.h).
   bool infrastructure = false;
-  std::vector<std::string> scopes;         // at least one
+  std::vector<std::string> scopes;  // at least one
   std::vector<std::string> allowed_domains;
-  double rate_per_second = 0;              // 0: no limit
-  int burst = 0;                           // 0 with a rate: ceil(rate), at least 1
+  double rate_per_second = 0;  // 0: no limit
+  int burst = 0;               // 0 with a rate: ceil(rate), at least 1
 };
 
 struct CreatedApiKey {

@@ -249,9 +249,9 @@ absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& reques
       query.granularity = clicks::StatsGranularity::kDay;
       break;
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("granularity: unknown value ", static_cast<int>(request.granularity()),
-                       " (GRANULARITY_HOUR or GRANULARITY_DAY)"));
+      return absl::InvalidArgumentError(absl::StrCat("granularity: unknown value ",
+                                                     static_cast<int>(request.granularity()),
+                                                     " (GRANULARITY_HOUR or GRANULARITY_DAY)"));
   }
   return query;
 }

@@ -80,9 +80,9 @@ absl::Status RequestLimits::Check(Rpc rpc, size_t bytes, size_t items) const {
   }
   const size_t max_items = MaxItems(rpc);
   if (max_items != 0 && items > max_items) {
-    return absl::InvalidArgumentError(absl::StrCat(ItemName(rpc), ": ", items,
-                                                   ", more than the ", max_items, " a ",
-                                                   RpcName(rpc), " request may carry"));
+    return absl::InvalidArgumentError(absl::StrCat(ItemName(rpc), ": ", items, ", more than the ",
+                                                   max_items, " a ", RpcName(rpc),
+                                                   " request may carry"));
   }
   return absl::OkStatus();
 }

@@ -1,13 +1,13 @@
 #include "services/shorten/server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <thread>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -36,9 +36,9 @@
 #include "lib/url/url_policy.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
-#include "services/shorten/periodic_task.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/periodic_task.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/shorten_service.h"
 #include "services/shorten/shortener.h"
@@ -96,17 +96,21 @@ absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec
 }  // namespace
 
 absl::Status ValidateConfig(const ServerConfig& c) {
-  if (c.postgres.empty()) return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
-  if (c.codec_secret_file.empty()) return absl::InvalidArgumentError("--codec_secret_file is required");
+  if (c.postgres.empty())
+    return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
+  if (c.codec_secret_file.empty())
+    return absl::InvalidArgumentError("--codec_secret_file is required");
   if (!absl::StartsWith(c.base_url, "http://") && !absl::StartsWith(c.base_url, "https://")) {
     return absl::InvalidArgumentError("--base_url must start with http:// or https://");
   }
-  if (!absl::EndsWith(c.base_url, "/")) return absl::InvalidArgumentError("--base_url must end with /");
+  if (!absl::EndsWith(c.base_url, "/"))
+    return absl::InvalidArgumentError("--base_url must end with /");
   if (c.min_code_length < 1 || c.min_code_length > codec::ShortCodec::kMaxBodyLength) {
     return absl::InvalidArgumentError("--min_code_length must be between 1 and 10");
   }
   if (c.db_pool_size < 1 || c.group_commit_threads < 1 || c.blocking_threads < 1) {
-    return absl::InvalidArgumentError("--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1");
+    return absl::InvalidArgumentError(
+        "--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1");
   }
   if (c.group_commit_parallel_backlog < 1) {
     return absl::InvalidArgumentError("--group_commit_parallel_backlog must be >= 1");
@@ -131,8 +135,8 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   // A BatchShorten of up to 1000 links must fit the queue of an idle
   // committer (a larger one is taken only when the queue is empty).
   if (c.group_commit_queue < static_cast<int>(kMaxBatchItems)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--group_commit_queue must be >= ", kMaxBatchItems, " (a full BatchShorten)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--group_commit_queue must be >= ", kMaxBatchItems, " (a full BatchShorten)"));
   }
   if (c.max_concurrent_streams < 1 || c.max_invalidation_subscribers < 1) {
     return absl::InvalidArgumentError(
@@ -166,9 +170,9 @@ absl::Status ValidateConfig(const ServerConfig& c) {
     }
   }
   if (c.visits_retention_months < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--visits_retention_months: must be 0 (keep forever) or more, got ",
-        c.visits_retention_months));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--visits_retention_months: must be 0 (keep forever) or more, got ",
+                     c.visits_retention_months));
   }
   return grpcutil::ValidateServerTlsOptions(c.tls);
 }
@@ -211,9 +215,9 @@ struct ServiceParts {
     listener.reset();         // no more hub or key cache calls from the listener thread
     key_lookup_pool.reset();  // finishes the key look-ups queued
     blocking_pool.reset();    // runs what is queued (it may still hand links to the committer)
-    committer.reset();      // commits what is queued, completes every caller
-    reads.reset();          // answers what is queued
-    ids.reset();            // stops the background leaser
+    committer.reset();        // commits what is queued, completes every caller
+    reads.reset();            // answers what is queued
+    ids.reset();              // stops the background leaser
     service.reset();
     shortener.reset();
     hub.reset();
@@ -279,10 +283,9 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   watch.path = config.denied_domains_file;
   watch.fixed_domains = config.denied_domains;
   url::UrlPolicy* policy = parts.url_policy.get();
-  absl::StatusOr<std::unique_ptr<url::DenyListWatcher>> watcher =
-      url::DenyListWatcher::Start(watch, [policy](const std::vector<std::string>& domains) {
-        policy->SetDeniedDomains(domains);
-      });
+  absl::StatusOr<std::unique_ptr<url::DenyListWatcher>> watcher = url::DenyListWatcher::Start(
+      watch,
+      [policy](const std::vector<std::string>& domains) { policy->SetDeniedDomains(domains); });
   if (!watcher.ok()) {
     return absl::Status(watcher.status().code(),
                         absl::StrCat("--denied_domains_file: ", watcher.status().message()));
@@ -315,8 +318,7 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
   const int months = config.visits_retention_months;
   const bool record_visits = config.record_visits;
-  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months,
-                                                                     record_visits] {
+  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months, record_visits] {
     const absl::TimeZone utc = absl::UTCTimeZone();
     const absl::CivilMonth this_month = absl::ToCivilMonth(absl::Now(), utc);
     if (record_visits) {
@@ -324,8 +326,7 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
       // holds up the first batch of the month.
       absl::Status prepared = store->PrepareVisitPartition(absl::FromCivil(this_month + 1, utc));
       if (!prepared.ok()) {
-        LogWarning("visits partition for next month: %s (next try in a day)",
-                   prepared.ToString());
+        LogWarning("visits partition for next month: %s (next try in a day)", prepared.ToString());
       }
     }
     if (months == 0) return;
@@ -389,14 +390,16 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   id_options.initial_step = config.id_initial_step;
   id_options.max_step = config.id_max_step;
   id_options.target_segment_lifetime = config.id_segment_lifetime;
-  parts->ids = std::make_unique<idalloc::SegmentIdAllocator>(parts->segment_source.get(), id_options);
+  parts->ids =
+      std::make_unique<idalloc::SegmentIdAllocator>(parts->segment_source.get(), id_options);
   store::GroupCommitOptions commit_options;
   commit_options.max_batch = config.group_commit_batch;
   commit_options.committer_threads = config.group_commit_threads;
   commit_options.parallel_backlog = config.group_commit_parallel_backlog;
   commit_options.parallel_after = config.group_commit_parallel_after;
   commit_options.max_queued = config.group_commit_queue;
-  parts->committer = std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
+  parts->committer =
+      std::make_unique<store::GroupCommitter>(parts->link_store.get(), commit_options);
   store::ReadBatchOptions read_options;
   read_options.max_batch = config.resolve_batch;
   read_options.reader_threads = config.resolve_threads;
@@ -429,8 +432,8 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   // Key look-ups have their own small pool: a flood of unknown keys then
   // queues here instead of occupying the threads Revoke and alias look-ups
   // need.
-  parts->key_lookup_pool = std::make_unique<ThreadPool>(ThreadPoolOptions{
-      "key look-up pool", 2, static_cast<size_t>(config.key_lookup_queue)});
+  parts->key_lookup_pool = std::make_unique<ThreadPool>(
+      ThreadPoolOptions{"key look-up pool", 2, static_cast<size_t>(config.key_lookup_queue)});
   parts->authorizer = std::make_unique<Authorizer>(
       parts->key_cache.get(), parts->rate_limiter.get(), parts->key_lookup_pool.get());
   SHORTENER_RETURN_IF_ERROR(StartListener(config, store_options.invalidation_channel, *parts));
@@ -441,9 +444,9 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
       parts->committer.get(), parts->reads.get(), parts->blocking_pool.get(), options);
   SHORTENER_RETURN_IF_ERROR(BuildClicks(config, store_options.invalidation_channel, *parts));
   parts->service = std::make_unique<ShortenServiceImpl>(
-      parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(),
-      parts->authorizer.get(), parts->key_admin.get(), parts->click_recorder.get(),
-      parts->click_store.get(), RequestLimits(config.max_url_length));
+      parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(), parts->authorizer.get(),
+      parts->key_admin.get(), parts->click_recorder.get(), parts->click_store.get(),
+      RequestLimits(config.max_url_length));
   return parts;
 }
 
@@ -469,14 +472,16 @@ void LogServed(const ServiceParts& parts) {
   LogInfo("%s", parts.service->counters().Summary());
   store::ReadBatcher::Stats reads = parts.reads->GetStats();
   InvalidationHub::Stats hub = parts.hub->GetStats();
-  LogInfo("resolve batching: %d look-ups in %d queries; invalidations: %d codes in %d batches, "
-          "%d drop_all(s) from the listener, %d for slow subscribers",
-          reads.lookups, reads.queries, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
+  LogInfo(
+      "resolve batching: %d look-ups in %d queries; invalidations: %d codes in %d batches, "
+      "%d drop_all(s) from the listener, %d for slow subscribers",
+      reads.lookups, reads.queries, hub.codes, hub.batches, hub.drop_alls, hub.overflows);
   const ThreadPool::Stats blocking = parts.blocking_pool->GetStats();
   const ThreadPool::Stats keys = parts.key_lookup_pool->GetStats();
-  LogInfo("refused for full queues: blocking pool %d, key look-up pool %d, read batcher %d, "
-          "group committer %d links",
-          blocking.refused, keys.refused, reads.refused, parts.committer->GetStats().refused);
+  LogInfo(
+      "refused for full queues: blocking pool %d, key look-up pool %d, read batcher %d, "
+      "group committer %d links",
+      blocking.refused, keys.refused, reads.refused, parts.committer->GetStats().refused);
 }
 
 // "plaintext", "TLS (certificate F)" or "mTLS (certificate F, client
@@ -539,10 +544,11 @@ absl::Status RunServer(const ServerConfig& config) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));
   }
   server->GetHealthCheckService()->SetServingStatus(kServiceName, true);
-  LogInfo("shorten-service listening on %s (port %d) over %s, base_url %s; requests up to %d "
-          "bytes, %d calls per connection",
-          config.listen, port, DescribeTls(config.tls), config.base_url, receive_limit,
-          config.max_concurrent_streams);
+  LogInfo(
+      "shorten-service listening on %s (port %d) over %s, base_url %s; requests up to %d "
+      "bytes, %d calls per connection",
+      config.listen, port, DescribeTls(config.tls), config.base_url, receive_limit,
+      config.max_concurrent_streams);
 
   int signo = ::shortener::WaitForTermination([&parts] {
     if (parts->deny_list == nullptr && parts->countries == nullptr) {
@@ -562,8 +568,7 @@ absl::Status RunServer(const ServerConfig& config) {
   // Stops accepting, lets in-flight calls finish until the grace period ends,
   // then cancels the rest. In-flight Shorten calls complete when their batch
   // commits, which the committer keeps doing until it is destroyed.
-  server->Shutdown(std::chrono::system_clock::now() +
-                   absl::ToChronoSeconds(config.shutdown_grace));
+  server->Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(config.shutdown_grace));
   server->Wait();
   LogServed(*parts);
   parts->Stop();

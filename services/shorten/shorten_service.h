@@ -21,9 +21,9 @@
 #include "lib/common/thread_pool.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
+#include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/request_limits.h"
-#include "services/shorten/invalidation_hub.h"
 #include "services/shorten/rpc_counters.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.grpc.pb.h"
@@ -61,11 +61,9 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                          const v1::BatchResolveRequest* request,
                                          v1::BatchResolveResponse* response) override;
   grpc::ServerUnaryReactor* GetLink(grpc::CallbackServerContext* ctx,
-                                    const v1::GetLinkRequest* request,
-                                    v1::Link* response) override;
+                                    const v1::GetLinkRequest* request, v1::Link* response) override;
   grpc::ServerUnaryReactor* Revoke(grpc::CallbackServerContext* ctx,
-                                   const v1::RevokeRequest* request,
-                                   v1::Link* response) override;
+                                   const v1::RevokeRequest* request, v1::Link* response) override;
   grpc::ServerUnaryReactor* RecordClicks(grpc::CallbackServerContext* ctx,
                                          const v1::RecordClicksRequest* request,
                                          v1::RecordClicksResponse* response) override;
@@ -73,8 +71,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                           const v1::GetClickStatsRequest* request,
                                           v1::GetClickStatsResponse* response) override;
   grpc::ServerWriteReactor<v1::Invalidation>* WatchInvalidations(
-      grpc::CallbackServerContext* ctx,
-      const v1::WatchInvalidationsRequest* request) override;
+      grpc::CallbackServerContext* ctx, const v1::WatchInvalidationsRequest* request) override;
   grpc::ServerUnaryReactor* CreateApiKey(grpc::CallbackServerContext* ctx,
                                          const v1::CreateApiKeyRequest* request,
                                          v1::CreateApiKeyResponse* response) override;
@@ -104,15 +101,15 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
       FinishWith(reactor, within);
       return reactor;
     }
-    authorizer_->Authorize(ctx, rpc, cost,
-                           [reactor, body = std::move(body)](
-                               absl::StatusOr<PrincipalPtr> principal) mutable {
-                             if (!principal.ok()) {
-                               FinishWith(reactor, principal.status());
-                               return;
-                             }
-                             body(*std::move(principal), reactor);
-                           });
+    authorizer_->Authorize(
+        ctx, rpc, cost,
+        [reactor, body = std::move(body)](absl::StatusOr<PrincipalPtr> principal) mutable {
+          if (!principal.ok()) {
+            FinishWith(reactor, principal.status());
+            return;
+          }
+          body(*std::move(principal), reactor);
+        });
     return reactor;
   }
   static void FinishWith(grpc::ServerUnaryReactor* reactor, const absl::Status& status);

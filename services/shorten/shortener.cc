@@ -104,19 +104,19 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
     link.alias = input.custom_alias;
   }
   if (!IsValidRedirectStatus(input.redirect_status)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "redirect_type: status ", input.redirect_status, " is not one of 301, 302, 307, 308"));
+    return absl::InvalidArgumentError(absl::StrCat("redirect_type: status ", input.redirect_status,
+                                                   " is not one of 301, 302, 307, 308"));
   }
   link.create_time = now_();
   if (input.expire_time.has_value() && *input.expire_time <= link.create_time) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expire_time: ", absl::FormatTime(*input.expire_time, absl::UTCTimeZone()),
-        " is not in the future"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("expire_time: ", absl::FormatTime(*input.expire_time, absl::UTCTimeZone()),
+                     " is not in the future"));
   }
   SHORTENER_RETURN_IF_ERROR(ValidateRequestId(input.request_id, options_.max_request_id_length));
   if (input.max_clicks < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_clicks: must be positive (or 0 for unlimited), got ", input.max_clicks));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_clicks: must be positive (or 0 for unlimited), got ", input.max_clicks));
   }
   if (input.max_clicks > 0) link.max_clicks = input.max_clicks;
   link.expire_time = input.expire_time;
@@ -177,8 +177,8 @@ void Shortener::BatchShorten(
   }
   // Validating up to 1000 URLs takes milliseconds and ids may need a wait:
   // off the caller's thread. `done` is copied in: a refusal still has it.
-  absl::Status queued = blocking_pool_->Schedule(
-      [this, inputs = std::move(inputs), deadline, done]() mutable {
+  absl::Status queued =
+      blocking_pool_->Schedule([this, inputs = std::move(inputs), deadline, done]() mutable {
         PrepareBatch(inputs, deadline, std::move(done));
       });
   if (!queued.ok()) done(queued);
@@ -211,15 +211,14 @@ void Shortener::PrepareBatch(
     done(std::move(*results));
     return;
   }
-  committer_->CreateMany(
-      std::move(to_create),
-      [this, results, positions, done = std::move(done)](
-          std::vector<absl::StatusOr<store::CreateOutcome>> outcomes) {
-        for (size_t j = 0; j < outcomes.size(); ++j) {
-          (*results)[(*positions)[j]] = ToOutput(std::move(outcomes[j]));
-        }
-        done(std::move(*results));
-      });
+  committer_->CreateMany(std::move(to_create),
+                         [this, results, positions, done = std::move(done)](
+                             std::vector<absl::StatusOr<store::CreateOutcome>> outcomes) {
+                           for (size_t j = 0; j < outcomes.size(); ++j) {
+                             (*results)[(*positions)[j]] = ToOutput(std::move(outcomes[j]));
+                           }
+                           done(std::move(*results));
+                         });
 }
 
 absl::StatusOr<ShortenOutput> Shortener::ToOutput(
@@ -264,9 +263,9 @@ absl::StatusOr<std::optional<int64_t>> Shortener::ParseCode(absl::string_view co
     return std::optional<int64_t>(static_cast<int64_t>(*id));
   }
   if (LooksLikeAlias(code)) return std::optional<int64_t>();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "code: \"", absl::CHexEscape(code.substr(0, 80)),
-      "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("code: \"", absl::CHexEscape(code.substr(0, 80)),
+                   "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
 }
 
 absl::StatusOr<store::Link> Shortener::Found(absl::string_view code,
@@ -314,14 +313,15 @@ std::vector<absl::StatusOr<int64_t>> Shortener::LinkIdsOf(absl::Span<const std::
         std::lock_guard<std::mutex> lock(waiting.mu);
         ++waiting.left;
       }
-      reads_->GetByAlias(codes[i], [this, &ids, &waiting, &codes, i](absl::StatusOr<store::Link> link) {
-        link = Found(codes[i], std::move(link));
-        absl::StatusOr<int64_t> result =
-            link.ok() ? absl::StatusOr<int64_t>(link->id) : link.status();
-        std::lock_guard<std::mutex> lock(waiting.mu);
-        ids[i] = std::move(result);
-        if (--waiting.left == 0) waiting.done.notify_all();
-      });
+      reads_->GetByAlias(codes[i],
+                         [this, &ids, &waiting, &codes, i](absl::StatusOr<store::Link> link) {
+                           link = Found(codes[i], std::move(link));
+                           absl::StatusOr<int64_t> result =
+                               link.ok() ? absl::StatusOr<int64_t>(link->id) : link.status();
+                           std::lock_guard<std::mutex> lock(waiting.mu);
+                           ids[i] = std::move(result);
+                           if (--waiting.left == 0) waiting.done.notify_all();
+                         });
     }
   }
   std::unique_lock<std::mutex> lock(waiting.mu);
@@ -337,8 +337,8 @@ void Shortener::Resolve(absl::string_view code, ResolveDone done) {
   }
   // A code that resolves is the link's own code (codes are canonical: one
   // per id), so the view needs no Encode.
-  auto answer = [this, code = std::string(code), done = std::move(done)](
-                    absl::StatusOr<store::Link> link) {
+  auto answer = [this, code = std::string(code),
+                 done = std::move(done)](absl::StatusOr<store::Link> link) {
     link = Found(code, std::move(link));
     if (!link.ok()) {
       done(link.status());

@@ -40,12 +40,12 @@ enum class LinkState { kActive, kRevoked, kExpired };
 
 struct ShortenInput {
   std::string long_url;
-  std::string custom_alias;             // empty: generate a code
+  std::string custom_alias;  // empty: generate a code
   std::optional<absl::Time> expire_time;
-  int redirect_status = 302;            // 301, 302, 307 or 308
+  int redirect_status = 302;  // 301, 302, 307 or 308
   bool force_new = false;
-  std::string request_id;               // empty: no idempotency key
-  int64_t max_clicks = 0;               // human click budget; 0: unlimited
+  std::string request_id;  // empty: no idempotency key
+  int64_t max_clicks = 0;  // human click budget; 0: unlimited
   // Who asks: the link is owned by caller->tenant, and the target host must
   // be in caller->allowed_domains (PERMISSION_DENIED naming the host and the
   // key otherwise). Null (tests, tools): owner ShortenerOptions::owner, any
@@ -67,9 +67,9 @@ struct ShortenOutput {
 };
 
 struct ShortenerOptions {
-  std::string base_url;                    // short_url = base_url + code
-  std::string owner = "anonymous";         // owner of links made without a caller
-  size_t max_batch_size = 1000;            // BatchShorten items
+  std::string base_url;             // short_url = base_url + code
+  std::string owner = "anonymous";  // owner of links made without a caller
+  size_t max_batch_size = 1000;     // BatchShorten items
   size_t max_request_id_length = 128;
   // How long Shorten may wait for an id segment when none is leased.
   absl::Duration id_wait = absl::Seconds(2);
@@ -81,9 +81,8 @@ class Shortener {
   // expiry checks); deadlines always use the real clock.
   Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
             idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
-            store::GroupCommitter* committer, store::ReadBatcher* reads,
-            ThreadPool* blocking_pool, ShortenerOptions options,
-            std::function<absl::Time()> now = absl::Now);
+            store::GroupCommitter* committer, store::ReadBatcher* reads, ThreadPool* blocking_pool,
+            ShortenerOptions options, std::function<absl::Time()> now = absl::Now);
 
   using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
   using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
@@ -97,8 +96,9 @@ class Shortener {
 
   // One result per input, in order; a bad item fails only itself.
   // INVALID_ARGUMENT for the whole call when there are 0 or too many items.
-  void BatchShorten(std::vector<ShortenInput> inputs, absl::Time deadline,
-                    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
+  void BatchShorten(
+      std::vector<ShortenInput> inputs, absl::Time deadline,
+      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
 
   using ResolveDone = std::function<void(absl::StatusOr<LinkView>)>;
 
@@ -139,8 +139,9 @@ class Shortener {
   // (absl::InfinitePast(): never wait).
   absl::StatusOr<store::NewLink> Prepare(const ShortenInput& input, absl::Time id_deadline);
   absl::Time IdDeadline(absl::Time call_deadline) const;
-  void PrepareBatch(const std::vector<ShortenInput>& inputs, absl::Time deadline,
-                    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
+  void PrepareBatch(
+      const std::vector<ShortenInput>& inputs, absl::Time deadline,
+      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
   // By value: a view owns its link, and most callers hand over one they no
   // longer need (a 1000-link batch would otherwise copy every URL again).
@@ -152,8 +153,7 @@ class Shortener {
   absl::StatusOr<std::optional<int64_t>> ParseCode(absl::string_view code) const;
   // The store's answer for `code` as clients see it: every "no such link" is
   // the same NOT_FOUND, and a link with an alias is not found by id.
-  absl::StatusOr<store::Link> Found(absl::string_view code,
-                                    absl::StatusOr<store::Link> link) const;
+  absl::StatusOr<store::Link> Found(absl::string_view code, absl::StatusOr<store::Link> link) const;
   absl::StatusOr<store::Link> Lookup(absl::string_view code);
   // `link` unless `caller` may not see it: then NOT_FOUND as Found gives.
   absl::StatusOr<store::Link> Visible(absl::string_view code, const auth::Principal* caller,

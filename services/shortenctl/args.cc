@@ -98,8 +98,8 @@ absl::StatusOr<absl::Time> ParseTimeOrDuration(absl::string_view flag, absl::str
   absl::Duration d;
   if (absl::ParseDuration(trimmed, &d) || ParseDays(trimmed, &d)) {
     if (d <= absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": duration must be positive and finite, got \"", text, "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": duration must be positive and finite, got \"", text, "\""));
     }
     return now + direction * d;
   }
@@ -133,7 +133,8 @@ absl::StatusOr<v1::GetClickStatsRequest> BuildClickStatsRequest(absl::string_vie
     SHORTENER_ASSIGN_OR_RETURN(absl::Time to, ParseTimeOrDuration("--to", flags.to, now, -1));
     *request.mutable_end_time() = grpcutil::ToProtoTimestamp(to);
   }
-  const std::string granularity = absl::AsciiStrToLower(absl::StripAsciiWhitespace(flags.granularity));
+  const std::string granularity =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(flags.granularity));
   if (granularity == "hour") {
     request.set_granularity(v1::GRANULARITY_HOUR);
   } else if (granularity == "day") {

@@ -35,12 +35,12 @@ struct ShortenFlags {
 
 // What `keys create` asks for. Empty strings mean "not given".
 struct KeyFlags {
-  std::string name;     // --name: required, what the key is for
-  std::string tenant;   // --tenant: owner of the key's links; default the name
-  std::string scopes;   // --scopes: comma-separated, at least one
-  std::string domains;  // --domains: comma-separated target domains; default all
-  std::string rate;     // --rate: requests per second; default no limit
-  std::string burst;    // --burst: token bucket size; default ceil(rate)
+  std::string name;             // --name: required, what the key is for
+  std::string tenant;           // --tenant: owner of the key's links; default the name
+  std::string scopes;           // --scopes: comma-separated, at least one
+  std::string domains;          // --domains: comma-separated target domains; default all
+  std::string rate;             // --rate: requests per second; default no limit
+  std::string burst;            // --burst: token bucket size; default ceil(rate)
   bool infrastructure = false;  // --infrastructure: an edge's key, no tenant
 
   bool AnySet() const {

@@ -262,7 +262,8 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 }
 
 bool IsCommand(absl::string_view command) {
-  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "revoke", "stats", "keys"}) {
+  for (absl::string_view known :
+       {"shorten", "batch", "resolve", "get", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;

@@ -177,12 +177,11 @@ std::string FormatCreatedApiKey(const v1::CreateApiKeyResponse& response, bool j
 }
 
 std::string DescribeCreatedApiKey(const v1::ApiKey& key) {
-  return absl::StrCat(KeyTitle(key), " created: ",
-                      key.infrastructure() ? "infrastructure, no tenant"
-                                           : absl::StrCat("tenant ", key.tenant()),
-                      ", scopes ",
-                      ListOrDash(key.scopes()), ", domains ", DomainsName(key), ", rate ",
-                      RateName(key), "; store the key now: it is not shown again\n");
+  return absl::StrCat(
+      KeyTitle(key), " created: ",
+      key.infrastructure() ? "infrastructure, no tenant" : absl::StrCat("tenant ", key.tenant()),
+      ", scopes ", ListOrDash(key.scopes()), ", domains ", DomainsName(key), ", rate ",
+      RateName(key), "; store the key now: it is not shown again\n");
 }
 
 std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json) {
@@ -225,30 +224,31 @@ std::string FormatClickStats(absl::string_view code, const v1::GetClickStatsRequ
   } else {
     const auto& first = response.buckets(0).start_time();
     const auto& last = response.buckets(response.buckets_size() - 1).start_time();
-    absl::StrAppend(&out, code, ": clicks per ", hourly ? "hour" : "day", " (UTC), ",
-                    absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(first),
-                                     absl::UTCTimeZone()),
-                    " to ",
-                    absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(last),
-                                     absl::UTCTimeZone()),
-                    "\n");
+    absl::StrAppend(
+        &out, code, ": clicks per ", hourly ? "hour" : "day", " (UTC), ",
+        absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(first), absl::UTCTimeZone()),
+        " to ",
+        absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(last), absl::UTCTimeZone()),
+        "\n");
   }
   std::vector<std::vector<std::string>> rows = {{"START", "HUMAN", "BOTS", "UNIQUE"}};
   for (const v1::ClickBucket& bucket : response.buckets()) {
-    rows.push_back({absl::FormatTime(bucket_format,
-                                     grpcutil::FromProtoTimestamp(bucket.start_time()),
-                                     absl::UTCTimeZone()),
-                    absl::StrCat(bucket.human_clicks()), absl::StrCat(bucket.bot_clicks()),
-                    absl::StrCat(bucket.unique_visitors())});
+    rows.push_back(
+        {absl::FormatTime(bucket_format, grpcutil::FromProtoTimestamp(bucket.start_time()),
+                          absl::UTCTimeZone()),
+         absl::StrCat(bucket.human_clicks()), absl::StrCat(bucket.bot_clicks()),
+         absl::StrCat(bucket.unique_visitors())});
   }
   rows.push_back({"total", absl::StrCat(response.total_human_clicks()),
                   absl::StrCat(response.total_bot_clicks()),
                   absl::StrCat(response.total_unique_visitors())});
   absl::StrAppend(&out, FormatTable(rows));
-  const std::pair<const char*, const google::protobuf::RepeatedPtrField<v1::CountedValue>*>
-      tops[] = {{"browsers", &response.top_browsers()},   {"os", &response.top_os()},
-                {"devices", &response.top_devices()},     {"countries", &response.top_countries()},
-                {"referrers", &response.top_referrers()}};
+  const std::pair<const char*, const google::protobuf::RepeatedPtrField<v1::CountedValue>*> tops[] =
+      {{"browsers", &response.top_browsers()},
+       {"os", &response.top_os()},
+       {"devices", &response.top_devices()},
+       {"countries", &response.top_countries()},
+       {"referrers", &response.top_referrers()}};
   for (const auto& [title, values] : tops) {
     if (values->empty()) continue;
     std::vector<std::string> items;

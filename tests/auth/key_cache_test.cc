@@ -138,8 +138,9 @@ TEST_CASE("the cache stays within max_entries", "[auth][keycache]") {
 TEST_CASE("concurrent finds loads and invalidations are safe", "[auth][keycache][concurrent]") {
   FakeKeys keys;
   std::atomic<int64_t> ticks{0};
-  KeyCache cache([&keys](const std::string& h) { return keys.Lookup(h); }, KeyCacheOptions{},
-                 [&ticks] { return absl::FromUnixSeconds(1700000000) + absl::Milliseconds(ticks++ % 5000); });
+  KeyCache cache(
+      [&keys](const std::string& h) { return keys.Lookup(h); }, KeyCacheOptions{},
+      [&ticks] { return absl::FromUnixSeconds(1700000000) + absl::Milliseconds(ticks++ % 5000); });
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-
 #include "tests/support/status_matchers.h"
 
 namespace shortener::auth {
@@ -15,9 +14,9 @@ namespace {
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-constexpr Scope kAll[] = {Scope::kShorten,      Scope::kResolve, Scope::kRevoke,
-                          Scope::kStats,        Scope::kRecordClicks, Scope::kAdmin,
-                          Scope::kWatchInvalidations};
+constexpr Scope kAll[] = {
+    Scope::kShorten, Scope::kResolve,           Scope::kRevoke, Scope::kStats, Scope::kRecordClicks,
+    Scope::kAdmin,   Scope::kWatchInvalidations};
 static_assert(sizeof(kAll) / sizeof(kAll[0]) == kScopeCount);
 
 using ::shortener::testing::HasCode;

@@ -1,13 +1,13 @@
 // Pure click logic: IP anonymisation, client ids, referrer hosts, hour and
 // month buckets, grouping of a batch into hourly counts.
 #include "lib/clicks/clicks.h"
-#include "lib/clicks/click_stats.h"
 
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "lib/clicks/click_stats.h"
 
 namespace shortener::clicks {
 namespace {

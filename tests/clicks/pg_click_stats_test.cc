@@ -26,9 +26,7 @@ absl::Time At(const char* text) {
   return t;
 }
 
-std::unique_ptr<PgClickStore> NewStore() {
-  return NewTestClickStore(SharedPgCluster().ConnInfo());
-}
+std::unique_ptr<PgClickStore> NewStore() { return NewTestClickStore(SharedPgCluster().ConnInfo()); }
 
 // A human click of `client` with the given browser, os, device, referrer and
 // country.
@@ -63,26 +61,23 @@ ClickRow Bot(int64_t link, const char* time) {
 // 12:15, B again the next day.
 void RecordSample(PgClickStore& store, int64_t link, bool visits) {
   const std::string tag = absl::StrCat(link);
-  REQUIRE_THAT(
-      store.Record(
-          "stats-a-" + tag,
-          {Human(link, "2035-03-10T10:05:00Z", "192.0.2.1", "Chrome", "Android", "mobile",
-                 "example.com", "DE"),
-           Human(link, "2035-03-10T10:40:00Z", "192.0.2.1", "Chrome", "Android", "mobile",
-                 "example.com", "DE"),
-           Human(link, "2035-03-10T10:50:00Z", "192.0.2.2", "Firefox", "Windows", "desktop",
-                 "news.test", "FR"),
-           Bot(link, "2035-03-10T10:30:00Z")},
-          visits),
-      IsOk());
-  REQUIRE_THAT(
-      store.Record("stats-b-" + tag,
-                   {Human(link, "2035-03-10T12:15:00Z", "192.0.2.3", "Chrome", "Android",
-                          "mobile", "example.com", "DE"),
-                    Human(link, "2035-03-11T09:00:00Z", "192.0.2.2", "Firefox", "Windows",
-                          "desktop", "", "")},
-                   visits),
-      IsOk());
+  REQUIRE_THAT(store.Record("stats-a-" + tag,
+                            {Human(link, "2035-03-10T10:05:00Z", "192.0.2.1", "Chrome", "Android",
+                                   "mobile", "example.com", "DE"),
+                             Human(link, "2035-03-10T10:40:00Z", "192.0.2.1", "Chrome", "Android",
+                                   "mobile", "example.com", "DE"),
+                             Human(link, "2035-03-10T10:50:00Z", "192.0.2.2", "Firefox", "Windows",
+                                   "desktop", "news.test", "FR"),
+                             Bot(link, "2035-03-10T10:30:00Z")},
+                            visits),
+               IsOk());
+  REQUIRE_THAT(store.Record("stats-b-" + tag,
+                            {Human(link, "2035-03-10T12:15:00Z", "192.0.2.3", "Chrome", "Android",
+                                   "mobile", "example.com", "DE"),
+                             Human(link, "2035-03-11T09:00:00Z", "192.0.2.2", "Firefox", "Windows",
+                                   "desktop", "", "")},
+                            visits),
+               IsOk());
 }
 
 std::vector<std::pair<std::string, int64_t>> Pairs(const std::vector<CountedValue>& list) {
@@ -93,7 +88,8 @@ std::vector<std::pair<std::string, int64_t>> Pairs(const std::vector<CountedValu
 
 using Top = std::vector<std::pair<std::string, int64_t>>;
 
-TEST_CASE("hourly stats give every bucket with human bot and unique counts", "[pg][clicks][stats]") {
+TEST_CASE("hourly stats give every bucket with human bot and unique counts",
+          "[pg][clicks][stats]") {
   auto store = NewStore();
   RecordSample(*store, 20001, true);
   auto stats = store->Stats(20001, At("2035-03-10T10:00:00Z"), At("2035-03-10T13:00:00Z"),

@@ -94,9 +94,10 @@ TEST_CASE("ReadSecretFile refuses a secret others can write or that is not a fil
   const std::string path = dir.File("shared.secret");
   WriteFile(path, std::string(64, 'a') + "\n");
   REQUIRE(::chmod(path.c_str(), 0664) == 0);
-  CHECK_THAT(ReadSecretFile(path),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
-                               "codec secret: " + path + " is writable by other users (mode 0664)"));
+  CHECK_THAT(
+      ReadSecretFile(path),
+      HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                        "codec secret: " + path + " is writable by other users (mode 0664)"));
   REQUIRE(::chmod(path.c_str(), 0400) == 0);
   CHECK_THAT(ReadSecretFile(path), IsOk());
   CHECK_THAT(ReadSecretFile(dir.File("")),

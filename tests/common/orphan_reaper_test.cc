@@ -27,8 +27,7 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-TEST_CASE("ReapOrphans stops the child of a dead owner and keeps a live owner's dir",
-          "[support]") {
+TEST_CASE("ReapOrphans stops the child of a dead owner and keeps a live owner's dir", "[support]") {
   char dead_templ[] = "/tmp/shortener-reaptest-XXXXXX";
   char live_templ[] = "/tmp/shortener-reaptest-XXXXXX";
   REQUIRE(mkdtemp(dead_templ) != nullptr);

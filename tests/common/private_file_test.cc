@@ -103,16 +103,15 @@ std::string Stderr(Fn fn) {
   return out.str();
 }
 
-TEST_CASE("CheckSecretFile refuses a file others can write, naming it and its mode",
-          "[common]") {
+TEST_CASE("CheckSecretFile refuses a file others can write, naming it and its mode", "[common]") {
   TempDir dir;
   for (mode_t mode : {0666, 0664, 0620, 0602}) {
     const std::string file = dir.File(absl::StrCat("w", mode), mode);
     char octal[8];
     std::snprintf(octal, sizeof(octal), "%04o", static_cast<unsigned>(mode));
-    const std::string expected = absl::StrCat("--api_key_file: ", file,
-                                              " is writable by other users (mode ", octal,
-                                              "): whoever can write it can replace the secret");
+    const std::string expected =
+        absl::StrCat("--api_key_file: ", file, " is writable by other users (mode ", octal,
+                     "): whoever can write it can replace the secret");
     CHECK_THAT(CheckSecretFile(file, "--api_key_file"),
                HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, expected));
     const int fd = ::open(file.c_str(), O_RDONLY);

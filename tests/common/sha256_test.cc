@@ -10,7 +10,8 @@ namespace {
 
 std::string Hex(absl::string_view data) {
   const Sha256Bytes d = Sha256(data);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
 }
 
 // FIPS 180-4 examples and lengths around the 55/56/64-byte padding edges.

@@ -1,11 +1,10 @@
 #include "lib/common/thread_pool.h"
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-
-#include <catch2/catch.hpp>
 
 #include "absl/time/clock.h"
 #include "lib/common/status_macros.h"

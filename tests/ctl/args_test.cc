@@ -65,8 +65,7 @@ TEST_CASE("ParseExpire rejects garbage and non-positive durations", "[ctl]") {
   }
 }
 
-TEST_CASE("BuildClickStatsRequest counts durations back from now and checks granularity",
-          "[ctl]") {
+TEST_CASE("BuildClickStatsRequest counts durations back from now and checks granularity", "[ctl]") {
   StatsFlags flags;
   v1::GetClickStatsRequest plain = BuildClickStatsRequest("abc", flags, kNow).value();
   CHECK(plain.code() == "abc");

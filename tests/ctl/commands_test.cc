@@ -572,8 +572,10 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
       {{"keys", "revoke", "0"}, none, "keys revoke: ID must be a positive", "keys revoke ID"},
       {{"shorten", "https://e.com/"}, scoped, "--name, --tenant, --scopes", "shorten URL"},
       {{"resolve", "abc"}, named, "--name, --tenant, --scopes", "resolve CODE"},
-      {{"keys", "list"}, infrastructure, "--name, --tenant, --scopes, --domains, --rate, --burst "
-                                         "and --infrastructure apply to keys create only",
+      {{"keys", "list"},
+       infrastructure,
+       "--name, --tenant, --scopes, --domains, --rate, --burst "
+       "and --infrastructure apply to keys create only",
        "keys create"},
   };
   for (const Case& c : cases) {

@@ -230,8 +230,8 @@ CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::s
   std::filesystem::copy_file(f.stdout_path(), result.file);
   // As `(umask 077; shortenctl keys create ... > FILE)` makes it: a key file
   // others can read is warned about on every use.
-  std::filesystem::permissions(result.file, std::filesystem::perms::owner_read |
-                                                std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      result.file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   result.key = std::string(absl::StripTrailingAsciiWhitespace(created.out));
   // "api key 7 "name" created: ...": the id is the third word.
   std::vector<std::string> words = absl::StrSplit(created.err, ' ');
@@ -244,8 +244,8 @@ TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on st
           "[ctl][pg]") {
   CtlServiceFixture& f = Shared();
   Outcome created = f.Run({"keys", "create", "--name=ctl-edge",
-                           "--scopes=resolve,record_clicks,watch_invalidations",
-                           "--infrastructure", "--rate=50"});
+                           "--scopes=resolve,record_clicks,watch_invalidations", "--infrastructure",
+                           "--rate=50"});
   INFO(created.output);
   REQUIRE(created.exit_code == 0);
   CHECK(absl::StartsWith(created.out, "shk_"));
@@ -261,15 +261,15 @@ TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on st
   for (absl::string_view line : absl::StrSplit(listed.out, '\n')) {
     const std::vector<absl::string_view> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (cells.size() > 3 && cells[1] == "ctl-edge") {
-      listed_as_infrastructure = cells[2] == "(infrastructure)" &&
-                                 cells[3] == "record_clicks,resolve,watch_invalidations";
+      listed_as_infrastructure =
+          cells[2] == "(infrastructure)" && cells[3] == "record_clicks,resolve,watch_invalidations";
     }
   }
   CHECK(listed_as_infrastructure);
 
   // The service refuses the edge's scopes on a tenant key, saying why.
-  Outcome tenant_edge = f.Run({"keys", "create", "--name=ctl-tenant-edge",
-                               "--scopes=resolve,record_clicks"});
+  Outcome tenant_edge =
+      f.Run({"keys", "create", "--name=ctl-tenant-edge", "--scopes=resolve,record_clicks"});
   CHECK(tenant_edge.exit_code == 1);
   CHECK(absl::StrContains(tenant_edge.err,
                           "INVALID_ARGUMENT: scopes: record_clicks is for infrastructure keys "
@@ -428,8 +428,8 @@ TEST_CASE("shortenctl stats prints the click table and JSON", "[ctl][pg]") {
   REQUIRE(f.service().NewStub()->RecordClicks(&ctx, clicks, &recorded).ok());
   REQUIRE(recorded.accepted() == 4);
 
-  Outcome hourly = f.Run({"stats", code, "--from=2030-01-01T00:00:00Z",
-                          "--to=2030-01-01T02:00:00Z", "--granularity=hour"});
+  Outcome hourly = f.Run({"stats", code, "--from=2030-01-01T00:00:00Z", "--to=2030-01-01T02:00:00Z",
+                          "--granularity=hour"});
   INFO(hourly.output);
   REQUIRE(hourly.exit_code == 0);
   CHECK(absl::StrContains(hourly.output, code + ": clicks per hour (UTC), 2030-01-01 00:00 to "

@@ -6,22 +6,21 @@
 // and watch invalidations), key revocation reaching every replica within a
 // second, the bootstrap admin key file, and that no plaintext key reaches the
 // database.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <pqxx/pqxx>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
-#include <pqxx/pqxx>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -123,12 +122,18 @@ grpc::Status Call(Stub& stub, const std::string& name, const std::string& code =
 
 // Every RPC and the scope it needs.
 const std::map<std::string, std::string> kRpcScopes = {
-    {"Shorten", "shorten"},        {"BatchShorten", "shorten"},
-    {"Resolve", "resolve"},        {"BatchResolve", "resolve"},
-    {"GetLink", "stats"},          {"Revoke", "revoke"},
-    {"RecordClicks", "record_clicks"}, {"GetClickStats", "stats"},
-    {"WatchInvalidations", "watch_invalidations"}, {"CreateApiKey", "admin"},
-    {"ListApiKeys", "admin"},      {"RevokeApiKey", "admin"},
+    {"Shorten", "shorten"},
+    {"BatchShorten", "shorten"},
+    {"Resolve", "resolve"},
+    {"BatchResolve", "resolve"},
+    {"GetLink", "stats"},
+    {"Revoke", "revoke"},
+    {"RecordClicks", "record_clicks"},
+    {"GetClickStats", "stats"},
+    {"WatchInvalidations", "watch_invalidations"},
+    {"CreateApiKey", "admin"},
+    {"ListApiKeys", "admin"},
+    {"RevokeApiKey", "admin"},
 };
 
 std::string CreateKey(E2eFixture& f, const std::string& name, const std::string& scopes,
@@ -186,8 +191,7 @@ std::unique_ptr<Stub> RawAuthStub(const ServiceProcess& service, const std::stri
       std::move(factories)));
 }
 
-TEST_CASE("every RPC without a usable key is UNAUTHENTICATED naming the problem",
-          "[e2e][auth]") {
+TEST_CASE("every RPC without a usable key is UNAUTHENTICATED naming the problem", "[e2e][auth]") {
   E2eFixture f;
   auto no_key = f.service->NewStub("");
   auto unknown = f.service->NewStub("shk_" + std::string(43, 'x'));
@@ -223,14 +227,13 @@ TEST_CASE("a key without the scope an RPC needs is PERMISSION_DENIED naming the 
     if (scope != "record_clicks") {
       grpc::Status st = Call(*clicks_only, rpc);
       CHECK(st.error_code() == grpc::StatusCode::PERMISSION_DENIED);
-      CHECK_THAT(st.error_message(),
-                 Catch::Contains(absl::StrCat("api key \"clicks-only\" lacks scope \"", scope, "\"")));
+      CHECK_THAT(st.error_message(), Catch::Contains(absl::StrCat(
+                                         "api key \"clicks-only\" lacks scope \"", scope, "\"")));
     }
     grpc::Status st = Call(*tenant, rpc);
     if (scope == "admin" || IsInfrastructureScope(scope)) {
       CHECK(st.error_code() == grpc::StatusCode::PERMISSION_DENIED);
-      CHECK_THAT(st.error_message(),
-                 Catch::Contains(absl::StrCat("lacks scope \"", scope, "\"")));
+      CHECK_THAT(st.error_message(), Catch::Contains(absl::StrCat("lacks scope \"", scope, "\"")));
     } else {
       // Past the authorizer: whatever the RPC itself answers.
       CHECK(st.error_code() != grpc::StatusCode::PERMISSION_DENIED);
@@ -266,8 +269,8 @@ TEST_CASE("only infrastructure keys may record clicks and watch invalidations", 
       for (const std::string& scope : refused.scopes) req.add_scopes(scope);
       v1::CreateApiKeyResponse resp;
       grpc::Status st = f.stub->CreateApiKey(Ctx().get(), req, &resp);
-      INFO(absl::StrJoin(refused.scopes, ",") << " tenant=" << tenant << ": "
-                                              << st.error_message());
+      INFO(absl::StrJoin(refused.scopes, ",")
+           << " tenant=" << tenant << ": " << st.error_message());
       CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
       CHECK_THAT(st.error_message(), Catch::Contains(refused.message));
     }
@@ -486,8 +489,7 @@ TEST_CASE("links belong to their tenant: another tenant gets NOT_FOUND unless ad
   // that does not exist, word for word.
   grpc::Status st = Call(*bob, "GetLink", mine.code());
   CHECK(st.error_code() == grpc::StatusCode::NOT_FOUND);
-  CHECK(st.error_message() ==
-        absl::StrCat("code \"", mine.code(), "\" does not exist"));
+  CHECK(st.error_message() == absl::StrCat("code \"", mine.code(), "\" does not exist"));
   st = Call(*bob, "Revoke", mine.code());
   CHECK(st.error_code() == grpc::StatusCode::NOT_FOUND);
   st = Call(*bob, "GetClickStats", mine.code());
@@ -724,8 +726,8 @@ TEST_CASE("the service stops at a secret file others can write and warns about a
   auto refused = ServiceProcess::Start(options);
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(std::string(refused.status().message()),
-             Catch::Contains(absl::StrCat(options.secret_file,
-                                          " is writable by other users (mode 0660)")));
+             Catch::Contains(
+                 absl::StrCat(options.secret_file, " is writable by other users (mode 0660)")));
   // The bootstrap admin key, writable by anyone.
   options.secret_file = f.service->secret_file();
   options.admin_key_file = copy(f.service->admin_key_file(), "admin.key", 0606);
@@ -734,8 +736,7 @@ TEST_CASE("the service stops at a secret file others can write and warns about a
   CHECK_THAT(std::string(refused.status().message()),
              Catch::Contains(absl::StrCat("--bootstrap_admin_key_file: ", options.admin_key_file,
                                           " is writable by other users (mode 0606)")));
-  CHECK_THAT(std::string(refused.status().message()),
-             !Catch::Contains(f.service->admin_key()));
+  CHECK_THAT(std::string(refused.status().message()), !Catch::Contains(f.service->admin_key()));
   // Readable by anyone: it starts, and says so.
   REQUIRE(::chmod(options.admin_key_file.c_str(), 0644) == 0);
   auto started = ServiceProcess::Start(options);

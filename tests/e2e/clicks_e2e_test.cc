@@ -137,8 +137,7 @@ std::string Tops(const google::protobuf::RepeatedPtrField<v1::CountedValue>& val
   return out;
 }
 
-TEST_CASE("GetClickStats reports buckets totals unique visitors and top lists",
-          "[e2e][clicks]") {
+TEST_CASE("GetClickStats reports buckets totals unique visitors and top lists", "[e2e][clicks]") {
   E2eFixture f;
   v1::ShortenResponse link;
   REQUIRE(f.Shorten("https://example.com/stats", &link).ok());
@@ -186,8 +185,8 @@ TEST_CASE("GetClickStats reports buckets totals unique visitors and top lists",
     CHECK(s.top_countries().empty());  // no --geoip_db
   }
   SECTION("by day, with a range that is widened to whole days") {
-    v1::GetClickStatsResponse s = Stats(f, link.code(), day1 + absl::Hours(5),
-                                        day1 + absl::Hours(30), v1::GRANULARITY_DAY);
+    v1::GetClickStatsResponse s =
+        Stats(f, link.code(), day1 + absl::Hours(5), day1 + absl::Hours(30), v1::GRANULARITY_DAY);
     REQUIRE(s.buckets_size() == 2);
     CHECK(grpcutil::FromProtoTimestamp(s.buckets(0).start_time()) == day1);
     CHECK(s.buckets(0).human_clicks() == 4);
@@ -282,7 +281,7 @@ TEST_CASE("RecordClicks refuses malformed events one by one and records the rest
   AddEvent(req, link.code(), hour, kChrome);
   req.mutable_events(7)->set_http_status(200);  // 7
   AddEvent(req, link.code(), hour, kChrome);
-  req.mutable_events(8)->mutable_time()->set_nanos(-1);  // 8
+  req.mutable_events(8)->mutable_time()->set_nanos(-1);                  // 8
   AddEvent(req, link.code(), hour, "Mozilla/5.0 \xC3\xA9\xE2\x82\xAC");  // valid UTF-8: kept
   v1::RecordClicksResponse resp;
   grpc::Status st = f.stub->RecordClicks(E2eFixture::Ctx().get(), req, &resp);
@@ -396,8 +395,8 @@ TEST_CASE("visits get their country from the GeoIP database and none without one
   std::filesystem::copy_file((*geoip)->path(), live);
   // Countries come from the full addresses (visits keep them anonymised);
   // 10.0.0.1 is in no database, and "not-an-ip" is no address.
-  const std::vector<std::string> ips = {"203.0.113.7", "2001:db8:5::1", "198.51.100.3",
-                                        "10.0.0.1", "not-an-ip"};
+  const std::vector<std::string> ips = {"203.0.113.7", "2001:db8:5::1", "198.51.100.3", "10.0.0.1",
+                                        "not-an-ip"};
   SECTION("with --geoip_db") {
     E2eFixture f({"--geoip_db=" + live});
     v1::ShortenResponse link;

@@ -3,11 +3,11 @@
 #ifndef SHORTENER_TESTS_E2E_E2E_FIXTURE_H_
 #define SHORTENER_TESTS_E2E_E2E_FIXTURE_H_
 
-#include <memory>
-#include <string>
+#include <grpcpp/grpcpp.h>
 
 #include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
+#include <memory>
+#include <string>
 
 #include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/support/pg_cluster.h"

@@ -1,14 +1,13 @@
 // Fault tests: kill -9 of the service under load (no acknowledged link
 // lost, no duplicate codes), and a database that goes away and comes back.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <mutex>
 #include <thread>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -17,7 +16,8 @@
 namespace shortener::testing {
 namespace {
 
-TEST_CASE("kill -9 under load loses no acknowledged link and never reuses a code", "[e2e][faults]") {
+TEST_CASE("kill -9 under load loses no acknowledged link and never reuses a code",
+          "[e2e][faults]") {
   E2eFixture f;
   std::mutex mu;
   std::map<std::string, std::string> acked;  // code -> long_url

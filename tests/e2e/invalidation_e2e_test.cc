@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include <atomic>
-#include <cstdio>
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <string>

@@ -4,16 +4,16 @@
 // over the receive limit, a full blocking pool answers RESOURCE_EXHAUSTED
 // naming it, WatchInvalidations subscribers and streams per connection are
 // capped; and after each the service keeps serving.
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <fstream>
+#include <pqxx/pqxx>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
-#include <pqxx/pqxx>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,8 +26,8 @@ namespace {
 // A normal Shorten then a Resolve of its code: the service still serves.
 void CheckStillServes(E2eFixture& f) {
   v1::ShortenResponse created;
-  grpc::Status st = f.Shorten(absl::StrCat("https://example.com/still/", absl::ToUnixNanos(absl::Now())),
-                              &created);
+  grpc::Status st = f.Shorten(
+      absl::StrCat("https://example.com/still/", absl::ToUnixNanos(absl::Now())), &created);
   INFO(st.error_message());
   REQUIRE(st.ok());
   v1::ResolveResponse resolved;
@@ -65,7 +65,8 @@ TEST_CASE("every method refuses an oversized request, naming its limit, and the 
     CheckRefused(stub.Shorten(E2eFixture::Ctx().get(), req, &resp),
                  grpc::StatusCode::INVALID_ARGUMENT, "a Shorten request may take");
     CheckRefused(anonymous->Shorten(E2eFixture::Ctx().get(), req, &resp),
-                 grpc::StatusCode::INVALID_ARGUMENT, "more than the 2304 a Shorten request may take");
+                 grpc::StatusCode::INVALID_ARGUMENT,
+                 "more than the 2304 a Shorten request may take");
   }
   SECTION("BatchShorten: too many items, too many bytes, over the receive limit") {
     v1::BatchShortenRequest many;
@@ -97,7 +98,8 @@ TEST_CASE("every method refuses an oversized request, naming its limit, and the 
     resolve.set_code(long_code);
     v1::ResolveResponse resolved;
     CheckRefused(stub.Resolve(E2eFixture::Ctx().get(), resolve, &resolved),
-                 grpc::StatusCode::INVALID_ARGUMENT, "more than the 512 a Resolve request may take");
+                 grpc::StatusCode::INVALID_ARGUMENT,
+                 "more than the 512 a Resolve request may take");
     CheckRefused(anonymous->Resolve(E2eFixture::Ctx().get(), resolve, &resolved),
                  grpc::StatusCode::INVALID_ARGUMENT, "a Resolve request may take");
     v1::BatchResolveRequest batch;
@@ -156,12 +158,14 @@ TEST_CASE("every method refuses an oversized request, naming its limit, and the 
     // around a limit.
     v1::RevokeApiKeyRequest revoke;
     revoke.set_id(1);
-    revoke.GetReflection()->MutableUnknownFields(&revoke)->AddLengthDelimited(99, std::string(600, 'p'));
+    revoke.GetReflection()->MutableUnknownFields(&revoke)->AddLengthDelimited(
+        99, std::string(600, 'p'));
     v1::ApiKey key;
     CheckRefused(stub.RevokeApiKey(E2eFixture::Ctx().get(), revoke, &key),
                  grpc::StatusCode::INVALID_ARGUMENT, "a RevokeApiKey request may take");
     v1::ListApiKeysRequest list;
-    list.GetReflection()->MutableUnknownFields(&list)->AddLengthDelimited(99, std::string(600, 'p'));
+    list.GetReflection()->MutableUnknownFields(&list)->AddLengthDelimited(99,
+                                                                          std::string(600, 'p'));
     v1::ListApiKeysResponse keys;
     CheckRefused(stub.ListApiKeys(E2eFixture::Ctx().get(), list, &keys),
                  grpc::StatusCode::INVALID_ARGUMENT, "a ListApiKeys request may take");
@@ -208,7 +212,7 @@ TEST_CASE("a full blocking pool answers RESOURCE_EXHAUSTED naming it, then recov
     pqxx::nontransaction q(watcher);
     const absl::Time give_up = absl::Now() + absl::Seconds(20);
     while (q.exec1("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0]
-               .as<int>() == 0 &&
+                   .as<int>() == 0 &&
            absl::Now() < give_up) {
       absl::SleepFor(absl::Milliseconds(10));
     }
@@ -282,8 +286,7 @@ TEST_CASE("WatchInvalidations subscribers beyond the cap are refused until one l
   CheckStillServes(f);
 }
 
-TEST_CASE("a connection holds at most --max_concurrent_streams calls; more wait",
-          "[e2e][limits]") {
+TEST_CASE("a connection holds at most --max_concurrent_streams calls; more wait", "[e2e][limits]") {
   E2eFixture f({"--max_concurrent_streams=2"});
   auto key_file = f.service->EdgeKeyFile();
   REQUIRE(key_file.ok());

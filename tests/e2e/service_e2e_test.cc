@@ -1,18 +1,17 @@
 // End-to-end: the real shorten-service on a private cluster, over gRPC.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
+#include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
-#include <optional>
-#include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <utility>
-#include <sstream>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -149,8 +148,7 @@ TEST_CASE("BatchShorten returns one result per item in order", "[e2e]") {
   CHECK_THAT(st.error_message(), Catch::Contains("1000"));
 }
 
-TEST_CASE("A BatchShorten item the service cannot decode gets its own error in its slot",
-          "[e2e]") {
+TEST_CASE("A BatchShorten item the service cannot decode gets its own error in its slot", "[e2e]") {
   E2eFixture f;
   v1::BatchShortenRequest req;
   req.add_requests()->set_long_url("https://example.com/decode/0");
@@ -164,8 +162,7 @@ TEST_CASE("A BatchShorten item the service cannot decode gets its own error in i
   REQUIRE(resp.results_size() == 3);
   REQUIRE(resp.results(1).has_error());
   CHECK(resp.results(1).error().code() == grpc::StatusCode::INVALID_ARGUMENT);
-  CHECK_THAT(resp.results(1).error().message(),
-             Catch::Contains("redirect_type: unknown value 99"));
+  CHECK_THAT(resp.results(1).error().message(), Catch::Contains("redirect_type: unknown value 99"));
   for (int i : {0, 2}) {
     REQUIRE(resp.results(i).has_response());
     CHECK(resp.results(i).response().link().long_url() ==
@@ -321,15 +318,35 @@ TEST_CASE("shortenctl shortens and resolves against the real service", "[e2e]") 
 TEST_CASE("The help flag lists every flag with its default; bad flags fail with one clear line",
           "[e2e]") {
   auto [rc, help] = RunServiceBinary({"--help"});
-  for (const char* flag :
-       {"--listen", "--postgres", "--base_url", "--codec_secret_file", "--create_codec_secret",
-        "--min_code_length", "--max_url_length", "--short_domains", "--denied_domains",
-        "--db_pool_size", "--group_commit_batch", "--group_commit_threads", "--blocking_threads",
-        "--id_initial_step", "--id_max_step", "--id_segment_lifetime", "--db_startup_timeout",
-        "--shutdown_grace", "--bootstrap_admin_key_file", "--api_key_cache_ttl", "--tls_cert",
-        "--tls_key", "--tls_client_ca", "--blocking_queue", "--key_lookup_queue",
-        "--resolve_queue", "--group_commit_queue", "--max_concurrent_streams",
-        "--max_invalidation_subscribers"}) {
+  for (const char* flag : {"--listen",
+                           "--postgres",
+                           "--base_url",
+                           "--codec_secret_file",
+                           "--create_codec_secret",
+                           "--min_code_length",
+                           "--max_url_length",
+                           "--short_domains",
+                           "--denied_domains",
+                           "--db_pool_size",
+                           "--group_commit_batch",
+                           "--group_commit_threads",
+                           "--blocking_threads",
+                           "--id_initial_step",
+                           "--id_max_step",
+                           "--id_segment_lifetime",
+                           "--db_startup_timeout",
+                           "--shutdown_grace",
+                           "--bootstrap_admin_key_file",
+                           "--api_key_cache_ttl",
+                           "--tls_cert",
+                           "--tls_key",
+                           "--tls_client_ca",
+                           "--blocking_queue",
+                           "--key_lookup_queue",
+                           "--resolve_queue",
+                           "--group_commit_queue",
+                           "--max_concurrent_streams",
+                           "--max_invalidation_subscribers"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
   CHECK_THAT(help, Catch::Contains("default: \"127.0.0.1:50051\""));
@@ -343,8 +360,8 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
   auto [rc4, unknown] = RunServiceBinary({"--no_such_flag"});
   CHECK(rc4 != 0);
   CHECK_THAT(unknown, Catch::Contains("no_such_flag"));
-  auto [rc5, no_secret] = RunServiceBinary(
-      {"--postgres=host=/nonexistent", "--codec_secret_file=/nonexistent/secret"});
+  auto [rc5, no_secret] =
+      RunServiceBinary({"--postgres=host=/nonexistent", "--codec_secret_file=/nonexistent/secret"});
   CHECK(rc5 != 0);
   CHECK_THAT(no_secret, Catch::Contains("--codec_secret_file"));
   const std::vector<std::string> base = {"--postgres=host=/nonexistent", "--codec_secret_file=/x"};
@@ -356,11 +373,13 @@ TEST_CASE("The help flag lists every flag with its default; bad flags fail with 
        "--tls_cert: no such file /nonexistent/c.pem"},
   };
   const std::pair<std::vector<std::string>, std::string> limit_cases[] = {
-      {{"--blocking_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1"},
+      {{"--blocking_queue=0"},
+       "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1"},
       {{"--key_lookup_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue"},
       {{"--resolve_queue=0"}, "--blocking_queue, --key_lookup_queue and --resolve_queue"},
       {{"--group_commit_queue=999"}, "--group_commit_queue must be >= 1000 (a full BatchShorten)"},
-      {{"--max_concurrent_streams=0"}, "--max_concurrent_streams and --max_invalidation_subscribers"},
+      {{"--max_concurrent_streams=0"},
+       "--max_concurrent_streams and --max_invalidation_subscribers"},
       {{"--max_invalidation_subscribers=0"}, "--max_invalidation_subscribers must be >= 1"},
       {{"--max_url_length=0"}, "--max_url_length must be between 1 and 65536"},
   };

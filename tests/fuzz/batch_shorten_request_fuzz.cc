@@ -117,8 +117,8 @@ int RedirectStatusOf(v1::RedirectType type) {
   }
 }
 
-void CheckAccepted(Service& service, const v1::ShortenRequest& request,
-                   const ShortenOutput& out, const auth::Principal* caller) {
+void CheckAccepted(Service& service, const v1::ShortenRequest& request, const ShortenOutput& out,
+                   const auth::Principal* caller) {
   const Shared& shared = GetShared();
   const LinkView& view = out.link;
   absl::StatusOr<std::string> normalized = shared.policy->Normalize(request.long_url());

@@ -44,8 +44,8 @@ IpAddress Parsed(absl::string_view text) {
 }
 
 IpAddress Peer(uint8_t selector) {
-  static const char* const kPeers[] = {"10.1.2.3", "203.0.113.9", "2001:db8::5",
-                                       "2001:dead::1", "127.0.0.1", "192.168.7.1"};
+  static const char* const kPeers[] = {"10.1.2.3",     "203.0.113.9", "2001:db8::5",
+                                       "2001:dead::1", "127.0.0.1",   "192.168.7.1"};
   return Parsed(kPeers[selector % (sizeof(kPeers) / sizeof(kPeers[0]))]);
 }
 
@@ -75,8 +75,7 @@ void CheckAddress(absl::string_view text) {
     FUZZ_CHECK(Parsed(absl::StrCat(formatted, ":8080")) == ip);
   }
   const absl::string_view bare = TrimSpaces(text);
-  if (bare.find('[') == absl::string_view::npos &&
-      std::count(bare.begin(), bare.end(), ':') >= 2) {
+  if (bare.find('[') == absl::string_view::npos && std::count(bare.begin(), bare.end(), ':') >= 2) {
     FUZZ_CHECK(Parsed(absl::StrCat("[", bare, "]")) == ip);
   }
 }

@@ -28,8 +28,8 @@ namespace {
 
 constexpr size_t kMaxLength = 2048;
 const std::vector<std::string> kShortDomains = {"sho.rt", "go.example"};
-const std::vector<std::string> kDeniedDomains = {"evil.example", "xn--bcher-bse-67a3d.de",
-                                                 "[::2]", "10.0.0.1"};
+const std::vector<std::string> kDeniedDomains = {"evil.example", "xn--bcher-bse-67a3d.de", "[::2]",
+                                                 "10.0.0.1"};
 
 const UrlPolicy& Policy() {
   static const UrlPolicy* policy = [] {

@@ -4,9 +4,8 @@
 // and mutual TLS, and the server name override.
 #include "lib/grpcutil/tls.h"
 
-#include <sys/stat.h>
-
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -105,14 +104,13 @@ TEST_CASE("Credentials build from matching PEM files and plaintext needs none", 
   CHECK_THAT(MakeChannelCredentials(ClientTlsOptions()), IsOk());
 }
 
-TEST_CASE("A private key others can write is refused; one others can read is accepted",
-          "[tls]") {
+TEST_CASE("A private key others can write is refused; one others can read is accepted", "[tls]") {
   std::unique_ptr<TestCerts> certs = MakeCerts();
   REQUIRE(::chmod(certs->server_key().c_str(), 0666) == 0);
   CHECK_THAT(MakeServerCredentials(certs->ServerTls()),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
-                               "--tls_key: " + certs->server_key() +
-                                   " is writable by other users (mode 0666)"));
+             HasCodeAndMessage(
+                 absl::StatusCode::kFailedPrecondition,
+                 "--tls_key: " + certs->server_key() + " is writable by other users (mode 0666)"));
   REQUIRE(::chmod(certs->client_key().c_str(), 0620) == 0);
   CHECK_THAT(MakeChannelCredentials(certs->ClientMutualTls()),
              HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
@@ -134,14 +132,14 @@ TEST_CASE("An API key file others can write is refused naming it", "[tls]") {
   REQUIRE(::chmod(path.c_str(), 0600) == 0);
   CHECK_THAT(ReadApiKeyFile("api_key_file", path), IsOk());
   REQUIRE(::chmod(path.c_str(), 0664) == 0);
-  CHECK_THAT(ReadApiKeyFile("api_key_file", path),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
-                               "--api_key_file: " + path +
-                                   " is writable by other users (mode 0664)"));
+  CHECK_THAT(
+      ReadApiKeyFile("api_key_file", path),
+      HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
+                        "--api_key_file: " + path + " is writable by other users (mode 0664)"));
   CHECK_THAT(ReadApiKeyFile("api_key_file", certs->dir()),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition,
-                               "--api_key_file: " + certs->dir() +
-                                   " is not a regular file (a directory)"));
+             HasCodeAndMessage(
+                 absl::StatusCode::kFailedPrecondition,
+                 "--api_key_file: " + certs->dir() + " is not a regular file (a directory)"));
 }
 
 TEST_CASE("A missing PEM file is NOT_FOUND naming the flag and the path", "[tls]") {

@@ -19,9 +19,9 @@
 #include "absl/time/clock.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
+#include "tests/idalloc/outage_util.h"
 #include "tests/idalloc/pg_test_util.h"
 #include "tests/support/pg_cluster.h"
-#include "tests/idalloc/outage_util.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/subprocess.h"
 

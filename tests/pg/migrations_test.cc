@@ -2,12 +2,10 @@
 // safe to run concurrently, refused when the database is newer.
 #include "lib/pg/migrations.h"
 
+#include <catch2/catch.hpp>
 #include <pqxx/pqxx>
-
 #include <thread>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "lib/pg/codec_keys.h"
 #include "lib/pg/pg_error.h"

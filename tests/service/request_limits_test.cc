@@ -37,9 +37,10 @@ TEST_CASE("limits follow the field limits: a full BatchShorten sets the receive 
 TEST_CASE("a request over its method's limit is refused naming the limit", "[service][limits]") {
   const RequestLimits limits(2048);
   CHECK_THAT(limits.Check(Rpc::kShorten, 2304, 0), IsOk());
-  CHECK_THAT(limits.Check(Rpc::kShorten, 2305, 0),
-             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                               "request: 2305 bytes, more than the 2304 a Shorten request may take"));
+  CHECK_THAT(
+      limits.Check(Rpc::kShorten, 2305, 0),
+      HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                        "request: 2305 bytes, more than the 2304 a Shorten request may take"));
   CHECK_THAT(limits.Check(Rpc::kResolve, 513, 0),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
                                "request: 513 bytes, more than the 512 a Resolve request may take"));

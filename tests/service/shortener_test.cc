@@ -3,13 +3,12 @@
 // batched resolves, revocation notices; and the RPC counters' log line.
 #include "services/shorten/shortener.h"
 
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "lib/idalloc/segment_source.h"
@@ -39,9 +38,9 @@ struct Fixture {
     reads = std::make_unique<store::ReadBatcher>(&store, store::ReadBatchOptions{});
     ShortenerOptions options;
     options.base_url = "https://sho.rt/";
-    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
-                                            committer.get(), reads.get(), &pool, options,
-                                            [this] { return now; });
+    shortener =
+        std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store, committer.get(),
+                                    reads.get(), &pool, options, [this] { return now; });
   }
 
   absl::StatusOr<ShortenOutput> Shorten(const ShortenInput& in) {
@@ -102,8 +101,9 @@ TEST_CASE("Shorten returns the existing link for the same URL unless force_new",
   CHECK(forced->link.code != first->link.code);
 }
 
-TEST_CASE("Requests with their own expiry redirect type or click budget never get another link back",
-          "[service]") {
+TEST_CASE(
+    "Requests with their own expiry redirect type or click budget never get another link back",
+    "[service]") {
   Fixture f;
   auto plain = f.Shorten("https://example.com/settings");
   REQUIRE_THAT(plain, IsOk());
@@ -224,7 +224,8 @@ TEST_CASE("Resolve tells malformed codes from unknown ones", "[service]") {
   Fixture f;
   CHECK_THAT(f.shortener->Resolve("bad/code"), HasCode(absl::StatusCode::kInvalidArgument));
   CHECK_THAT(f.shortener->Resolve(""), HasCode(absl::StatusCode::kInvalidArgument));
-  CHECK_THAT(f.shortener->Resolve(std::string(65, 'a')), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.shortener->Resolve(std::string(65, 'a')),
+             HasCode(absl::StatusCode::kInvalidArgument));
   CHECK_THAT(f.shortener->Resolve("no-such-alias"), HasCode(absl::StatusCode::kNotFound));
   auto out = f.Shorten("https://example.com/");
   std::string code = out->link.code;
@@ -355,8 +356,7 @@ TEST_CASE("Concurrent resolves go through the read batcher and each gets its own
   CHECK(stats.batches <= 200);
 }
 
-TEST_CASE("Resolve answers malformed codes at once and aliases through the batcher",
-          "[service]") {
+TEST_CASE("Resolve answers malformed codes at once and aliases through the batcher", "[service]") {
   Fixture f;
   ShortenInput in;
   in.long_url = "https://example.com/aliased";
@@ -372,8 +372,9 @@ TEST_CASE("Resolve answers malformed codes at once and aliases through the batch
   CHECK(alias->code == "my-alias");
   CHECK(alias->link.long_url == "https://example.com/aliased");
   CHECK(f.reads->GetStats().lookups == 1);
-  CHECK_THAT(f.shortener->Resolve("no-such-alias"),
-             HasCodeAndMessage(absl::StatusCode::kNotFound, "code \"no-such-alias\" does not exist"));
+  CHECK_THAT(
+      f.shortener->Resolve("no-such-alias"),
+      HasCodeAndMessage(absl::StatusCode::kNotFound, "code \"no-such-alias\" does not exist"));
   CHECK(f.reads->GetStats().lookups == 2);
 }
 
@@ -406,8 +407,7 @@ TEST_CASE("LinkIdsOf decodes codes, looks aliases up together, and names what it
   CHECK(*f.shortener->LinkIdOf(codes[1]) == want[1]);
 }
 
-TEST_CASE("a full blocking pool fails BatchShorten with RESOURCE_EXHAUSTED, at once",
-          "[service]") {
+TEST_CASE("a full blocking pool fails BatchShorten with RESOURCE_EXHAUSTED, at once", "[service]") {
   Fixture f;
   // A pool of its own: one thread held busy, no room to queue.
   ThreadPool tiny(ThreadPoolOptions{"blocking pool", 1, 1});
@@ -427,10 +427,9 @@ TEST_CASE("a full blocking pool fails BatchShorten with RESOURCE_EXHAUSTED, at o
                          [first](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) {
                            first->set_value(r.status());
                          });
-  shortener.BatchShorten(inputs, absl::Now() + absl::Seconds(5),
-                         [&](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) {
-                           second = r.status();
-                         });
+  shortener.BatchShorten(
+      inputs, absl::Now() + absl::Seconds(5),
+      [&](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) { second = r.status(); });
   CHECK_THAT(second, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
                                        "blocking pool is full: 1 tasks are waiting; retry later"));
   // Once the pool moves again, so does everything it had accepted.

@@ -3,10 +3,10 @@
 #include "lib/store/group_committer.h"
 
 #include <atomic>
-#include <functional>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -397,8 +397,9 @@ TEST_CASE("a call that would take the queue past max_queued is refused whole, at
   });
   // 3 links wait; 3 more would make 6 > 5: refused whole, on this thread.
   std::vector<absl::StatusOr<CreateOutcome>> refused;
-  committer.CreateMany({links[4], links[5], links[6]},
-                       [&](std::vector<absl::StatusOr<CreateOutcome>> r) { refused = std::move(r); });
+  committer.CreateMany(
+      {links[4], links[5], links[6]},
+      [&](std::vector<absl::StatusOr<CreateOutcome>> r) { refused = std::move(r); });
   REQUIRE(refused.size() == 3);
   for (const auto& r : refused) {
     CHECK_THAT(r, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,

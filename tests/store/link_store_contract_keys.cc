@@ -213,8 +213,8 @@ TEST_CASE("GetByAliases answers present, absent and impossible aliases in input 
   // other unknown alias, and fails nothing else of the call.
   const std::string not_utf8 = "ga-\xff";
   const std::string nul("ga\0x", 4);
-  std::vector<std::string> aliases = {*b.alias, missing, *a.alias, not_utf8, *odd.alias, nul,
-                                      *b.alias};
+  std::vector<std::string> aliases = {*b.alias,   missing, *a.alias, not_utf8,
+                                      *odd.alias, nul,     *b.alias};
   auto got = store->GetByAliases(aliases);
   REQUIRE_THAT(got, IsOk());
   REQUIRE(got->size() == aliases.size());
@@ -224,8 +224,8 @@ TEST_CASE("GetByAliases answers present, absent and impossible aliases in input 
                                           absl::StrCat("no link with alias \"", missing, "\"")));
   REQUIRE_THAT((*got)[2], IsOk());
   CheckSameLink(*(*got)[2], created[0]->link);
-  CHECK_THAT((*got)[3], HasCodeAndMessage(absl::StatusCode::kNotFound,
-                                          "no link with alias \"ga-\\xff\""));
+  CHECK_THAT((*got)[3],
+             HasCodeAndMessage(absl::StatusCode::kNotFound, "no link with alias \"ga-\\xff\""));
   REQUIRE_THAT((*got)[4], IsOk());
   CHECK((*got)[4]->id == odd.id);
   CHECK_THAT((*got)[5], HasCode(absl::StatusCode::kNotFound));
@@ -278,8 +278,9 @@ TEST_CASE("a link id that exists already fails the whole batch and stores nothin
   CHECK(store->CreateLinks({}).empty());
 }
 
-TEST_CASE("text with quotes and backslashes and braces and tabs and newlines and non-ASCII round-trips",
-          "[store][contract]") {
+TEST_CASE(
+    "text with quotes and backslashes and braces and tabs and newlines and non-ASCII round-trips",
+    "[store][contract]") {
   auto store = NewContractStore();
   // Array literals quote '"', '\\', ',' and braces; COPY's text format
   // escapes '\\', tab, newline and carriage return, and reads \N as NULL.

@@ -144,7 +144,8 @@ TEST_CASE("replicas racing to replace a revoked dedupe target all get the same n
     CHECK(CountRows("SELECT count(*) FROM links WHERE owner = $1 AND url_key IS NOT NULL", owner) ==
           1);
     CHECK(CountRows("SELECT count(*) FROM links WHERE owner = $1 AND url_key IS NOT NULL"
-                    " AND id = " + std::to_string(replacement),
+                    " AND id = " +
+                        std::to_string(replacement),
                     owner) == 1);
   }
 }

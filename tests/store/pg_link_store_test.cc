@@ -237,8 +237,7 @@ TEST_CASE("throughput of CreateLinks with 1000-link batches (printed)", "[.][ben
 
 namespace shortener::store::testing {
 
-TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it can hold",
-          "[pg]") {
+TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it can hold", "[pg]") {
   std::vector<absl::Time> times = {
       absl::UnixEpoch(),
       absl::FromUnixMicros(1),
@@ -257,16 +256,15 @@ TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it ca
   for (absl::Time t : times) {
     const std::string text = PgTimestamp(t);
     INFO(text);
-    int64_t back = tx.exec_params1("SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint",
-                                   text)[0]
-                       .as<int64_t>();
+    int64_t back =
+        tx.exec_params1("SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint", text)[0]
+            .as<int64_t>();
     CHECK(back == absl::ToUnixMicros(StoreTime(t)));
     // Four-digit years: the same text as the general formatter (the hand
     // path only pads years below 1000, which %Y leaves unpadded).
     const int64_t year = absl::ToCivilYear(t, absl::UTCTimeZone()).year();
     if (year >= 1000) {
-      CHECK(text ==
-            absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone()));
+      CHECK(text == absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone()));
     }
   }
   CHECK(PgTimestamp(absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())) ==
@@ -277,12 +275,26 @@ TEST_CASE("CopyBinary rows reach PostgreSQL's COPY byte for byte and NULLs stay 
   // Bytes COPY's text format would give a meaning to, the literal text \N,
   // UTF-8; integers at their limits; times around both epochs, truncated
   // nanoseconds, and years 1 and 9999.
-  const std::vector<std::string> texts = {
-      "", "plain", "tab\there", "new\nline", "carriage\rreturn", "back\\slash", "\\N",
-      "\\", "end\\", "\t\n\r\\", "caf\xc3\xa9 \xe2\x82\xac", "NULL", std::string(5000, 'x')};
+  const std::vector<std::string> texts = {"",
+                                          "plain",
+                                          "tab\there",
+                                          "new\nline",
+                                          "carriage\rreturn",
+                                          "back\\slash",
+                                          "\\N",
+                                          "\\",
+                                          "end\\",
+                                          "\t\n\r\\",
+                                          "caf\xc3\xa9 \xe2\x82\xac",
+                                          "NULL",
+                                          std::string(5000, 'x')};
   const std::string bytes("\x00\x01\\\t\xff", 5);
-  const std::vector<int64_t> numbers = {0, 1, -1, std::numeric_limits<int64_t>::max(),
-                                        std::numeric_limits<int64_t>::min(), 1732500000123456};
+  const std::vector<int64_t> numbers = {0,
+                                        1,
+                                        -1,
+                                        std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::min(),
+                                        1732500000123456};
   const std::vector<int16_t> smalls = {0, 301, -1, std::numeric_limits<int16_t>::max(),
                                        std::numeric_limits<int16_t>::min()};
   const std::vector<absl::Time> times = {
@@ -392,7 +404,7 @@ TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection
     setup.commit();
     const char* const time_column[] = {"at"};
     const absl::Time time = GENERATE(absl::InfinitePast(), absl::InfiniteFuture(),
-                                     absl::FromUnixSeconds(-300000000000),  // 7537 BC
+                                     absl::FromUnixSeconds(-300000000000),   // 7537 BC
                                      absl::FromUnixSeconds(9300000000000));  // AD 296680
     pqxx::work tx(conn);
     CopyBinary rows;
@@ -421,8 +433,7 @@ TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection
       rows.CopyTo(tx, "copy_binary_errors", columns);
       FAIL("COPY on a terminated connection succeeded");
     } catch (...) {
-      CHECK_THAT(pg::StatusFromCurrentException("copy"),
-                 HasCode(absl::StatusCode::kUnavailable));
+      CHECK_THAT(pg::StatusFromCurrentException("copy"), HasCode(absl::StatusCode::kUnavailable));
     }
     return;  // the connection is gone: nothing to check or clean up on it
   }
@@ -516,8 +527,7 @@ TEST_CASE("Migrations 0006 and 0007 carry every dedupe target over and they stil
   }
 }
 
-TEST_CASE("Migration 0007 moves each link_dedupe_keys row onto the link it names",
-          "[store][pg]") {
+TEST_CASE("Migration 0007 moves each link_dedupe_keys row onto the link it names", "[store][pg]") {
   auto cluster = PgCluster::Start(/*apply_migrations=*/false);
   REQUIRE_THAT(cluster, IsOk());
   const std::string conninfo = (*cluster)->ConnInfo();

@@ -109,9 +109,8 @@ TEST_CASE("400 concurrent alias look-ups cost a handful of statements, each answ
     threads.emplace_back([&, t] {
       for (size_t i = t; i < asked.size(); i += 8) {
         const std::string alias = asked[i];
-        batcher.GetByAlias(alias, [&answers, alias](absl::StatusOr<Link> r) {
-          answers.Set(alias, std::move(r));
-        });
+        batcher.GetByAlias(
+            alias, [&answers, alias](absl::StatusOr<Link> r) { answers.Set(alias, std::move(r)); });
       }
     });
   }

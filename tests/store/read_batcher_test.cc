@@ -320,9 +320,8 @@ TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
   // 60 known aliases, one asked twice, 10 unknown, and an id: one batch.
   AliasAnswers answers;
   auto ask = [&](const std::string& alias) {
-    batcher.GetByAlias(alias, [&answers, alias](absl::StatusOr<Link> r) {
-      answers.Set(alias, std::move(r));
-    });
+    batcher.GetByAlias(
+        alias, [&answers, alias](absl::StatusOr<Link> r) { answers.Set(alias, std::move(r)); });
   };
   for (const std::string& alias : aliases) ask(alias);
   ask(aliases[0]);
@@ -372,8 +371,9 @@ TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTE
   // The fourth waiting one: answered on this thread, before GetByAlias returns.
   absl::Status refused;
   batcher.GetByAlias("over", [&refused](absl::StatusOr<Link> r) { refused = r.status(); });
-  CHECK_THAT(refused, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
-                                        "read batcher is full: 3 look-ups are waiting; retry later"));
+  CHECK_THAT(refused,
+             HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
+                               "read batcher is full: 3 look-ups are waiting; retry later"));
   CHECK(batcher.GetStats().refused == 1);
   store.Release();
   REQUIRE(answers.WaitFor(4));

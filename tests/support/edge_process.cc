@@ -39,13 +39,13 @@ absl::StatusOr<std::unique_ptr<EdgeProcess>> EdgeProcess::Start(EdgeProcessOptio
     }
     std::vector<std::string> argv = options.launcher;
     argv.insert(argv.end(), {
-        BinaryPath("redirect-edge"),
-        absl::StrCat("--listen=127.0.0.1:", port),
-        absl::StrCat("--admin_listen=127.0.0.1:", admin_port),
-        absl::StrCat("--service=", options.service_target),
-        absl::StrCat("--codec_secret_file=", options.secret_file),
-        absl::StrCat("--api_key_file=", options.api_key_file),
-    });
+                                BinaryPath("redirect-edge"),
+                                absl::StrCat("--listen=127.0.0.1:", port),
+                                absl::StrCat("--admin_listen=127.0.0.1:", admin_port),
+                                absl::StrCat("--service=", options.service_target),
+                                absl::StrCat("--codec_secret_file=", options.secret_file),
+                                absl::StrCat("--api_key_file=", options.api_key_file),
+                            });
     const std::pair<const char*, const std::string*> tls_flags[] = {
         {"--service_tls_ca=", &options.service_tls.ca_file},
         {"--service_tls_cert=", &options.service_tls.cert_file},

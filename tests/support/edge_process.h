@@ -17,11 +17,11 @@
 namespace shortener::testing {
 
 struct EdgeProcessOptions {
-  std::string service_target;  // required: HOST:PORT of the shorten-service
-  std::string secret_file;     // required: the service's codec secret
-  std::string api_key_file;    // required: --api_key_file (ServiceProcess::EdgeKeyFile)
+  std::string service_target;              // required: HOST:PORT of the shorten-service
+  std::string secret_file;                 // required: the service's codec secret
+  std::string api_key_file;                // required: --api_key_file (ServiceProcess::EdgeKeyFile)
   grpcutil::ClientTlsOptions service_tls;  // --service_tls_*; default plaintext
-  int port = 0;                // 0: pick a free one
+  int port = 0;                            // 0: pick a free one
   // --admin_listen's port (/metrics, /healthz, /readyz); 0: pick a free one.
   // An --admin_listen in extra_flags wins (then Metric() reads this port).
   int admin_port = 0;

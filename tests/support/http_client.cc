@@ -144,14 +144,13 @@ bool HttpConnection::WaitClosed(absl::Duration timeout) {
   }
 }
 
-absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target,
-                                     const std::string& method,
+absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target, const std::string& method,
                                      const std::string& extra_headers) {
   absl::StatusOr<HttpConnection> connection = HttpConnection::Connect(port);
   if (!connection.ok()) return connection.status();
-  absl::Status sent = connection->Send(absl::StrCat(method, " ", target,
-                                                    " HTTP/1.1\r\nHost: sho.rt\r\n",
-                                                    extra_headers, "Connection: close\r\n\r\n"));
+  absl::Status sent =
+      connection->Send(absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: sho.rt\r\n",
+                                    extra_headers, "Connection: close\r\n\r\n"));
   if (!sent.ok()) return sent;
   return connection->Read(method == "HEAD");
 }

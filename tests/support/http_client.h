@@ -31,7 +31,8 @@ struct HttpResponse {
 class HttpConnection {
  public:
   // Connects to 127.0.0.1:port.
-  static absl::StatusOr<HttpConnection> Connect(int port, absl::Duration timeout = absl::Seconds(5));
+  static absl::StatusOr<HttpConnection> Connect(int port,
+                                                absl::Duration timeout = absl::Seconds(5));
   HttpConnection(HttpConnection&& other) noexcept;
   HttpConnection& operator=(HttpConnection&& other) noexcept;
   ~HttpConnection();

@@ -78,30 +78,29 @@ std::string PgCluster::ConnInfo() const {
 }
 
 absl::Status PgCluster::RunAsOwner(const std::string& command) const {
-  std::string full = geteuid() == 0
-                         ? absl::StrCat("runuser -u postgres -- sh -c '", command, "'")
-                         : command;
+  std::string full =
+      geteuid() == 0 ? absl::StrCat("runuser -u postgres -- sh -c '", command, "'") : command;
   int rc = std::system(full.c_str());
   if (rc != 0) {
-    return absl::InternalError(absl::StrCat("command failed (", rc, "): ", command,
-                                            " (logs in ", dir_, ")"));
+    return absl::InternalError(
+        absl::StrCat("command failed (", rc, "): ", command, " (logs in ", dir_, ")"));
   }
   return absl::OkStatus();
 }
 
 absl::Status PgCluster::Resume() {
   // fsync stays on: durability tests (kill -9) must see real commits.
-  absl::Status st = RunAsOwner(absl::StrCat(
-      kPgBin, "/pg_ctl -D ", dir_, "/data -l ", dir_, "/server.log -w -t 60 -o \"",
-      "-c listen_addresses= -c unix_socket_directories=", dir_, " -p ", port_,
-      "\" start >/dev/null"));
+  absl::Status st = RunAsOwner(
+      absl::StrCat(kPgBin, "/pg_ctl -D ", dir_, "/data -l ", dir_, "/server.log -w -t 60 -o \"",
+                   "-c listen_addresses= -c unix_socket_directories=", dir_, " -p ", port_,
+                   "\" start >/dev/null"));
   if (st.ok()) running_ = true;
   return st;
 }
 
 absl::Status PgCluster::Stop() {
-  absl::Status st = RunAsOwner(absl::StrCat(kPgBin, "/pg_ctl -D ", dir_,
-                                            "/data -m fast -w -t 60 stop >/dev/null"));
+  absl::Status st = RunAsOwner(
+      absl::StrCat(kPgBin, "/pg_ctl -D ", dir_, "/data -m fast -w -t 60 stop >/dev/null"));
   if (st.ok()) running_ = false;
   return st;
 }

@@ -1,15 +1,13 @@
 #include "tests/support/service_process.h"
 
+#include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
 #include <cstdio>
 #include <cstdlib>
-
 #include <fstream>
 #include <sstream>
 #include <utility>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -28,7 +26,6 @@ bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
   return (*channel)->WaitForConnected(std::chrono::system_clock::now() +
                                       absl::ToChronoMilliseconds(timeout));
 }
-
 
 absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
                                                   const std::string& log_path) {

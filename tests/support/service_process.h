@@ -7,29 +7,29 @@
 #ifndef SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 #define SHORTENER_TESTS_SUPPORT_SERVICE_PROCESS_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "shortener/v1/shortener.grpc.pb.h"
 #include "lib/grpcutil/tls.h"
+#include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/support/subprocess.h"
 
 namespace shortener::testing {
 
 struct ServiceProcessOptions {
-  std::string conninfo;                 // required
-  std::string secret_file;              // empty: a fresh one in a temp dir
+  std::string conninfo;     // required
+  std::string secret_file;  // empty: a fresh one in a temp dir
   // --bootstrap_admin_key_file; empty: admin.key in the temp dir (created
   // by the service).
   std::string admin_key_file;
   std::string base_url = "https://sho.rt/";
-  int port = 0;                         // 0: pick a free one
-  grpcutil::ServerTlsOptions tls;       // --tls_*; default plaintext
+  int port = 0;                    // 0: pick a free one
+  grpcutil::ServerTlsOptions tls;  // --tls_*; default plaintext
   // How the readiness probe connects: must fit `tls` (a CA, and a client
   // certificate when tls.client_ca_file is set).
   grpcutil::ClientTlsOptions client_tls;
@@ -74,8 +74,11 @@ class ServiceProcess {
 
  private:
   ServiceProcess(ServiceProcessOptions options, Subprocess process, int port, std::string dir)
-      : options_(std::move(options)), process_(std::move(process)), port_(port),
-        dir_(dir), log_path_(dir + "/service.log") {}
+      : options_(std::move(options)),
+        process_(std::move(process)),
+        port_(port),
+        dir_(dir),
+        log_path_(dir + "/service.log") {}
   static absl::StatusOr<Subprocess> Launch(const ServiceProcessOptions& options, int port,
                                            const std::string& log_path);
 

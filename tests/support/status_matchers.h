@@ -5,9 +5,8 @@
 #ifndef SHORTENER_TESTS_SUPPORT_STATUS_MATCHERS_H_
 #define SHORTENER_TESTS_SUPPORT_STATUS_MATCHERS_H_
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -17,7 +16,9 @@ namespace shortener::testing {
 
 inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
 template <typename T>
-absl::Status GetStatus(const absl::StatusOr<T>& s) { return s.status(); }
+absl::Status GetStatus(const absl::StatusOr<T>& s) {
+  return s.status();
+}
 
 class StatusCodeMatcher {
  public:
@@ -27,8 +28,7 @@ class StatusCodeMatcher {
   template <typename S>
   bool match(const S& s) const {
     absl::Status st = GetStatus(s);
-    return st.code() == code_ &&
-           absl::StrContains(st.message(), substring_);
+    return st.code() == code_ && absl::StrContains(st.message(), substring_);
   }
   // Catch2 v2's MatchExpr calls match() and toString() on any matcher type.
   std::string toString() const {

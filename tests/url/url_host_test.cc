@@ -199,8 +199,8 @@ TEST_CASE("private and local targets are refused, naming the host, why, and the 
   for (const PrivateCase& c : PrivateCases()) {
     INFO(c.url);
     const absl::StatusOr<std::string> result = policy.Normalize(c.url);
-    CHECK_THAT(result, HasCodeAndMessage(kInvalid, absl::StrCat("long_url: host \"", c.host,
-                                                                "\" is ")));
+    CHECK_THAT(result,
+               HasCodeAndMessage(kInvalid, absl::StrCat("long_url: host \"", c.host, "\" is ")));
     CHECK_THAT(result, HasCodeAndMessage(kInvalid, c.reason));
     CHECK_THAT(result, HasCodeAndMessage(kInvalid, kFlag));
   }
@@ -224,18 +224,40 @@ TEST_CASE("with --allow_private_targets private hosts normalise like any other",
 
 TEST_CASE("public hosts that merely look local stay allowed", "[url]") {
   const UrlPolicy policy(Allowing(false));
-  for (const char* url :
-       {"http://8.8.8.8/", "http://1.0.0.1/", "http://9.255.255.255/", "http://11.0.0.1/",
-        "http://172.15.255.255/", "http://172.32.0.1/", "http://192.167.255.255/",
-        "http://192.169.0.1/", "http://100.63.255.255/", "http://100.128.0.1/",
-        "http://169.253.0.1/", "http://169.255.0.1/", "http://126.255.255.255/",
-        "http://128.0.0.1/", "http://223.255.255.255/", "http://192.0.2.1/",
-        "http://[2001:db8::1]/", "http://[2606:4700::1111]/", "http://[::ffff:8.8.8.8]/",
-        "http://[64:ff9b::808:808]/", "http://[2002:808:808::]/", "http://[fbff::1]/",
-        "http://[fe7f::1]/", "http://[fe00::1]/", "http://localhost.example.com/",
-        "http://mylocalhost.com/", "http://localhost-tools.com/", "http://local.example.com/",
-        "http://example.local.com/", "http://internal.example.com/", "http://10.example.com/",
-        "http://127.0.0.1.example.com/", "http://home.arpa.example/", "http://x.y/"}) {
+  for (const char* url : {"http://8.8.8.8/",
+                          "http://1.0.0.1/",
+                          "http://9.255.255.255/",
+                          "http://11.0.0.1/",
+                          "http://172.15.255.255/",
+                          "http://172.32.0.1/",
+                          "http://192.167.255.255/",
+                          "http://192.169.0.1/",
+                          "http://100.63.255.255/",
+                          "http://100.128.0.1/",
+                          "http://169.253.0.1/",
+                          "http://169.255.0.1/",
+                          "http://126.255.255.255/",
+                          "http://128.0.0.1/",
+                          "http://223.255.255.255/",
+                          "http://192.0.2.1/",
+                          "http://[2001:db8::1]/",
+                          "http://[2606:4700::1111]/",
+                          "http://[::ffff:8.8.8.8]/",
+                          "http://[64:ff9b::808:808]/",
+                          "http://[2002:808:808::]/",
+                          "http://[fbff::1]/",
+                          "http://[fe7f::1]/",
+                          "http://[fe00::1]/",
+                          "http://localhost.example.com/",
+                          "http://mylocalhost.com/",
+                          "http://localhost-tools.com/",
+                          "http://local.example.com/",
+                          "http://example.local.com/",
+                          "http://internal.example.com/",
+                          "http://10.example.com/",
+                          "http://127.0.0.1.example.com/",
+                          "http://home.arpa.example/",
+                          "http://x.y/"}) {
     INFO(url);
     CHECK_THAT(policy.Normalize(url), IsOk());
   }

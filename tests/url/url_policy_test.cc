@@ -341,8 +341,8 @@ TEST_CASE("domain list entries have one canonical spelling or are refused", "[ur
 // or at what is inside), and "::0:2" stayed "[::0:2]" while libcurl gives
 // the host of "http://[::0:2]/" as "[::2]", so that entry denied nothing.
 TEST_CASE("IPv6 list entries are checked and spelled as libcurl spells hosts", "[url]") {
-  for (const char* entry : {"[.", "[", "[]", "[::1", "[abc", "[::1]x]", "[1:2]", "[::g]",
-                            "[1.2.3.4]"}) {
+  for (const char* entry :
+       {"[.", "[", "[]", "[::1", "[abc", "[::1]x]", "[1:2]", "[::g]", "[1.2.3.4]"}) {
     INFO(entry);
     CHECK_THAT(CanonicalDomain(entry), HasCodeAndMessage(kInvalid, "bad IPv6 literal"));
   }
@@ -368,10 +368,10 @@ TEST_CASE("IPv6 list entries are checked and spelled as libcurl spells hosts", "
 TEST_CASE("a host ending in a number is a plain dotted quad or refused, never renamed later",
           "[url]") {
   const UrlPolicy policy(TestOptions());
-  for (const char* input : {"http://0x7f.//p:0httx7f1/", "http://0x7f000001./",
-                            "http://2130706433./", "http://1.2.3.0x4./", "http://0x./",
-                            "http://a.0x1f/", "http://example.0X10/", "http://1.2.3.09/",
-                            "http://01.2.3.4./"}) {
+  for (const char* input :
+       {"http://0x7f.//p:0httx7f1/", "http://0x7f000001./", "http://2130706433./",
+        "http://1.2.3.0x4./", "http://0x./", "http://a.0x1f/", "http://example.0X10/",
+        "http://1.2.3.09/", "http://01.2.3.4./"}) {
     INFO(input);
     CHECK_THAT(policy.Normalize(input),
                HasCodeAndMessage(kInvalid, "has a malformed host (not a valid IPv4 address)"));

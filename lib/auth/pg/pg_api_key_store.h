@@ -28,8 +28,8 @@ namespace shortener::auth {
 
 // What Create needs to store a key.
 struct NewApiKey {
-  std::string key_hash;                   // HashApiKey(key): 64 lowercase hex
-  std::string name;                       // non-empty, for people
+  std::string key_hash;  // HashApiKey(key): 64 lowercase hex
+  std::string name;      // non-empty, for people
   // Owner of the key's links: non-empty for a tenant key, empty for an
   // infrastructure key (stored as NULL).
   std::string tenant;

@@ -28,11 +28,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <pqxx/pqxx>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <pqxx/pqxx>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -122,9 +122,8 @@ inline constexpr Query kNotifyCodes{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatch, kUpsertCounts,  kInsertVisits, kCreatePartition, kDropPartitions,
-    kStatsCounts, kStatsUniques,  kStatsTops,    kHumanTotal,      kLockLimited,
-    kExhaust,     kNotifyCodes,
+    kInsertBatch,  kUpsertCounts, kInsertVisits, kCreatePartition, kDropPartitions, kStatsCounts,
+    kStatsUniques, kStatsTops,    kHumanTotal,   kLockLimited,     kExhaust,        kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -174,8 +174,8 @@ void CopyBinary::CopyTo(pqxx::dbtransaction& tx, const std::string& table,
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw std::length_error("COPY data longer than 2 GB");
   }
-  const std::string sql =
-      absl::StrCat("COPY ", table, " (", absl::StrJoin(columns, ", "), ") FROM STDIN (FORMAT binary)");
+  const std::string sql = absl::StrCat("COPY ", table, " (", absl::StrJoin(columns, ", "),
+                                       ") FROM STDIN (FORMAT binary)");
   PGconn* conn = LibpqConnection::Of(tx);
   PGresult* started = PQexec(conn, sql.c_str());
   if (PQresultStatus(started) != PGRES_COPY_IN) ThrowError(conn, started, sql);

@@ -41,9 +41,9 @@ class CopyBinary {
   CopyBinary& Text(absl::string_view text);
   CopyBinary& Text(const std::string& text) { return Text(absl::string_view(text)); }
   CopyBinary& Text(const std::optional<std::string>& text);  // nullopt: NULL
-  CopyBinary& Int64(int64_t number);                           // bigint
-  CopyBinary& Int64(const std::optional<int64_t>& number);     // nullopt: NULL
-  CopyBinary& Int16(int16_t number);                           // smallint
+  CopyBinary& Int64(int64_t number);                         // bigint
+  CopyBinary& Int64(const std::optional<int64_t>& number);   // nullopt: NULL
+  CopyBinary& Int16(int16_t number);                         // smallint
   // timestamptz, rounded down to a whole microsecond (StoreTime). A time
   // PostgreSQL cannot hold (absl's infinities among them) fails the COPY as
   // out of range (SQLSTATE 22008).

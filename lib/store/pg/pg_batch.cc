@@ -179,10 +179,10 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
     a.alias_link.Add(id);
   }
   if (mode == WriteMode::kFast && plan.requests.empty() && aliases.empty()) {
-    pqxx::result r = tx.exec_prepared(
-        kWriteLinksFast.name, a.id.Build(), a.link_alias.Build(), a.url.Build(), a.sha.Build(),
-        a.owner.Build(), a.status.Build(), a.create.Build(), a.expire.Build(),
-        a.max_clicks.Build(), a.url_key.Build());
+    pqxx::result r =
+        tx.exec_prepared(kWriteLinksFast.name, a.id.Build(), a.link_alias.Build(), a.url.Build(),
+                         a.sha.Build(), a.owner.Build(), a.status.Build(), a.create.Build(),
+                         a.expire.Build(), a.max_clicks.Build(), a.url_key.Build());
     return static_cast<size_t>(r.affected_rows()) == plan.new_links.size();
   }
   pqxx::row n = tx.exec_prepared1(

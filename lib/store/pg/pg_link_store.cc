@@ -206,8 +206,7 @@ absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByAliases(
   if (!list.empty()) {
     absl::Status status = pool_.Run("get links by alias", Deadline(), [&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      for (const pqxx::row& row :
-           tx.exec_prepared(pg_queries::kGetByAliases.name, list.Build())) {
+      for (const pqxx::row& row : tx.exec_prepared(pg_queries::kGetByAliases.name, list.Build())) {
         std::optional<Link> link = ParseLink(row, 0);
         if (link.has_value()) {
           found.emplace(row[pg_queries::kLinkColumnCount].as<std::string>(), *std::move(link));

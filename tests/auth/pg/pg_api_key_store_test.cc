@@ -165,8 +165,8 @@ TEST_CASE("the store refuses scopes that do not fit the kind of key", "[auth][pg
                                                    "tenant: an infrastructure key has none"));
   key.tenant.clear();
   key.scopes = ScopeSet{Scope::kResolve, Scope::kShorten};
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                                                   "not \"shorten\""));
+  CHECK_THAT(store->Create(key),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not \"shorten\""));
 }
 
 TEST_CASE("unknown hashes and ids are NOT_FOUND", "[auth][pg]") {
@@ -340,9 +340,10 @@ TEST_CASE("the api_keys CHECK constraints keep infrastructure scopes off tenant 
   CHECK_THROWS_AS(InsertRawKey("", "resolve"), pqxx::check_violation);
 }
 
-TEST_CASE("migration 0008 turns edge keys into infrastructure keys and strips record_clicks "
-          "from tenant keys",
-          "[auth][pg]") {
+TEST_CASE(
+    "migration 0008 turns edge keys into infrastructure keys and strips record_clicks "
+    "from tenant keys",
+    "[auth][pg]") {
   auto cluster = PgCluster::Start(/*apply_migrations=*/false);
   REQUIRE_THAT(cluster, IsOk());
   const std::string conninfo = (*cluster)->ConnInfo();
@@ -373,8 +374,9 @@ TEST_CASE("migration 0008 turns edge keys into infrastructure keys and strips re
     pqxx::connection conn(conninfo);
     pqxx::work tx(conn);
     for (const Before& k : keys) {
-      tx.exec_params("INSERT INTO api_keys (key_hash, name, tenant, scopes) VALUES ($1, $2, $3, $4)",
-                     HashApiKey(GenerateApiKey()), k.name, k.tenant, k.scopes);
+      tx.exec_params(
+          "INSERT INTO api_keys (key_hash, name, tenant, scopes) VALUES ($1, $2, $3, $4)",
+          HashApiKey(GenerateApiKey()), k.name, k.tenant, k.scopes);
     }
     tx.commit();
   }

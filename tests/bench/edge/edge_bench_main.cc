@@ -13,8 +13,8 @@
 // build tree, and nginx, and stops each by PID. Markdown for
 // docs/benchmarks.md goes to stdout, progress to stderr. Build in Release:
 // see run.sh.
-#include <unistd.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -329,9 +329,9 @@ absl::Status SetUp(const Config& c, Fixture& f) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<testing::EdgeProcess>> StartEdge(const Config& c, Fixture& f,
-                                                                std::vector<std::string> flags,
-                                                                std::vector<std::string> launcher = {}) {
+absl::StatusOr<std::unique_ptr<testing::EdgeProcess>> StartEdge(
+    const Config& c, Fixture& f, std::vector<std::string> flags,
+    std::vector<std::string> launcher = {}) {
   flags.insert(flags.end(), c.edge_flags.begin(), c.edge_flags.end());
   testing::EdgeProcessOptions eo;
   eo.service_target = f.service->target();
@@ -403,8 +403,8 @@ absl::StatusOr<ServerRun> MeasureCachedRun(const Config& c, const Fixture& f, co
 // The headers of the edge's 302 that nginx should send too (not the ones
 // nginx makes itself).
 std::vector<std::pair<std::string, std::string>> HeadersToCopy(const testing::HttpResponse& r) {
-  static const char* kOwn[] = {"date", "location", "content-length", "content-type",
-                               "connection", "keep-alive", "server", "transfer-encoding"};
+  static const char* kOwn[] = {"date",       "location",   "content-length", "content-type",
+                               "connection", "keep-alive", "server",         "transfer-encoding"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, value] : r.headers) {
     if (std::find_if(std::begin(kOwn), std::end(kOwn),
@@ -488,8 +488,9 @@ absl::Status RunCached(const Config& c, Fixture& f, bool pinned, Report& report)
     report.nginx_config = (*nginx)->config();
     report.response_sizes = absl::StrCat(
         "One response of each, as received on a keep-alive connection (nginx's `return 302` "
-        "always adds its small HTML body):\n\n```\n--- edge\n", RawResponse((*edge)->port(), path),
-        "\n--- nginx\n", RawResponse((*nginx)->port(), path), "\n```");
+        "always adds its small HTML body):\n\n```\n--- edge\n",
+        RawResponse((*edge)->port(), path), "\n--- nginx\n", RawResponse((*nginx)->port(), path),
+        "\n```");
   }
   Target edge_target{(*edge)->port(), [edge_pid] { return ProcessCpuSeconds(edge_pid); },
                      edge->get()};
@@ -505,8 +506,7 @@ absl::Status RunCached(const Config& c, Fixture& f, bool pinned, Report& report)
         "%d rounds, alternating which server goes first, after a %d s warm-up of each. Server "
         "CPU is utime + stime from /proc/PID/stat over the run (for the edge every thread of the "
         "process, gRPC's included) divided by wrk's completed requests.",
-        c.server_cpu, c.server_cpu, c.load_cpu, c.connections, c.seconds, rounds,
-        c.warmup_seconds);
+        c.server_cpu, c.server_cpu, c.load_cpu, c.connections, c.seconds, rounds, c.warmup_seconds);
     cmp.edge_name = "edge --threads=1";
     cmp.nginx_name = "nginx, 1 worker";
     cmp.has_targets = true;
@@ -720,8 +720,8 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
     int64_t exhausted = 0;
     auto it = wr->script_values.find("exhausted");
     if (it == wr->script_values.end() || !absl::SimpleAtoi(it->second, &exhausted)) {
-      return absl::InternalError(absl::StrCat("the Lua script reported nothing; wrk output:\n",
-                                              wr->output));
+      return absl::InternalError(
+          absl::StrCat("the Lua script reported nothing; wrk output:\n", wr->output));
     }
     r.exhausted = exhausted;
     u.wrk_command = wr->command;
@@ -884,11 +884,11 @@ absl::Status RunMemory(const Config& c, Fixture& f, Report& report) {
                static_cast<long long>(m.idle_rss_kb), static_cast<long long>(m.full_rss_kb),
                static_cast<long long>(m.full_hwm_kb), static_cast<long long>(m.cache_entries),
                static_cast<long long>(m.cache_bytes), static_cast<long long>(m.responses_302),
-               static_cast<long long>(m.responses_other), m.other_statuses.c_str(),
-               m.fill_seconds, static_cast<long long>(exhausted));
+               static_cast<long long>(m.responses_other), m.other_statuses.c_str(), m.fill_seconds,
+               static_cast<long long>(exhausted));
   if (m.responses_other > 0) {
-    report.problems.push_back(absl::StrCat("memory fill: non-302 responses (", m.other_statuses,
-                                           ")"));
+    report.problems.push_back(
+        absl::StrCat("memory fill: non-302 responses (", m.other_statuses, ")"));
   }
   if (m.cache_entries < c.memory_entries * 99 / 100) {
     report.problems.push_back(absl::StrCat("memory fill: edge_cache_entries ", m.cache_entries,
@@ -916,12 +916,12 @@ absl::Status Run(const Config& c) {
   report.command = c.command;
   struct utsname u {};
   uname(&u);
-  report.machine = absl::StrCat(sysconf(_SC_NPROCESSORS_ONLN), " CPUs (", CpuModel(), "), Linux ",
-                                u.release);
-  report.versions = absl::StrCat(
-      CommandOutput("/usr/sbin/nginx -v 2>&1"), ", ",
-      CommandOutput("/usr/bin/wrk -v 2>&1 | head -1 | cut -d' ' -f1,2"), ", ",
-      CommandOutput("/usr/lib/postgresql/15/bin/postgres --version"));
+  report.machine =
+      absl::StrCat(sysconf(_SC_NPROCESSORS_ONLN), " CPUs (", CpuModel(), "), Linux ", u.release);
+  report.versions =
+      absl::StrCat(CommandOutput("/usr/sbin/nginx -v 2>&1"), ", ",
+                   CommandOutput("/usr/bin/wrk -v 2>&1 | head -1 | cut -d' ' -f1,2"), ", ",
+                   CommandOutput("/usr/lib/postgresql/15/bin/postgres --version"));
   Fixture f;
   absl::Status st = SetUp(c, f);
   if (st.ok() && c.Has("cached")) st = RunCached(c, f, /*pinned=*/true, report);
@@ -929,11 +929,10 @@ absl::Status Run(const Config& c) {
   if (st.ok() && c.Has("uncached")) st = RunUncached(c, f, report);
   if (st.ok() && c.Has("memory")) st = RunMemory(c, f, report);
   if (st.ok() && !f.service->process().running()) {
-    report.problems.push_back(
-        absl::StrCat("shorten-service is not running at the end; log tail:\n",
-                     f.service->Log().substr(f.service->Log().size() > 2000
-                                                 ? f.service->Log().size() - 2000
-                                                 : 0)));
+    report.problems.push_back(absl::StrCat(
+        "shorten-service is not running at the end; log tail:\n",
+        f.service->Log().substr(f.service->Log().size() > 2000 ? f.service->Log().size() - 2000
+                                                               : 0)));
   }
   if (!f.work_dir.empty()) {
     std::error_code ignored;

@@ -16,8 +16,9 @@ namespace shortener::bench::edge {
 
 std::string BenchUrl(const std::string& tag, int64_t index) {
   // About the length of a campaign link sent by SMS.
-  return absl::StrCat("https://www.example.com/campaign/spring-sale/landing?utm_source=sms&utm_medium=",
-                      tag, "&id=", index);
+  return absl::StrCat(
+      "https://www.example.com/campaign/spring-sale/landing?utm_source=sms&utm_medium=", tag,
+      "&id=", index);
 }
 
 absl::StatusOr<std::vector<std::string>> CreateLinks(const LinkLoadOptions& o) {

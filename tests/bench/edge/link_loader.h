@@ -14,7 +14,7 @@
 namespace shortener::bench::edge {
 
 struct LinkLoadOptions {
-  std::string target;  // host:port of the shorten-service
+  std::string target;   // host:port of the shorten-service
   std::string api_key;  // sent with every call (scope shorten)
   int64_t count = 0;
   int batch_size = 1000;

@@ -21,30 +21,16 @@ std::string NginxConfig(const NginxOptions& o, const std::string& dir, int port)
     absl::StrAppend(&headers, "      add_header ", name, " \"", value, "\" always;\n");
   }
   return absl::StrCat(
-      "daemon off;\n",
-      o.workers == 1 ? "master_process off;\n" : "master_process on;\n",
-      "worker_processes ", o.workers, ";\n",
-      "pid ", dir, "/nginx.pid;\n",
-      "error_log ", dir, "/error.log warn;\n",
-      "events {\n  worker_connections 4096;\n}\n",
-      "http {\n",
-      "  access_log off;\n",
-      "  server_tokens off;\n",
-      "  keepalive_requests 10000000;\n",
-      "  keepalive_timeout 300s;\n",
-      "  client_body_temp_path ", dir, "/client_body;\n",
-      "  proxy_temp_path ", dir, "/proxy;\n",
-      "  fastcgi_temp_path ", dir, "/fastcgi;\n",
-      "  uwsgi_temp_path ", dir, "/uwsgi;\n",
-      "  scgi_temp_path ", dir, "/scgi;\n",
-      "  server {\n",
+      "daemon off;\n", o.workers == 1 ? "master_process off;\n" : "master_process on;\n",
+      "worker_processes ", o.workers, ";\n", "pid ", dir, "/nginx.pid;\n", "error_log ", dir,
+      "/error.log warn;\n", "events {\n  worker_connections 4096;\n}\n", "http {\n",
+      "  access_log off;\n", "  server_tokens off;\n", "  keepalive_requests 10000000;\n",
+      "  keepalive_timeout 300s;\n", "  client_body_temp_path ", dir, "/client_body;\n",
+      "  proxy_temp_path ", dir, "/proxy;\n", "  fastcgi_temp_path ", dir, "/fastcgi;\n",
+      "  uwsgi_temp_path ", dir, "/uwsgi;\n", "  scgi_temp_path ", dir, "/scgi;\n", "  server {\n",
       // reuseport: with several workers each gets its own accept queue.
-      "    listen 127.0.0.1:", port, o.workers > 1 ? " reuseport" : "", ";\n",
-      "    location / {\n", headers,
-      "      return 302 \"", o.location, "\";\n",
-      "    }\n",
-      "  }\n",
-      "}\n");
+      "    listen 127.0.0.1:", port, o.workers > 1 ? " reuseport" : "", ";\n", "    location / {\n",
+      headers, "      return 302 \"", o.location, "\";\n", "    }\n", "  }\n", "}\n");
 }
 
 absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(const NginxOptions& o) {
@@ -61,9 +47,10 @@ absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(const NginxOpt
     if (!out) return absl::InternalError("cannot write nginx.conf");
   }
   std::vector<std::string> argv = o.launcher;
-  argv.insert(argv.end(), {o.nginx, "-p", dir + "/", "-e", dir + "/error.log", "-c",
-                           dir + "/nginx.conf"});
-  absl::StatusOr<testing::Subprocess> process = testing::Subprocess::Spawn(argv, dir + "/stdout.log");
+  argv.insert(argv.end(),
+              {o.nginx, "-p", dir + "/", "-e", dir + "/error.log", "-c", dir + "/nginx.conf"});
+  absl::StatusOr<testing::Subprocess> process =
+      testing::Subprocess::Spawn(argv, dir + "/stdout.log");
   if (!process.ok()) return process.status();
   testing::RecordChild(dir, process->pid());
   std::unique_ptr<NginxProcess> nginx(new NginxProcess(*std::move(process), port, dir, config));

@@ -48,7 +48,10 @@ class NginxProcess {
 
  private:
   NginxProcess(testing::Subprocess process, int port, std::string dir, std::string config)
-      : process_(std::move(process)), port_(port), dir_(std::move(dir)), config_(std::move(config)) {}
+      : process_(std::move(process)),
+        port_(port),
+        dir_(std::move(dir)),
+        config_(std::move(config)) {}
 
   testing::Subprocess process_;
   int port_;

@@ -84,13 +84,12 @@ absl::StatusOr<IdRange> LinkIdRange(const std::string& conninfo) {
 std::string PgbenchSelectScript(const IdRange& ids) {
   // The statement of links_get_by_id (lib/store/pg/queries.h), which Resolve
   // of a generated code runs.
-  return absl::StrCat(
-      "\\set id random(", ids.min, ", ", ids.max, ")\n",
-      "SELECT l.id, l.alias, l.long_url, l.owner, l.redirect_status, "
-      "(extract(epoch FROM l.create_time) * 1000000)::bigint, "
-      "(extract(epoch FROM l.expire_time) * 1000000)::bigint, "
-      "(extract(epoch FROM l.revoke_time) * 1000000)::bigint "
-      "FROM links l WHERE l.id = :id;\n");
+  return absl::StrCat("\\set id random(", ids.min, ", ", ids.max, ")\n",
+                      "SELECT l.id, l.alias, l.long_url, l.owner, l.redirect_status, "
+                      "(extract(epoch FROM l.create_time) * 1000000)::bigint, "
+                      "(extract(epoch FROM l.expire_time) * 1000000)::bigint, "
+                      "(extract(epoch FROM l.revoke_time) * 1000000)::bigint "
+                      "FROM links l WHERE l.id = :id;\n");
 }
 
 absl::StatusOr<PgbenchSelectResult> RunPgbenchSelect(const PgbenchSelectOptions& o) {
@@ -103,10 +102,25 @@ absl::StatusOr<PgbenchSelectResult> RunPgbenchSelect(const PgbenchSelectOptions&
     script << result.script;
     if (!script) return absl::InternalError(absl::StrCat("cannot write ", script_path));
   }
-  const std::vector<std::string> argv = {
-      o.pgbench, "-h", o.socket_dir, "-p", std::to_string(o.port), "-U", o.user,
-      "-c", std::to_string(o.clients), "-j", std::to_string(o.threads),
-      "-T", std::to_string(o.seconds), "-n", "-M", o.protocol, "-f", script_path, o.dbname};
+  const std::vector<std::string> argv = {o.pgbench,
+                                         "-h",
+                                         o.socket_dir,
+                                         "-p",
+                                         std::to_string(o.port),
+                                         "-U",
+                                         o.user,
+                                         "-c",
+                                         std::to_string(o.clients),
+                                         "-j",
+                                         std::to_string(o.threads),
+                                         "-T",
+                                         std::to_string(o.seconds),
+                                         "-n",
+                                         "-M",
+                                         o.protocol,
+                                         "-f",
+                                         script_path,
+                                         o.dbname};
   std::remove(log_path.c_str());
   absl::StatusOr<testing::Subprocess> child = testing::Subprocess::Spawn(argv, log_path);
   if (!child.ok()) return child.status();
@@ -123,7 +137,8 @@ absl::StatusOr<PgbenchSelectResult> RunPgbenchSelect(const PgbenchSelectOptions&
     }
   }
   if (!found || !NumberAfter(output, "latency average = ", &result.latency_avg_ms)) {
-    return absl::InternalError(absl::StrCat("pgbench printed no tps; output:\n", Tail(output, 2000)));
+    return absl::InternalError(
+        absl::StrCat("pgbench printed no tps; output:\n", Tail(output, 2000)));
   }
   result.command = absl::StrJoin(argv, " ");
   return result;

@@ -110,9 +110,8 @@ absl::Status PinProcess(pid_t pid, int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  return ForEachThread(pid, "sched_setaffinity", [&set](pid_t tid) {
-    return sched_setaffinity(tid, sizeof(set), &set);
-  });
+  return ForEachThread(pid, "sched_setaffinity",
+                       [&set](pid_t tid) { return sched_setaffinity(tid, sizeof(set), &set); });
 }
 
 absl::Status AllowCpu(pid_t pid, int cpu) {

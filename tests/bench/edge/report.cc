@@ -35,7 +35,8 @@ std::vector<double> MedianBusy(const std::vector<ServerRun>& runs) {
 }
 
 double WrkUtilisation(const ServerRun& r) {
-  const double seconds = r.requests_per_s > 0 ? static_cast<double>(r.requests) / r.requests_per_s : 0;
+  const double seconds =
+      r.requests_per_s > 0 ? static_cast<double>(r.requests) / r.requests_per_s : 0;
   return seconds > 0 ? r.wrk_cpu_s / seconds : 0;
 }
 
@@ -66,35 +67,39 @@ std::string CachedSection(const CachedComparison& c) {
   row(c.edge_name, c.edge, e_rps, e_p50, e_p99, e_cpu);
   const double rps_ratio = n_rps > 0 ? e_rps / n_rps : 0;
   const double cpu_ratio = n_cpu > 0 ? e_cpu / n_cpu : 0;
-  absl::StrAppendFormat(&out, "| **edge / nginx** | **%.2f×**%s | | %.2f× | **%.2f×**%s | | | |\n",
-                        rps_ratio,
-                        c.has_targets ? absl::StrCat(" (target ≥ 0.9×: ", Verdict(rps_ratio >= 0.9), ")")
-                                      : std::string(),
-                        n_p99 > 0 ? e_p99 / n_p99 : 0, cpu_ratio,
-                        c.has_targets ? absl::StrCat(" (target ≤ 1.1×: ", Verdict(cpu_ratio <= 1.1), ")")
-                                      : std::string());
-  absl::StrAppend(&out, "\nMedians over ", c.edge.size(),
-                  " rounds, each figure on its own. \"other load\": CPUs busy minus the "
-                  "server's and wrk's CPU over the run (the rest of the machine: noise). Every "
-                  "round:\n\n"
-                  "| round | nginx req/s | edge req/s | ratio | nginx µs/req | edge µs/req | ratio | "
-                  "nginx p99 | edge p99 | edge 302s | edge other statuses | wrk errors (nginx / edge) | "
-                  "other load (nginx / edge) |\n"
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+  absl::StrAppendFormat(
+      &out, "| **edge / nginx** | **%.2f×**%s | | %.2f× | **%.2f×**%s | | | |\n", rps_ratio,
+      c.has_targets ? absl::StrCat(" (target ≥ 0.9×: ", Verdict(rps_ratio >= 0.9), ")")
+                    : std::string(),
+      n_p99 > 0 ? e_p99 / n_p99 : 0, cpu_ratio,
+      c.has_targets ? absl::StrCat(" (target ≤ 1.1×: ", Verdict(cpu_ratio <= 1.1), ")")
+                    : std::string());
+  absl::StrAppend(
+      &out, "\nMedians over ", c.edge.size(),
+      " rounds, each figure on its own. \"other load\": CPUs busy minus the "
+      "server's and wrk's CPU over the run (the rest of the machine: noise). Every "
+      "round:\n\n"
+      "| round | nginx req/s | edge req/s | ratio | nginx µs/req | edge µs/req | ratio | "
+      "nginx p99 | edge p99 | edge 302s | edge other statuses | wrk errors (nginx / edge) | "
+      "other load (nginx / edge) |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- "
+      "|\n");
   for (size_t i = 0; i < c.edge.size() && i < c.nginx.size(); ++i) {
     const ServerRun& n = c.nginx[i];
     const ServerRun& e = c.edge[i];
-    absl::StrAppendFormat(
-        &out,
-        "| %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f× | %.2f ms | %.2f ms | %d | %s | %d / %d | "
-        "%.2f / %.2f |\n",
-        i + 1, n.requests_per_s, e.requests_per_s,
-        n.requests_per_s > 0 ? e.requests_per_s / n.requests_per_s : 0, n.CpuUsPerRequest(),
-        e.CpuUsPerRequest(), n.CpuUsPerRequest() > 0 ? e.CpuUsPerRequest() / n.CpuUsPerRequest() : 0,
-        n.p99_ms, e.p99_ms, e.responses_302,
-        e.responses_other > 0 ? absl::StrCat(e.responses_other, " (", e.other_statuses, ")")
+    absl::StrAppendFormat(&out,
+                          "| %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f× | %.2f ms | %.2f ms | "
+                          "%d | %s | %d / %d | "
+                          "%.2f / %.2f |\n",
+                          i + 1, n.requests_per_s, e.requests_per_s,
+                          n.requests_per_s > 0 ? e.requests_per_s / n.requests_per_s : 0,
+                          n.CpuUsPerRequest(), e.CpuUsPerRequest(),
+                          n.CpuUsPerRequest() > 0 ? e.CpuUsPerRequest() / n.CpuUsPerRequest() : 0,
+                          n.p99_ms, e.p99_ms, e.responses_302,
+                          e.responses_other > 0
+                              ? absl::StrCat(e.responses_other, " (", e.other_statuses, ")")
                               : absl::StrCat(e.responses_other),
-        n.wrk_errors, e.wrk_errors, n.OtherCpus(), e.OtherCpus());
+                          n.wrk_errors, e.wrk_errors, n.OtherCpus(), e.OtherCpus());
   }
   absl::StrAppend(&out, "\nwrk: `", c.wrk_command, "`; edge: `", c.edge_command, "`\n\n");
   return out;
@@ -174,26 +179,28 @@ std::string UncachedSection(const UncachedResult& u) {
                   "wrk's CPU includes loading its share of the code list into Lua before the "
                   "window opens; \"other load\" is the machine's busy CPUs minus the measured "
                   "processes' CPU over each run (noise from other users).\n\n");
-  absl::StrAppend(&out,
-                  "Medians over ", u.rounds.size(),
-                  " rounds. Every round, with the edge's /metrics deltas proving the requests were "
-                  "misses answered 302:\n\n"
-                  "| round | pgbench tps | edge req/s | ratio | wrk requests | 302s | other statuses | "
-                  "cache misses | cache hits | coalesced | Resolve calls (histogram count) | Resolve "
-                  "outcomes | Resolve p50 / p99 (bucket bound) | codes exhausted |\n"
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |\n");
+  absl::StrAppend(
+      &out, "Medians over ", u.rounds.size(),
+      " rounds. Every round, with the edge's /metrics deltas proving the requests were "
+      "misses answered 302:\n\n"
+      "| round | pgbench tps | edge req/s | ratio | wrk requests | 302s | other statuses | "
+      "cache misses | cache hits | coalesced | Resolve calls (histogram count) | Resolve "
+      "outcomes | Resolve p50 / p99 (bucket bound) | codes exhausted |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | "
+      "---: |\n");
   for (size_t i = 0; i < u.rounds.size(); ++i) {
     const UncachedRound& r = u.rounds[i];
-    absl::StrAppendFormat(
-        &out, "| %d | %.0f | %.0f | %.2f× | %d | %d | %s | %d | %d | %d | %d | %s | ≤ %g / ≤ %g ms | %d |\n", i + 1,
-        r.pgbench_tps, r.edge.requests_per_s,
-        r.pgbench_tps > 0 ? r.edge.requests_per_s / r.pgbench_tps : 0, r.edge.requests,
-        r.edge.responses_302,
-        r.edge.responses_other > 0
-            ? absl::StrCat(r.edge.responses_other, " (", r.edge.other_statuses, ")")
-            : absl::StrCat(r.edge.responses_other),
-        r.misses, r.hits, r.coalesced, r.resolves, r.resolve_outcomes, r.resolve_p50_ms,
-        r.resolve_p99_ms, r.exhausted);
+    absl::StrAppendFormat(&out,
+                          "| %d | %.0f | %.0f | %.2f× | %d | %d | %s | %d | %d | %d | %d | %s | ≤ "
+                          "%g / ≤ %g ms | %d |\n",
+                          i + 1, r.pgbench_tps, r.edge.requests_per_s,
+                          r.pgbench_tps > 0 ? r.edge.requests_per_s / r.pgbench_tps : 0,
+                          r.edge.requests, r.edge.responses_302,
+                          r.edge.responses_other > 0 ? absl::StrCat(r.edge.responses_other, " (",
+                                                                    r.edge.other_statuses, ")")
+                                                     : absl::StrCat(r.edge.responses_other),
+                          r.misses, r.hits, r.coalesced, r.resolves, r.resolve_outcomes,
+                          r.resolve_p50_ms, r.resolve_p99_ms, r.exhausted);
   }
   absl::StrAppend(&out, "\npgbench: `", u.pgbench_command, "` with the script\n\n```\n",
                   u.pgbench_script, "```\n\nwrk: `", u.wrk_command, "`; edge: `", u.edge_command,
@@ -232,11 +239,11 @@ std::string MemorySection(const MemoryResult& m) {
             static_cast<double>(m.cache_entries),
         static_cast<double>(m.cache_bytes) / static_cast<double>(m.cache_entries));
   }
-  absl::StrAppendFormat(&out,
-                        "\nResponses during the fill: %d × 302, %d other%s; evictions %d. Edge: `%s`\n\n",
-                        m.responses_302, m.responses_other,
-                        m.responses_other > 0 ? absl::StrCat(" (", m.other_statuses, ")") : "",
-                        m.evictions, m.edge_command);
+  absl::StrAppendFormat(
+      &out, "\nResponses during the fill: %d × 302, %d other%s; evictions %d. Edge: `%s`\n\n",
+      m.responses_302, m.responses_other,
+      m.responses_other > 0 ? absl::StrCat(" (", m.other_statuses, ")") : "", m.evictions,
+      m.edge_command);
   return out;
 }
 
@@ -264,20 +271,20 @@ std::string FormatReport(const Report& r) {
                     r.nginx_config, "```\n</details>\n\n");
   }
   if (r.creation) {
-    absl::StrAppendFormat(&out,
-                          "Links for the uncached and memory runs: %d created in %.1f s (%.0f "
-                          "links/s, BatchShorten × 1000, 4 calls in flight).\n\n",
-                          r.creation->links, r.creation->seconds,
-                          r.creation->seconds > 0
-                              ? static_cast<double>(r.creation->links) / r.creation->seconds
-                              : 0);
+    absl::StrAppendFormat(
+        &out,
+        "Links for the uncached and memory runs: %d created in %.1f s (%.0f "
+        "links/s, BatchShorten × 1000, 4 calls in flight).\n\n",
+        r.creation->links, r.creation->seconds,
+        r.creation->seconds > 0 ? static_cast<double>(r.creation->links) / r.creation->seconds : 0);
   }
   if (r.uncached) absl::StrAppend(&out, UncachedSection(*r.uncached));
   if (r.memory) absl::StrAppend(&out, MemorySection(*r.memory));
   absl::StrAppend(&out, "### Problems seen\n\n");
   if (r.problems.empty()) {
-    absl::StrAppend(&out, "None: no non-302 response, no edge log line at warning level or above, "
-                          "every process alive at the end.\n");
+    absl::StrAppend(&out,
+                    "None: no non-302 response, no edge log line at warning level or above, "
+                    "every process alive at the end.\n");
   } else {
     for (const std::string& p : r.problems) absl::StrAppend(&out, "- ", p, "\n");
   }

@@ -41,14 +41,14 @@ struct ServerRun {
 };
 
 struct CachedComparison {
-  std::string title;        // "edge --threads=1 vs nginx worker_processes 1"
-  std::string setup;        // how each side ran (paragraph)
-  std::string edge_name;    // row labels
+  std::string title;      // "edge --threads=1 vs nginx worker_processes 1"
+  std::string setup;      // how each side ran (paragraph)
+  std::string edge_name;  // row labels
   std::string nginx_name;
-  bool has_targets = false;  // the pinned comparison has the targets
+  bool has_targets = false;            // the pinned comparison has the targets
   std::vector<ServerRun> edge, nginx;  // one per round, same order
-  std::string wrk_command;              // with the edge's URL
-  std::string edge_command;             // edge's flags
+  std::string wrk_command;             // with the edge's URL
+  std::string edge_command;            // edge's flags
 };
 
 struct UncachedRound {
@@ -65,7 +65,7 @@ struct UncachedRound {
   std::string resolve_outcomes;  // "ok: N, ..." from edge_resolve_total
   // Resolve latency quantiles from the edge's histogram (bucket upper bounds).
   double resolve_p50_ms = 0, resolve_p99_ms = 0;
-  int64_t exhausted = 0;         // requests the Lua script had no fresh code for
+  int64_t exhausted = 0;  // requests the Lua script had no fresh code for
 };
 
 struct UncachedResult {
@@ -80,7 +80,7 @@ struct UncachedResult {
 
 struct MemoryResult {
   int64_t entries_requested = 0;
-  int64_t idle_rss_kb = 0;        // fresh edge, before any request
+  int64_t idle_rss_kb = 0;           // fresh edge, before any request
   int64_t idle_rss_threads1_kb = 0;  // the --threads=1 edge of the cached runs, at start
   int64_t full_rss_kb = 0, full_hwm_kb = 0;
   int64_t cache_entries = 0, cache_bytes = 0, evictions = 0;
@@ -97,10 +97,10 @@ struct LinkCreation {
 
 struct Report {
   std::string command;
-  std::string machine;  // CPU model, nproc, kernel
+  std::string machine;   // CPU model, nproc, kernel
   std::string versions;  // nginx, wrk, postgres
   std::optional<CachedComparison> pinned, threads2;
-  std::string nginx_config;  // the pinned one, for the record
+  std::string nginx_config;    // the pinned one, for the record
   std::string response_sizes;  // bytes of one response of each server
   std::optional<LinkCreation> creation;
   std::optional<UncachedResult> uncached;

@@ -29,7 +29,8 @@ bool ParseTimeMs(absl::string_view text, double* ms) {
     double to_ms;
   };
   // "ms" before "s", "us" before "s".
-  static constexpr Unit kUnits[] = {{"us", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}};
+  static constexpr Unit kUnits[] = {
+      {"us", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}};
   for (const Unit& u : kUnits) {
     absl::string_view t = text;
     if (!absl::ConsumeSuffix(&t, u.suffix)) continue;
@@ -95,8 +96,8 @@ absl::StatusOr<WrkResult> ParseWrkOutput(absl::string_view output) {
 absl::StatusOr<WrkResult> RunWrk(const WrkOptions& o) {
   std::vector<std::string> argv = o.launcher;
   argv.insert(argv.end(), {o.wrk, absl::StrCat("-t", o.threads), absl::StrCat("-c", o.connections),
-                           absl::StrCat("-d", o.seconds, "s"), absl::StrCat("--timeout=", o.timeout_s, "s"),
-                           "--latency"});
+                           absl::StrCat("-d", o.seconds, "s"),
+                           absl::StrCat("--timeout=", o.timeout_s, "s"), "--latency"});
   if (!o.script.empty()) argv.insert(argv.end(), {"-s", o.script});
   argv.push_back(o.url);
   if (!o.script_args.empty()) {
@@ -132,7 +133,8 @@ absl::StatusOr<WrkResult> RunWrk(const WrkOptions& o) {
   }
   absl::StatusOr<WrkResult> r = ParseWrkOutput(output);
   if (!r.ok()) {
-    return absl::InternalError(absl::StrCat(r.status().message(), "; output:\n", Tail(output, 2000)));
+    return absl::InternalError(
+        absl::StrCat(r.status().message(), "; output:\n", Tail(output, 2000)));
   }
   r->wrk_cpu_s = cpu_after - cpu_before;
   r->command = absl::StrJoin(argv, " ");

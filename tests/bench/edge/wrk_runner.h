@@ -20,14 +20,14 @@ struct WrkOptions {
   std::string wrk = "/usr/bin/wrk";
   // Prepended to the command, e.g. {"/usr/bin/taskset", "-c", "1"}.
   std::vector<std::string> launcher;
-  int threads = 1;       // -t
-  int connections = 64;  // -c
-  int seconds = 10;      // -d
-  int timeout_s = 5;     // --timeout
-  std::string url;       // http://127.0.0.1:PORT/path
-  std::string script;    // -s, optional
+  int threads = 1;                       // -t
+  int connections = 64;                  // -c
+  int seconds = 10;                      // -d
+  int timeout_s = 5;                     // --timeout
+  std::string url;                       // http://127.0.0.1:PORT/path
+  std::string script;                    // -s, optional
   std::vector<std::string> script_args;  // after "--"
-  std::string log_path;  // wrk's stdout and stderr (required)
+  std::string log_path;                  // wrk's stdout and stderr (required)
   // Polled every 100 ms while wrk runs; when it returns true wrk gets SIGINT
   // and reports what it did so far (a run that ends on a condition).
   std::function<bool()> stop_when;
@@ -38,8 +38,8 @@ struct WrkResult {
   int64_t requests = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
   int64_t non_2xx_3xx = 0;
-  int64_t socket_errors = 0;  // connect + read + write + timeout
-  double wrk_cpu_s = 0;       // user + system of wrk
+  int64_t socket_errors = 0;                         // connect + read + write + timeout
+  double wrk_cpu_s = 0;                              // user + system of wrk
   std::map<std::string, std::string> script_values;  // "edgebench KEY VALUE" lines
   std::string command;
   std::string output;

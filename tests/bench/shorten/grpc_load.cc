@@ -103,12 +103,11 @@ absl::Status ClosedLoop::Connect() {
     args.SetMaxSendMessageSize(64 << 20);
     // The async-queue calls add the key themselves (StartAsyncQueueCall):
     // no interceptor object per call.
-    auto channel = options_.api == LoadOptions::Api::kAsyncQueue
-                       ? grpc::CreateCustomChannel(options_.target,
-                                                   grpc::InsecureChannelCredentials(), args)
-                       : grpcutil::CreateChannelWithApiKey(
-                             options_.target, grpc::InsecureChannelCredentials(), args,
-                             options_.api_key);
+    auto channel =
+        options_.api == LoadOptions::Api::kAsyncQueue
+            ? grpc::CreateCustomChannel(options_.target, grpc::InsecureChannelCredentials(), args)
+            : grpcutil::CreateChannelWithApiKey(options_.target, grpc::InsecureChannelCredentials(),
+                                                args, options_.api_key);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
       return absl::UnavailableError(absl::StrCat("cannot connect to ", options_.target));
     }

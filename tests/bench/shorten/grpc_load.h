@@ -19,9 +19,9 @@
 namespace shortener::bench {
 
 struct LoadOptions {
-  std::string target;     // host:port of the service
-  std::string api_key;    // sent with every call (scope shorten)
-  int channels = 4;       // separate TCP connections
+  std::string target;   // host:port of the service
+  std::string api_key;  // sent with every call (scope shorten)
+  int channels = 4;     // separate TCP connections
   // Client API. kAsyncQueue: `client_threads` threads, each polling its own
   // completion queue and starting the next call of a slot right where the
   // last one completed (gRPC's own benchmark client design: no thread

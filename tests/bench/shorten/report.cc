@@ -172,8 +172,8 @@ std::string FormatReport(const ReportHeader& h, const std::vector<std::vector<Re
                                    : " Link tables kept between rounds (they grow).",
                     "\n\n");
   }
-  absl::StrAppend(&out, ThroughputTable(rows), "\n", Verdicts(rows), "\n",
-                  RoundRatios(rounds), CostTable(rows));
+  absl::StrAppend(&out, ThroughputTable(rows), "\n", Verdicts(rows), "\n", RoundRatios(rounds),
+                  CostTable(rows));
   absl::StrAppend(
       &out,
       "\nCPU columns: per link created in the measured window (the pgbench row: per row "

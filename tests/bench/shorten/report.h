@@ -26,7 +26,7 @@ struct ReportRow {
   // Loads: the mean rate of the pgbench runs right before and after this
   // load's window, which its ratio is taken against (0: no reference).
   double reference_tps = 0;
-  std::string statements;         // pg_stat_statements table, when asked for
+  std::string statements;  // pg_stat_statements table, when asked for
 };
 
 struct ReportHeader {

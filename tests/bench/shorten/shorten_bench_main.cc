@@ -74,8 +74,8 @@ ABSL_FLAG(std::string, pgbench_protocol, "simple",
 // (XLogFileInit: ~4 % of the machine in a BatchShorten profile; PostgreSQL's
 // CPU per link 8 -> 6 µs without it, docs/benchmarks.md). A server sized for
 // this write rate recycles its segments; pgbench runs against the same one.
-ABSL_FLAG(std::vector<std::string>, pg_settings, (std::vector<std::string>{"min_wal_size=2GB",
-                                                                            "max_wal_size=4GB"}),
+ABSL_FLAG(std::vector<std::string>, pg_settings,
+          (std::vector<std::string>{"min_wal_size=2GB", "max_wal_size=4GB"}),
           "PostgreSQL settings name=value (ALTER SYSTEM) applied before pgbench and the service "
           "start; the default sizes WAL for the write rate measured here (empty: PostgreSQL's "
           "defaults)");
@@ -166,8 +166,9 @@ std::string Ms(double ms) { return absl::StrFormat("%.1f", ms); }
 // Runs one closed-loop load with resource samples (and, when `statements`
 // is set, pg_stat_statements) around its window.
 absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& target,
-                                      const std::string& api_key, ResourceProbe& probe, StatementStats* statements, bool batch,
-                                      int inflight, bool rejected = false) {
+                                      const std::string& api_key, ResourceProbe& probe,
+                                      StatementStats* statements, bool batch, int inflight,
+                                      bool rejected = false) {
   LoadOptions o;
   o.target = target;
   o.api_key = api_key;
@@ -297,8 +298,8 @@ ReportRow MedianPgbench(std::vector<ReportRow> runs) {
   ReportRow row = runs[runs.size() / 2];
   std::vector<std::string> rates;
   for (const ReportRow& r : runs) rates.push_back(absl::StrFormat("%.0f", r.links_per_s));
-  row.latency = absl::StrCat(row.latency, "; runs of the round ", absl::StrJoin(rates, ", "),
-                             " tps");
+  row.latency =
+      absl::StrCat(row.latency, "; runs of the round ", absl::StrJoin(rates, ", "), " tps");
   return row;
 }
 
@@ -325,8 +326,8 @@ absl::StatusOr<std::vector<ReportRow>> RunRound(const BenchConfig& c, Fixture& f
     if (!load.ok()) return load.status();
     if (absl::Status st = measure_reference(); !st.ok()) return st;
     if (!c.skip_pgbench) {
-      load->reference_tps = (pgbench_runs[pgbench_runs.size() - 2].links_per_s +
-                             pgbench_runs.back().links_per_s) / 2;
+      load->reference_tps =
+          (pgbench_runs[pgbench_runs.size() - 2].links_per_s + pgbench_runs.back().links_per_s) / 2;
     }
     loads.push_back(*std::move(load));
     return absl::OkStatus();
@@ -401,7 +402,6 @@ absl::Status Run(const BenchConfig& c) {
 
 int main(int argc, char** argv) {
   return shortener::bench::BenchmarkMain<shortener::bench::BenchConfig>(
-      argc, argv, "shorten_bench",
-      "shorten_bench: Shorten/BatchShorten throughput vs pgbench",
+      argc, argv, "shorten_bench", "shorten_bench: Shorten/BatchShorten throughput vs pgbench",
       shortener::bench::ConfigFromFlags, shortener::bench::Run);
 }

@@ -555,7 +555,8 @@ TEST_CASE("cache: a flood of negative answers evicts only negative entries, neve
 
   // 100 000 made-up aliases and codes, each answered "not found" or "invalid".
   for (int i = 0; i < 100'000; ++i) {
-    const ResolveOutcome outcome = i % 7 == 0 ? ResolveOutcome::kInvalid : ResolveOutcome::kNotFound;
+    const ResolveOutcome outcome =
+        i % 7 == 0 ? ResolveOutcome::kInvalid : ResolveOutcome::kNotFound;
     REQUIRE(Fill(cache, absl::StrCat("random-alias-", i), WithOutcome(outcome), 1));
   }
   for (const std::string& key : cached) {

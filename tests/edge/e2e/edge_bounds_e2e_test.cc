@@ -30,11 +30,10 @@ void CheckRefused503(const HttpResponse& r, const std::string& body) {
   CHECK(r.body == body);
 }
 
-TEST_CASE("edge caches made-up aliases as negative entries that never evict links",
-          "[edge_e2e]") {
+TEST_CASE("edge caches made-up aliases as negative entries that never evict links", "[edge_e2e]") {
   // 64 shards of 16 entries: 4 for negative answers, 12 for links.
-  EdgeFixture f({"--cache_entries=1024", "--negative_cache_share=0.25",
-                 "--negative_cache_ttl=60s"});
+  EdgeFixture f(
+      {"--cache_entries=1024", "--negative_cache_share=0.25", "--negative_cache_ttl=60s"});
   std::vector<v1::ShortenResponse> links;
   for (int i = 0; i < 20; ++i) {
     links.push_back(f.Shorten(absl::StrCat("https://example.com/live/", i)));
@@ -148,7 +147,8 @@ TEST_CASE("edge bounds alias look-ups in flight but not generated codes", "[edge
   f.Shorten(request);
   REQUIRE(f.service->process().Freeze());
   HttpConnection alias = SendGet(f.edge->port(), "/promo-one");
-  const bool in_flight = WaitForMetric(*f.edge, "edge_alias_misses_in_flight", 1, absl::Seconds(10));
+  const bool in_flight =
+      WaitForMetric(*f.edge, "edge_alias_misses_in_flight", 1, absl::Seconds(10));
   auto refused = HttpGet(f.edge->port(), "/made-up-alias");
   // A code that passes the check character still goes to the service.
   HttpConnection code = SendGet(f.edge->port(), "/" + f.UnknownCode());

@@ -138,7 +138,8 @@ TEST_CASE("clicks made while the service is down are spooled and counted once af
     absl::SleepFor(absl::Milliseconds(50));
   }
   CHECK(StoredClicks(f, false) + StoredClicks(f, true) == 6);  // exactly: nothing twice
-  CHECK(WaitForMetric(*f.edge, "edge_click_spool_batches", 0, absl::Seconds(10)));  // acknowledged, deleted
+  CHECK(WaitForMetric(*f.edge, "edge_click_spool_batches", 0,
+                      absl::Seconds(10)));  // acknowledged, deleted
   f.edge.reset();
   std::filesystem::remove_all(spool);
 }

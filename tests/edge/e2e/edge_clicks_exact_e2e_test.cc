@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <pqxx/pqxx>
@@ -73,7 +73,8 @@ LoadResult DriveRedirects(const std::atomic<int>* port, const std::vector<std::s
       bool counted = false;
       while (!counted && absl::Now() < deadline) {
         if (!conn.has_value()) {
-          absl::StatusOr<HttpConnection> c = HttpConnection::Connect(port->load(), absl::Seconds(2));
+          absl::StatusOr<HttpConnection> c =
+              HttpConnection::Connect(port->load(), absl::Seconds(2));
           if (!c.ok()) {
             ++out.transport_errors;
             absl::SleepFor(absl::Milliseconds(50));
@@ -185,9 +186,9 @@ void CheckExact(EdgeFixture& f, const LoadResult& load, int64_t expected_total) 
 std::vector<std::string> WarmLinks(EdgeFixture& f, int n, LoadResult* warm) {
   std::vector<std::string> codes;
   for (int i = 0; i < n; ++i) {
-    const std::string code =
-        f.Shorten(absl::StrCat("https://example.com/exact/", i, "/", absl::ToUnixNanos(absl::Now())))
-            .code();
+    const std::string code = f.Shorten(absl::StrCat("https://example.com/exact/", i, "/",
+                                                    absl::ToUnixNanos(absl::Now())))
+                                 .code();
     REQUIRE(f.Get("/" + code, "GET", absl::StrCat("User-Agent: ", kChrome, "\r\n")).status == 302);
     ++warm->redirects[code];
     codes.push_back(code);
@@ -331,7 +332,8 @@ TEST_CASE("crawlers and link previews are counted as bots and HEAD not at all",
   }
   // Platforms probe with HEAD and browsers prefetch: redirected, not counted.
   CHECK(f.Get("/" + probed, "HEAD", absl::StrCat("User-Agent: ", kChrome, "\r\n")).status == 302);
-  CHECK(f.Get("/" + probed, "GET", absl::StrCat("User-Agent: ", kChrome, "\r\nSec-Purpose: prefetch\r\n"))
+  CHECK(f.Get("/" + probed, "GET",
+              absl::StrCat("User-Agent: ", kChrome, "\r\nSec-Purpose: prefetch\r\n"))
             .status == 302);
   for (int i = 0; i < 3; ++i) {
     CHECK(f.Get("/" + human, "GET", absl::StrCat("User-Agent: ", kChrome, "\r\n")).status == 302);

@@ -1,9 +1,8 @@
 // redirect-edge end to end: Postgres, shorten-service and redirect-edge as
 // real processes, spoken to over real HTTP.
 #include <signal.h>
-#include <sys/stat.h>
-
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
@@ -114,9 +113,9 @@ TEST_CASE("edge answers unknown revoked expired and malformed requests with thei
     CHECK(f.Get("/" + created.code()).status == 410);
   }
   SECTION("malformed paths 400 without echoing them") {
-    const std::vector<std::string> targets = {"/a%2Fb", "/abc/def", "/..",
-                                              "/a..b",  "/abc%00",  "/ab$cd",
-                                              "/" + std::string(65, 'a'), "/", "/%3Cscript%3E"};
+    const std::vector<std::string> targets = {
+        "/a%2Fb", "/abc/def",     "/..", "/a..b", "/abc%00", "/ab$cd", "/" + std::string(65, 'a'),
+        "/",      "/%3Cscript%3E"};
     for (const std::string& target : targets) {
       const HttpResponse r = f.Get(target);
       INFO(target);
@@ -126,7 +125,8 @@ TEST_CASE("edge answers unknown revoked expired and malformed requests with thei
     }
   }
   SECTION("other methods 405 with Allow") {
-    for (const std::string& method : std::vector<std::string>{"POST", "PUT", "DELETE", "OPTIONS", "get"}) {
+    for (const std::string& method :
+         std::vector<std::string>{"POST", "PUT", "DELETE", "OPTIONS", "get"}) {
       const HttpResponse r = f.Get("/abc", method);
       INFO(method);
       CHECK(r.status == 405);
@@ -249,8 +249,7 @@ TEST_CASE("metrics are served on the admin listener only; the public port answer
   CHECK(f.edge->Metric("edge_http_responses_total{code=\"405\"}") == 0);
 }
 
-TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes",
-          "[edge_e2e]") {
+TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes", "[edge_e2e]") {
   // The service allows ftp links; the edge, by default, only http and https.
   EdgeFixture f({}, {"--allowed_schemes=http,https,ftp"});
   const v1::ShortenResponse ftp = f.Shorten("ftp://files.example/pub/a.iso");
@@ -376,14 +375,14 @@ TEST_CASE("edge keeps connections alive and answers pipelined requests in order"
   REQUIRE(c.ok());
   // b is cold (deferred), a warm after the first: order must hold anyway.
   std::string burst;
-  const std::vector<std::string> targets = {"/" + a.code(), "/" + b.code(), "/healthz",
-                                            "/" + a.code(), "/" + f.UnknownCode(),
-                                            "/" + b.code()};
-  for (const std::string& t : targets) absl::StrAppend(&burst, "GET ", t, " HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::vector<std::string> targets = {"/" + a.code(), "/" + b.code(),        "/healthz",
+                                            "/" + a.code(), "/" + f.UnknownCode(), "/" + b.code()};
+  for (const std::string& t : targets)
+    absl::StrAppend(&burst, "GET ", t, " HTTP/1.1\r\nHost: x\r\n\r\n");
   REQUIRE(c->Send(burst).ok());
   const int expected[] = {302, 302, 200, 302, 404, 302};
-  const std::string locations[] = {a.link().long_url(), b.link().long_url(), "",
-                                   a.link().long_url(), "", b.link().long_url()};
+  const std::string locations[] = {
+      a.link().long_url(), b.link().long_url(), "", a.link().long_url(), "", b.link().long_url()};
   for (int i = 0; i < 6; ++i) {
     auto r = c->Read();
     REQUIRE(r.ok());
@@ -401,8 +400,7 @@ TEST_CASE("edge keeps connections alive and answers pipelined requests in order"
   CHECK(c->WaitClosed());
 }
 
-TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxies",
-          "[edge_e2e]") {
+TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxies", "[edge_e2e]") {
   SECTION("peer is a trusted proxy") {
     EdgeFixture f({"--trusted_proxies=127.0.0.0/8", "--access_log"});
     f.Get("/healthz", "GET", "X-Forwarded-For: 198.51.100.7, 127.0.0.2\r\n");
@@ -582,7 +580,8 @@ TEST_CASE("edge groups concurrent misses of different codes into few calls", "[e
     for (int i = c; i < kLinks; i += kConnections) {
       auto r = connections[c].Read();
       REQUIRE(r.ok());
-      if (r->status == 302 && r->Header("location") == created.results(i).response().link().long_url()) {
+      if (r->status == 302 &&
+          r->Header("location") == created.results(i).response().link().long_url()) {
         ++right;
       }
     }
@@ -665,15 +664,31 @@ TEST_CASE("an edge whose key is revoked stops resolving, is not ready, and says 
 TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
   const auto [rc, out] = RunEdgeExpectingExit({"--help"});
   CHECK(rc == 1);  // abseil's --help exits 1
-  for (const char* flag :
-       {"--listen", "--admin_listen", "--service", "--threads", "--codec_secret_file",
-       "--api_key_file", "--allowed_schemes",
-        "--min_code_length",
-        "--cache_entries", "--cache_bytes", "--cache_ttl", "--negative_cache_ttl", "--stale_grace",
-        "--trusted_proxies", "--resolve_timeout", "--resolve_batch", "--resolve_in_flight",
-        "--shutdown_grace", "--max_request_line", "--idle_timeout", "--access_log",
-        "--service_tls_ca", "--service_tls_cert", "--service_tls_key",
-        "--service_tls_server_name"}) {
+  for (const char* flag : {"--listen",
+                           "--admin_listen",
+                           "--service",
+                           "--threads",
+                           "--codec_secret_file",
+                           "--api_key_file",
+                           "--allowed_schemes",
+                           "--min_code_length",
+                           "--cache_entries",
+                           "--cache_bytes",
+                           "--cache_ttl",
+                           "--negative_cache_ttl",
+                           "--stale_grace",
+                           "--trusted_proxies",
+                           "--resolve_timeout",
+                           "--resolve_batch",
+                           "--resolve_in_flight",
+                           "--shutdown_grace",
+                           "--max_request_line",
+                           "--idle_timeout",
+                           "--access_log",
+                           "--service_tls_ca",
+                           "--service_tls_cert",
+                           "--service_tls_key",
+                           "--service_tls_server_name"}) {
     INFO(flag);
     CHECK(absl::StrContains(out, absl::StrCat(flag, " (")));
   }
@@ -738,7 +753,8 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
       {{service, key}, "--codec_secret_file is required"},
       {{service, key, "--codec_secret_file=/nonexistent/secret"}, "--codec_secret_file"},
       {{service, secret}, "--api_key_file is required"},
-      {{service, secret, "--api_key_file=/nonexistent/key"}, "--api_key_file: cannot read /nonexistent/key"},
+      {{service, secret, "--api_key_file=/nonexistent/key"},
+       "--api_key_file: cannot read /nonexistent/key"},
       {{service, secret, "--api_key_file=/dev/null"},
        "--api_key_file: /dev/null is not a regular file (a device, FIFO or socket)"},
       {{service, key, secret, "--listen=127.0.0.1"}, "--listen=\"127.0.0.1\": no port"},
@@ -758,7 +774,8 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
       {{service, key, secret, "--resolve_queue=0"}, "--resolve_queue must be >= 1"},
       {{service, key, secret, "--miss_deadline=-1s"}, "--miss_deadline must be >= 0"},
       {{service, key, secret, "--max_alias_misses=0"}, "--max_alias_misses must be >= 1"},
-      {{service, key, secret, "--negative_cache_share=0.9"}, "--negative_cache_share must be 0..0.5"},
+      {{service, key, secret, "--negative_cache_share=0.9"},
+       "--negative_cache_share must be 0..0.5"},
       {{service, key, secret, "--min_code_length=11"}, "--min_code_length"},
       {{service, key, secret, "--service_tls_key=/k.pem"},
        "--service_tls_key needs --service_tls_cert"},

@@ -5,15 +5,14 @@
 #ifndef SHORTENER_TESTS_EDGE_E2E_EDGE_FIXTURE_H_
 #define SHORTENER_TESTS_EDGE_E2E_EDGE_FIXTURE_H_
 
+#include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "lib/codec/short_codec.h"
 #include "shortener/v1/shortener.grpc.pb.h"

@@ -161,31 +161,30 @@ TEST_CASE("a mutual TLS service refuses edges and clients without a certificate 
           "[edge_e2e][tls]") {
   MutualTlsFixture f;
   v1::ShortenResponse created;
-  REQUIRE(ShortenWith(*f.service, f.certs->ClientMutualTls(), "https://example.com/cold",
-                      &created)
+  REQUIRE(ShortenWith(*f.service, f.certs->ClientMutualTls(), "https://example.com/cold", &created)
               .ok());
 
   SECTION("gRPC clients") {
     v1::ShortenResponse ignored;
-    CHECK(ShortenWith(*f.service, f.certs->ClientWithoutCert(),
-                      "https://example.com/no-cert", &ignored)
+    CHECK(ShortenWith(*f.service, f.certs->ClientWithoutCert(), "https://example.com/no-cert",
+                      &ignored)
               .error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK(ShortenWith(*f.service, f.certs->ClientFromOtherCa(),
-                      "https://example.com/other-ca", &ignored)
+    CHECK(ShortenWith(*f.service, f.certs->ClientFromOtherCa(), "https://example.com/other-ca",
+                      &ignored)
               .error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK(ShortenWith(*f.service, grpcutil::ClientTlsOptions(),
-                      "https://example.com/plaintext", &ignored)
+    CHECK(ShortenWith(*f.service, grpcutil::ClientTlsOptions(), "https://example.com/plaintext",
+                      &ignored)
               .error_code() == grpc::StatusCode::UNAVAILABLE);
   }
   SECTION("shortenctl") {
     const CtlOutcome no_cert = RunShortenctl(
-        f.certs->dir(), Concat(CtlFlags(*f.service, f.certs->ClientWithoutCert()),
-                               {"get", created.code()}));
+        f.certs->dir(),
+        Concat(CtlFlags(*f.service, f.certs->ClientWithoutCert()), {"get", created.code()}));
     CHECK(no_cert.exit_code == 1);
     CHECK(absl::StrContains(no_cert.output, "TLS handshake failed"));
     const CtlOutcome plaintext = RunShortenctl(
-        f.certs->dir(), Concat(CtlFlags(*f.service, grpcutil::ClientTlsOptions()),
-                               {"get", created.code()}));
+        f.certs->dir(),
+        Concat(CtlFlags(*f.service, grpcutil::ClientTlsOptions()), {"get", created.code()}));
     CHECK(plaintext.exit_code == 1);
     CHECK(absl::StrContains(plaintext.output, "UNAVAILABLE: cannot connect to"));
   }

@@ -140,13 +140,12 @@ TEST_CASE("a request's arrival is the read of its first byte, not when it is han
   h.Send(Get("/e"));
 
   REQUIRE(handler.targets == std::vector<std::string>{"/a", "/defer", "/b", "/c", "/d", "/e"});
-  CHECK(handler.handled_at ==
-        std::vector<int64_t>{t0, t0, t0 + 5 * kSecond, t0 + 5 * kSecond, t0 + 6 * kSecond,
-                             t0 + 9 * kSecond});
+  CHECK(handler.handled_at == std::vector<int64_t>{t0, t0, t0 + 5 * kSecond, t0 + 5 * kSecond,
+                                                   t0 + 6 * kSecond, t0 + 9 * kSecond});
   // /c came in the read at +2 s but began before the latest read (+3 s):
   // it is given the earliest unparsed read's time, never a later one.
-  CHECK(handler.arrivals == std::vector<int64_t>{t0, t0, t0, t0, t0 + 3 * kSecond,
-                                                 t0 + 9 * kSecond});
+  CHECK(handler.arrivals ==
+        std::vector<int64_t>{t0, t0, t0, t0, t0 + 3 * kSecond, t0 + 9 * kSecond});
 }
 
 TEST_CASE("after a refused request nothing more is handled or written", "[edge_http][protocol]") {

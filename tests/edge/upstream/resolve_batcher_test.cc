@@ -34,7 +34,8 @@ class Replies {
   }
   bool WaitFor(size_t n, absl::Duration timeout = absl::Seconds(10)) {
     std::unique_lock<std::mutex> lock(mu_);
-    return arrived_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] { return Count() >= n; });
+    return arrived_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                             [&] { return Count() >= n; });
   }
   // The only reply for `code` (REQUIREs exactly one).
   struct Got {
@@ -254,7 +255,8 @@ TEST_CASE("batcher: many threads missing at once are each answered exactly once"
       for (int i = 0; i < kPerThread; ++i) {
         const std::string code = absl::StrCat("t", t, "-", i);
         // Some deadlines are short enough to expire while queued.
-        const auto deadline = i % 5 == 0 ? In(std::chrono::milliseconds(1)) : In(std::chrono::seconds(20));
+        const auto deadline =
+            i % 5 == 0 ? In(std::chrono::milliseconds(1)) : In(std::chrono::seconds(20));
         batcher.Resolve(code, deadline, replies.For(code));
       }
     });
