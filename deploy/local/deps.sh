@@ -12,6 +12,7 @@ SHORTENER_PACKAGES=(
   openssl  # the tests make their TLS certificates with it
   libmaxmind-db-writer-perl  # the GeoIP tests write a tiny MaxMind database with it
   clang-14 libclang-rt-14-dev  # libFuzzer and the fuzz build (tests/fuzz/run.sh)
+  clang-format-14  # the format check in test.sh (.clang-format)
 )
 
 shortener_install_deps() {
