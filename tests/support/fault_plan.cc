@@ -1,0 +1,80 @@
+#include "tests/support/fault_plan.h"
+
+#include <chrono>
+
+#include "absl/time/clock.h"
+
+namespace shortener::testing {
+
+void FaultPlan::FailNext(int n, absl::Status status, absl::string_view method) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int i = 0; i < n; ++i) failures_.push_back(Failure{std::string(method), status});
+}
+
+void FaultPlan::SetLatency(absl::Duration latency) {
+  std::lock_guard<std::mutex> lock(mu_);
+  latency_ = latency;
+}
+
+void FaultPlan::CloseGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_open_ = false;
+}
+
+void FaultPlan::OpenGate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_open_ = true;
+  changed_.notify_all();
+}
+
+int64_t FaultPlan::calls(absl::string_view method) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (method.empty()) return total_calls_;
+  auto it = batches_.find(method);
+  return it == batches_.end() ? 0 : static_cast<int64_t>(it->second.size());
+}
+
+std::vector<size_t> FaultPlan::batch_sizes(absl::string_view method) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = batches_.find(method);
+  return it == batches_.end() ? std::vector<size_t>() : it->second;
+}
+
+int64_t FaultPlan::items(absl::string_view method) const {
+  int64_t sum = 0;
+  for (size_t n : batch_sizes(method)) sum += static_cast<int64_t>(n);
+  return sum;
+}
+
+bool FaultPlan::WaitForCalls(int64_t n, absl::string_view method, absl::Duration timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] {
+    if (method.empty()) return total_calls_ >= n;
+    auto it = batches_.find(method);
+    return it != batches_.end() && static_cast<int64_t>(it->second.size()) >= n;
+  });
+}
+
+absl::Status FaultPlan::OnCall(absl::string_view method, size_t items) {
+  absl::Duration latency;
+  absl::Status injected;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++total_calls_;
+    batches_[std::string(method)].push_back(items);
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return gate_open_; });
+    latency = latency_;
+    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+      if (it->method.empty() || it->method == method) {
+        injected = it->status;
+        failures_.erase(it);
+        break;
+      }
+    }
+  }
+  if (latency > absl::ZeroDuration()) absl::SleepFor(latency);
+  return injected;
+}
+
+}  // namespace shortener::testing

@@ -1,0 +1,76 @@
+// FaultPlan: what a fault-injecting wrapper around a seam (FaultyLinkStore,
+// and the same kind of wrapper for the other store seams) does to the calls
+// it forwards: fail the next N calls with a given status instead of
+// forwarding them, make every call slower, hold calls at a gate until the
+// test opens it; and what it saw: calls and batch sizes per method.
+//
+// A wrapper calls OnCall(method, items) first in each method and forwards
+// only if it returns OK; a failed call never reaches the wrapped object.
+// Method names are the wrapped interface's ("CreateLinks", "GetByIds", ...).
+//
+// Thread safety: every method is thread-safe; OnCall may block (latency,
+// gate) and is meant to be called from the threads under test.
+#ifndef SHORTENER_TESTS_SUPPORT_FAULT_PLAN_H_
+#define SHORTENER_TESTS_SUPPORT_FAULT_PLAN_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace shortener::testing {
+
+class FaultPlan {
+ public:
+  // The next `n` calls of `method` (of any method when empty) fail with
+  // `status` (not OK). Later FailNext calls queue behind earlier ones.
+  void FailNext(int n, absl::Status status, absl::string_view method = "");
+  // Every call sleeps `latency` before it is forwarded (or failed).
+  void SetLatency(absl::Duration latency);
+  // While closed, calls wait at the gate (after being counted) until
+  // OpenGate. Open at first.
+  void CloseGate();
+  void OpenGate();
+
+  // Calls started so far, of `method` or of all when empty (failed ones
+  // included).
+  int64_t calls(absl::string_view method = "") const;
+  // The `items` of every call of `method`, in the order they started.
+  std::vector<size_t> batch_sizes(absl::string_view method) const;
+  // Sum of batch_sizes(method).
+  int64_t items(absl::string_view method) const;
+  // Whether `n` calls of `method` (all when empty) have started, waiting up
+  // to `timeout`.
+  bool WaitForCalls(int64_t n, absl::string_view method = "",
+                    absl::Duration timeout = absl::Seconds(10)) const;
+
+  // For wrappers: counts the call (`items`: the batch size, 1 for a single
+  // item), waits out the latency and the gate, and returns the injected
+  // failure or OK.
+  absl::Status OnCall(absl::string_view method, size_t items = 1);
+
+ private:
+  struct Failure {
+    std::string method;  // empty: any
+    absl::Status status;
+  };
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::vector<Failure> failures_;  // in order; the first matching one is used
+  absl::Duration latency_ = absl::ZeroDuration();
+  bool gate_open_ = true;
+  int64_t total_calls_ = 0;
+  std::map<std::string, std::vector<size_t>, std::less<>> batches_;
+};
+
+}  // namespace shortener::testing
+
+#endif  // SHORTENER_TESTS_SUPPORT_FAULT_PLAN_H_

@@ -1,0 +1,87 @@
+// FaultPlan and the FaultyLinkStore wrapper: injected failures reach the
+// caller and not the wrapped store, latency and the gate hold calls, and
+// calls are counted per method with their batch sizes.
+#include "tests/support/fault_plan.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "lib/common/sha256.h"
+#include "lib/store/in_memory_link_store.h"
+#include "tests/support/faulty_link_store.h"
+#include "tests/support/status_matchers.h"
+
+namespace shortener::testing {
+namespace {
+
+store::NewLink Link(int64_t id) {
+  store::NewLink link;
+  link.id = id;
+  link.long_url = "https://example.com/" + std::to_string(id);
+  link.long_url_sha256 = Sha256String(link.long_url);
+  link.owner = "tenant";
+  return link;
+}
+
+TEST_CASE("fault plan: the next N calls fail, then calls reach the wrapped store",
+          "[support][faults]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  plan.FailNext(2, absl::UnavailableError("database down"));
+
+  const std::vector<store::NewLink> links = {Link(1), Link(2)};
+  const auto failed = store.CreateLinks(links);
+  REQUIRE(failed.size() == 2);
+  CHECK_THAT(failed[0].status(), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(failed[1].status(), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(store.GetById(1).status(), HasCode(absl::StatusCode::kUnavailable));
+  // Nothing reached the wrapped store while failing.
+  CHECK_THAT(memory.GetById(1).status(), HasCode(absl::StatusCode::kNotFound));
+
+  const auto created = store.CreateLinks(links);
+  REQUIRE(created.size() == 2);
+  CHECK(created[0].ok());
+  CHECK(store.GetById(2).ok());
+  CHECK(plan.calls() == 4);
+  CHECK(plan.calls("CreateLinks") == 2);
+  CHECK(plan.batch_sizes("CreateLinks") == std::vector<size_t>{2, 2});
+  CHECK(plan.items("GetById") == 2);
+}
+
+TEST_CASE("fault plan: a failure for one method leaves the others alone", "[support][faults]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  REQUIRE(store.CreateLinks(std::vector<store::NewLink>{Link(7)})[0].ok());
+  plan.FailNext(1, absl::DeadlineExceededError("slow"), "GetByIds");
+  CHECK(store.GetById(7).ok());
+  const std::vector<int64_t> ids = {7};
+  CHECK_THAT(store.GetByIds(ids).status(), HasCode(absl::StatusCode::kDeadlineExceeded));
+  CHECK(store.GetByIds(ids).ok());
+}
+
+TEST_CASE("fault plan: the gate holds calls until opened, and latency delays them",
+          "[support][faults][concurrent]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  plan.CloseGate();
+  std::thread caller([&] { (void)store.GetById(1); });
+  REQUIRE(plan.WaitForCalls(1, "GetById"));
+  // Counted but held: the call has not returned.
+  CHECK_FALSE(plan.WaitForCalls(2, "", absl::Milliseconds(50)));
+  plan.OpenGate();
+  caller.join();
+
+  plan.SetLatency(absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  CHECK_THAT(store.GetById(1).status(), HasCode(absl::StatusCode::kNotFound));
+  CHECK(absl::Now() - start >= absl::Milliseconds(100));
+}
+
+}  // namespace
+}  // namespace shortener::testing

@@ -1,0 +1,70 @@
+// FaultyLinkStore: a LinkStore that forwards every call to another one
+// through a FaultPlan (tests/support/fault_plan.h): calls can fail, be slow
+// or wait at a gate, and are counted per method with their batch sizes.
+// Header-only, so only the tests that use it link lib/store.
+//
+// An injected failure of CreateLinks fails every item with it (as a
+// whole-batch failure does); the lookups and Revoke return it.
+//
+// Thread safety: as the wrapped store.
+#ifndef SHORTENER_TESTS_SUPPORT_FAULTY_LINK_STORE_H_
+#define SHORTENER_TESTS_SUPPORT_FAULTY_LINK_STORE_H_
+
+#include <string>
+#include <vector>
+
+#include "lib/store/link_store.h"
+#include "tests/support/fault_plan.h"
+
+namespace shortener::testing {
+
+class FaultyLinkStore final : public store::LinkStore {
+ public:
+  // Both must outlive the wrapper.
+  FaultyLinkStore(store::LinkStore* inner, FaultPlan* plan) : inner_(inner), plan_(plan) {}
+
+  std::vector<absl::StatusOr<store::CreateOutcome>> CreateLinks(
+      absl::Span<const store::NewLink> links) override {
+    absl::Status injected = plan_->OnCall("CreateLinks", links.size());
+    if (!injected.ok()) {
+      return std::vector<absl::StatusOr<store::CreateOutcome>>(links.size(), injected);
+    }
+    return inner_->CreateLinks(links);
+  }
+  absl::StatusOr<store::Link> GetById(int64_t id) override {
+    absl::Status injected = plan_->OnCall("GetById");
+    if (!injected.ok()) return injected;
+    return inner_->GetById(id);
+  }
+  absl::StatusOr<store::Link> GetByAlias(const std::string& alias) override {
+    absl::Status injected = plan_->OnCall("GetByAlias");
+    if (!injected.ok()) return injected;
+    return inner_->GetByAlias(alias);
+  }
+  absl::StatusOr<std::vector<absl::StatusOr<store::Link>>> GetByIds(
+      absl::Span<const int64_t> ids) override {
+    absl::Status injected = plan_->OnCall("GetByIds", ids.size());
+    if (!injected.ok()) return injected;
+    return inner_->GetByIds(ids);
+  }
+  absl::StatusOr<std::vector<absl::StatusOr<store::Link>>> GetByAliases(
+      absl::Span<const std::string> aliases) override {
+    absl::Status injected = plan_->OnCall("GetByAliases", aliases.size());
+    if (!injected.ok()) return injected;
+    return inner_->GetByAliases(aliases);
+  }
+  absl::StatusOr<store::Link> Revoke(int64_t id, absl::Time when,
+                                     const std::string& code) override {
+    absl::Status injected = plan_->OnCall("Revoke");
+    if (!injected.ok()) return injected;
+    return inner_->Revoke(id, when, code);
+  }
+
+ private:
+  store::LinkStore* const inner_;
+  FaultPlan* const plan_;
+};
+
+}  // namespace shortener::testing
+
+#endif  // SHORTENER_TESTS_SUPPORT_FAULTY_LINK_STORE_H_
