@@ -41,7 +41,7 @@ IdAllocatorOptions Normalized(IdAllocatorOptions o) {
   o.initial_step = std::clamp(o.initial_step, o.min_step, o.max_step);
   o.prefetch_threshold = std::clamp(o.prefetch_threshold, 0.0, 1.0);
   o.max_prefetched_segments = std::max<int64_t>(o.max_prefetched_segments, 1);
-  if (!o.now) o.now = [] { return absl::Now(); };
+  if (o.clock == nullptr) o.clock = &SystemClock();
   return o;
 }
 
@@ -52,7 +52,7 @@ SegmentIdAllocator::SegmentIdAllocator(SegmentSource* source, IdAllocatorOptions
   {
     std::lock_guard<std::mutex> lock(mu_);
     step_ = options_.initial_step;
-    current_started_ = options_.now();
+    current_started_ = options_.clock->Now();
   }
   leaser_ = std::thread([this] { LeaserLoop(); });
 }
@@ -155,7 +155,7 @@ void SegmentIdAllocator::ClampOffsetLocked() {
 }
 
 void SegmentIdAllocator::InstallLocked(const Segment& segment) {
-  const absl::Time now = options_.now();
+  const absl::Time now = options_.clock->Now();
   const uint64_t old_gen = state_.load(std::memory_order_relaxed) >> kOffsetBits;
   const int64_t old_size = slots_[old_gen % kSlots].size.load(std::memory_order_relaxed);
   if (old_size > 0) {  // generation 0 is the empty start, not a segment

@@ -27,7 +27,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "lib/common/clock.h"
 #include "lib/idalloc/segment_source.h"
 
 namespace shortener::idalloc {
@@ -64,8 +64,9 @@ struct IdAllocatorOptions {
   // Deadline given to each background lease. Default 5 s.
   absl::Duration lease_timeout = absl::Seconds(5);
   // Clock for segment lifetimes (step decisions) only; waits for a segment
-  // always use real time. Default absl::Now; tests inject a fake one.
-  std::function<absl::Time()> now = [] { return absl::Now(); };
+  // always use real time. Must outlive the allocator. Default (null):
+  // SystemClock(); tests give a ManualClock.
+  const Clock* clock = nullptr;
 };
 
 class SegmentIdAllocator {

@@ -73,8 +73,7 @@ absl::Status CheckTargetDomain(absl::string_view normalized_url, const auth::Pri
 Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
                      idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
                      store::GroupCommitter* committer, store::ReadBatcher* reads,
-                     ThreadPool* blocking_pool, ShortenerOptions options,
-                     std::function<absl::Time()> now)
+                     ThreadPool* blocking_pool, ShortenerOptions options, const Clock& clock)
     : codec_(codec),
       url_policy_(url_policy),
       ids_(ids),
@@ -83,7 +82,7 @@ Shortener::Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_p
       reads_(reads),
       blocking_pool_(blocking_pool),
       options_(std::move(options)),
-      now_(std::move(now)) {}
+      clock_(&clock) {}
 
 absl::Time Shortener::IdDeadline(absl::Time call_deadline) const {
   return std::min(call_deadline, absl::Now() + options_.id_wait);
@@ -107,7 +106,7 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
     return absl::InvalidArgumentError(absl::StrCat("redirect_type: status ", input.redirect_status,
                                                    " is not one of 301, 302, 307, 308"));
   }
-  link.create_time = now_();
+  link.create_time = clock_->Now();
   if (input.expire_time.has_value() && *input.expire_time <= link.create_time) {
     return absl::InvalidArgumentError(
         absl::StrCat("expire_time: ", absl::FormatTime(*input.expire_time, absl::UTCTimeZone()),
@@ -247,7 +246,7 @@ LinkView Shortener::ToView(store::Link link, std::string code) const {
   if (link.revoke_time.has_value()) {
     view.state = LinkState::kRevoked;
   } else if (link.clicks_exhausted_time.has_value() ||
-             (link.expire_time.has_value() && *link.expire_time <= now_())) {
+             (link.expire_time.has_value() && *link.expire_time <= clock_->Now())) {
     view.state = LinkState::kExpired;
   } else {
     view.state = LinkState::kActive;
@@ -389,7 +388,7 @@ absl::StatusOr<store::Link> Shortener::Visible(absl::string_view code,
 absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code, const auth::Principal* caller) {
   SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(code, caller, Lookup(code)));
   SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,
-                             store_->Revoke(link.id, now_(), std::string(code)));
+                             store_->Revoke(link.id, clock_->Now(), std::string(code)));
   return ToView(std::move(revoked), std::string(code));
 }
 

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "lib/auth/principal.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/clock.h"
 #include "lib/common/thread_pool.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/store/group_committer.h"
@@ -77,12 +78,12 @@ struct ShortenerOptions {
 
 class Shortener {
  public:
-  // Dependencies outlive the Shortener. `now` gives link times (create,
-  // expiry checks); deadlines always use the real clock.
+  // Dependencies outlive the Shortener. `clock` gives link times (create,
+  // expiry checks, revocation); deadlines always use the real clock.
   Shortener(const codec::ShortCodec* codec, const url::UrlPolicy* url_policy,
             idalloc::SegmentIdAllocator* ids, store::LinkStore* store,
             store::GroupCommitter* committer, store::ReadBatcher* reads, ThreadPool* blocking_pool,
-            ShortenerOptions options, std::function<absl::Time()> now = absl::Now);
+            ShortenerOptions options, const Clock& clock = SystemClock());
 
   using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
   using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
@@ -167,7 +168,7 @@ class Shortener {
   store::ReadBatcher* reads_;
   ThreadPool* blocking_pool_;
   ShortenerOptions options_;
-  std::function<absl::Time()> now_;
+  const Clock* clock_;
 };
 
 }  // namespace shortener::service

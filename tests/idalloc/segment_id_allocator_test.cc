@@ -19,23 +19,6 @@ using shortener::testing::HasCode;
 using shortener::testing::HasCodeAndMessage;
 using shortener::testing::IsOk;
 
-// A clock the test moves by hand, for segment lifetimes.
-class FakeClock {
- public:
-  absl::Time Now() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return now_;
-  }
-  void Advance(absl::Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
-    now_ += d;
-  }
-
- private:
-  mutable std::mutex mu_;
-  absl::Time now_ = absl::FromUnixSeconds(1700000000);
-};
-
 IdAllocatorOptions FixedStep(int64_t step) {
   IdAllocatorOptions options;
   options.initial_step = options.min_step = options.max_step = step;
@@ -163,14 +146,14 @@ TEST_CASE("the next segment is prefetched in the background so a switch never wa
 
 TEST_CASE("the step doubles when segments go fast and halves when they go slowly", "[idalloc]") {
   InMemorySegmentSource source;
-  FakeClock clock;
+  ManualClock clock(absl::FromUnixSeconds(1700000000));
   IdAllocatorOptions options;
   options.initial_step = 100;
   options.min_step = 100;
   options.max_step = 800;
   options.target_segment_lifetime = absl::Minutes(15);
   options.max_prefetched_segments = 1;  // only the step adapts here
-  options.now = [&clock] { return clock.Now(); };
+  options.clock = &clock;
   SegmentIdAllocator allocator(&source, options);
 
   // Fast: the clock stands still, every segment lasts 0 s.
@@ -199,10 +182,10 @@ TEST_CASE("the step doubles when segments go fast and halves when they go slowly
 
 TEST_CASE("more segments are kept ahead while leases outlast segments at max_step", "[idalloc]") {
   InMemorySegmentSource source;
-  FakeClock clock;
+  ManualClock clock(absl::FromUnixSeconds(1700000000));
   IdAllocatorOptions options = FixedStep(1000);
   options.max_prefetched_segments = 3;
-  options.now = [&clock] { return clock.Now(); };
+  options.clock = &clock;
   SegmentIdAllocator allocator(&source, options);
   // Every lease takes far longer than a segment lasts: each switch waits, and
   // each wait keeps one more segment ahead, up to the maximum.
@@ -298,9 +281,20 @@ TEST_CASE("an id that is ready is returned even past the deadline", "[idalloc]")
 
 TEST_CASE("stats count leases, issued ids and the step", "[idalloc]") {
   InMemorySegmentSource source;
+  // No segment until the first draw is seen waiting for one: whether the
+  // leaser would otherwise win the race is up to the scheduler.
+  source.SetAvailable(false);
   const IdAllocatorOptions options = FixedStep(100);
   SegmentIdAllocator allocator(&source, options);
-  REQUIRE_THAT(Draw(allocator, 1000), IsOk());
+  absl::StatusOr<std::vector<int64_t>> drawn;
+  std::thread drawer([&] { drawn = Draw(allocator, 1000); });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (allocator.GetStats().waits == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  source.SetAvailable(true);
+  drawer.join();
+  REQUIRE_THAT(drawn, IsOk());
   const SegmentIdAllocator::Stats stats = allocator.GetStats();
   CHECK(stats.ids_issued == 1000);
   CHECK(stats.leases >= 10);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/clock.h"
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
 #include "services/shorten/rpc_counters.h"
@@ -38,9 +39,8 @@ struct Fixture {
     reads = std::make_unique<store::ReadBatcher>(&store, store::ReadBatchOptions{});
     ShortenerOptions options;
     options.base_url = "https://sho.rt/";
-    shortener =
-        std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store, committer.get(),
-                                    reads.get(), &pool, options, [this] { return now; });
+    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
+                                            committer.get(), reads.get(), &pool, options, clock);
   }
 
   absl::StatusOr<ShortenOutput> Shorten(const ShortenInput& in) {
@@ -56,7 +56,7 @@ struct Fixture {
     return Shorten(in);
   }
 
-  absl::Time now = absl::FromUnixSeconds(1800000000);
+  ManualClock clock{absl::FromUnixSeconds(1800000000)};
   std::unique_ptr<codec::ShortCodec> codec;
   std::unique_ptr<url::UrlPolicy> policy;
   idalloc::InMemorySegmentSource source;
@@ -115,11 +115,11 @@ TEST_CASE(
   CHECK(permanent->created);
   CHECK(permanent->link.link.redirect_status == 301);
   in.redirect_status = 302;
-  in.expire_time = f.now + absl::Hours(1);
+  in.expire_time = f.clock.Now() + absl::Hours(1);
   auto expiring = f.Shorten(in);
   REQUIRE_THAT(expiring, IsOk());
   CHECK(expiring->created);
-  CHECK(expiring->link.link.expire_time == f.now + absl::Hours(1));
+  CHECK(expiring->link.link.expire_time == f.clock.Now() + absl::Hours(1));
   in.expire_time.reset();
   in.max_clicks = 100;
   auto budgeted = f.Shorten(in);
@@ -144,7 +144,7 @@ TEST_CASE("A Shorten that must wait for an id segment gets one once the source i
   ShortenerOptions options;
   options.base_url = "https://sho.rt/";
   Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
-                      f.reads.get(), &f.pool, options, [&f] { return f.now; });
+                      f.reads.get(), &f.pool, options, f.clock);
   ShortenInput in;
   in.long_url = "https://example.com/waited";
   std::promise<absl::StatusOr<ShortenOutput>> p;
@@ -182,7 +182,7 @@ TEST_CASE("Bad input is refused with INVALID_ARGUMENT naming the field", "[servi
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "sho.rt"));
   ShortenInput in;
   in.long_url = "https://example.com/";
-  in.expire_time = f.now - absl::Seconds(1);
+  in.expire_time = f.clock.Now() - absl::Seconds(1);
   CHECK_THAT(f.Shorten(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "expire_time"));
   in.expire_time.reset();
   in.redirect_status = 303;
@@ -245,7 +245,7 @@ TEST_CASE("Revoked and expired links resolve with their state", "[service]") {
   Fixture f;
   ShortenInput in;
   in.long_url = "https://example.com/soon";
-  in.expire_time = f.now + absl::Hours(1);
+  in.expire_time = f.clock.Now() + absl::Hours(1);
   auto expiring = f.Shorten(in);
   REQUIRE_THAT(expiring, IsOk());
   auto revocable = f.Shorten("https://example.com/revoke-me");
@@ -254,11 +254,11 @@ TEST_CASE("Revoked and expired links resolve with their state", "[service]") {
   auto revoked = f.shortener->Revoke(revocable->link.code);
   REQUIRE_THAT(revoked, IsOk());
   CHECK(revoked->state == LinkState::kRevoked);
-  CHECK(revoked->link.revoke_time == f.now);
+  CHECK(revoked->link.revoke_time == f.clock.Now());
   CHECK(f.shortener->Resolve(revocable->link.code)->state == LinkState::kRevoked);
 
   CHECK(f.shortener->Resolve(expiring->link.code)->state == LinkState::kActive);
-  f.now += absl::Hours(2);
+  f.clock.Advance(absl::Hours(2));
   CHECK(f.shortener->Resolve(expiring->link.code)->state == LinkState::kExpired);
   // A dead link is not handed out again by dedupe.
   auto fresh = f.Shorten("https://example.com/revoke-me");
@@ -304,7 +304,7 @@ TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[servic
   options.base_url = "https://sho.rt/";
   options.id_wait = absl::Milliseconds(200);
   Shortener shortener(f.codec.get(), f.policy.get(), f.ids.get(), &f.store, f.committer.get(),
-                      f.reads.get(), &f.pool, options, [&f] { return f.now; });
+                      f.reads.get(), &f.pool, options, f.clock);
   ShortenInput in;
   in.long_url = "https://example.com/";
   std::promise<absl::StatusOr<ShortenOutput>> p;
