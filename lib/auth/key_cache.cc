@@ -2,13 +2,44 @@
 
 #include <utility>
 
-namespace shortener::auth {
+#include "lib/auth/api_key.h"
 
-KeyCache::KeyCache(Lookup lookup, KeyCacheOptions options, std::function<absl::Time()> now)
-    : lookup_(std::move(lookup)), options_(options), now_(std::move(now)) {}
+namespace shortener::auth {
+namespace {
+
+// The principal of the active key with this hash, or UNAUTHENTICATED; other
+// errors of the store passed through.
+absl::StatusOr<Principal> LookupPrincipal(ApiKeyStore& store, const std::string& key_hash) {
+  absl::StatusOr<ApiKeyRecord> record = store.FindByHash(key_hash);
+  if (absl::IsNotFound(record.status())) return absl::UnauthenticatedError("api key unknown");
+  if (!record.ok()) return record.status();
+  // The store matched by equality on the hash already; comparing again in
+  // constant time costs nothing and does not depend on how an index or a
+  // collation compares text.
+  if (!ConstantTimeEquals(record->key_hash, key_hash)) {
+    return absl::UnauthenticatedError("api key unknown");
+  }
+  if (record->revoke_time.has_value()) return absl::UnauthenticatedError("api key revoked");
+  Principal p;
+  p.key_id = record->id;
+  p.key_name = record->name;
+  p.key_hash = record->key_hash;
+  p.tenant = record->tenant;
+  p.infrastructure = record->infrastructure;
+  p.scopes = record->scopes;
+  p.allowed_domains = record->allowed_domains;
+  p.rate_per_second = record->rate_per_second;
+  p.burst = record->burst;
+  return p;
+}
+
+}  // namespace
+
+KeyCache::KeyCache(ApiKeyStore* store, const Clock& clock, KeyCacheOptions options)
+    : store_(store), clock_(clock), options_(options) {}
 
 std::optional<KeyCache::Result> KeyCache::Find(const std::string& key_hash) {
-  const absl::Time now = now_();
+  const absl::Time now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key_hash);
   if (it == entries_.end() || it->second.expires <= now) return std::nullopt;
@@ -23,7 +54,7 @@ KeyCache::Result KeyCache::Load(const std::string& key_hash) {
     generation = generation_;
     stats_.loads += 1;
   }
-  absl::StatusOr<Principal> found = lookup_(key_hash);
+  absl::StatusOr<Principal> found = LookupPrincipal(*store_, key_hash);
   Result result = found.ok() ? Result(std::make_shared<const Principal>(*std::move(found)))
                              : Result(found.status());
   absl::Duration ttl;
@@ -32,9 +63,9 @@ KeyCache::Result KeyCache::Load(const std::string& key_hash) {
   } else if (absl::IsUnauthenticated(result.status())) {
     ttl = options_.negative_ttl;
   } else {
-    return result;  // the database's trouble, not the key's: ask again next time
+    return result;  // the store's trouble, not the key's: ask again next time
   }
-  const absl::Time now = now_();
+  const absl::Time now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
   if (generation != generation_ || ttl <= absl::ZeroDuration()) return result;
   if (entries_.size() >= options_.max_entries) MakeRoomLocked(now);

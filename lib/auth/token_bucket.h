@@ -5,7 +5,7 @@
 // and burst grants, without floating-point drift.
 //
 // Time is passed in (`now`), never read, so tests drive it with a fake clock
-// and the caller decides which clock (the service passes absl::Now()).
+// and the caller decides which clock (the Authorizer passes its Clock's).
 //
 // Memory: a bucket that is full again is dropped when the map reaches
 // RateLimiterOptions::max_keys. Dropping a full bucket loses nothing (a new

@@ -12,7 +12,7 @@ namespace shortener::service {
 namespace {
 
 // The one `authorization` value of the call, or UNAUTHENTICATED.
-absl::StatusOr<std::string> BearerKey(const grpc::CallbackServerContext* ctx) {
+absl::StatusOr<std::string> BearerKey(const grpc::ServerContextBase* ctx) {
   const auto& metadata = ctx->client_metadata();
   auto [first, last] = metadata.equal_range("authorization");
   if (first == last) {
@@ -28,8 +28,8 @@ absl::StatusOr<std::string> BearerKey(const grpc::CallbackServerContext* ctx) {
 }  // namespace
 
 Authorizer::Authorizer(auth::KeyCache* keys, auth::RateLimiter* limiter, ThreadPool* lookup_pool,
-                       std::function<absl::Time()> now)
-    : keys_(keys), limiter_(limiter), lookup_pool_(lookup_pool), now_(std::move(now)) {}
+                       const Clock& clock)
+    : keys_(keys), limiter_(limiter), lookup_pool_(lookup_pool), clock_(clock) {}
 
 auth::Scope Authorizer::RequiredScope(Rpc rpc) {
   using auth::Scope;
@@ -57,7 +57,7 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
   return Scope::kAdmin;  // an RPC added without a decision: admins only
 }
 
-void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, Done done) {
+void Authorizer::Authorize(grpc::ServerContextBase* ctx, Rpc rpc, int cost, Done done) {
   absl::StatusOr<std::string> key = BearerKey(ctx);
   if (!key.ok()) {
     done(key.status());
@@ -98,7 +98,7 @@ void Authorizer::Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, 
   if (!queued.ok()) done(queued);
 }
 
-absl::Status Authorizer::Admit(grpc::CallbackServerContext* ctx, Rpc rpc, int cost,
+absl::Status Authorizer::Admit(grpc::ServerContextBase* ctx, Rpc rpc, int cost,
                                const auth::Principal& principal) {
   const auth::Scope needed = RequiredScope(rpc);
   if (!principal.scopes.Has(needed)) {
@@ -109,8 +109,8 @@ absl::Status Authorizer::Admit(grpc::CallbackServerContext* ctx, Rpc rpc, int co
   if (!principal.rate_per_second.has_value()) return absl::OkStatus();
   const int burst = principal.burst.value_or(
       std::max(1, static_cast<int>(std::ceil(*principal.rate_per_second))));
-  auth::RateLimiter::Decision decision =
-      limiter_->TryAcquire(principal.key_hash, *principal.rate_per_second, burst, now_(), cost);
+  auth::RateLimiter::Decision decision = limiter_->TryAcquire(
+      principal.key_hash, *principal.rate_per_second, burst, clock_.Now(), cost);
   if (decision.allowed) return absl::OkStatus();
   if (decision.retry_after == absl::InfiniteDuration()) {
     return absl::ResourceExhaustedError(

@@ -12,9 +12,10 @@
 //     queue is full: a flood of unknown keys);
 //  3. checks the scope the RPC needs (RequiredScope): PERMISSION_DENIED
 //     `api key "name" lacks scope "revoke"`;
-//  4. takes `cost` tokens from the key's bucket when it has a rate limit:
-//     RESOURCE_EXHAUSTED saying how long to wait, also as trailing metadata
-//     `retry-after-ms` (whole milliseconds, rounded up).
+//  4. takes `cost` tokens from the key's bucket when it has a rate limit,
+//     at the Clock's time: RESOURCE_EXHAUSTED saying how long to wait, also
+//     as trailing metadata `retry-after-ms` (whole milliseconds, rounded
+//     up).
 // Ownership and target domains depend on the request and are the domain
 // logic's (Shortener), given the Principal this returns.
 //
@@ -28,11 +29,11 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "lib/auth/key_cache.h"
 #include "lib/auth/principal.h"
 #include "lib/auth/scopes.h"
 #include "lib/auth/token_bucket.h"
+#include "lib/common/clock.h"
 #include "lib/common/thread_pool.h"
 #include "services/shorten/rpc_counters.h"
 
@@ -48,7 +49,7 @@ class Authorizer {
 
   // All outlive the Authorizer.
   Authorizer(auth::KeyCache* keys, auth::RateLimiter* limiter, ThreadPool* lookup_pool,
-             std::function<absl::Time()> now = absl::Now);
+             const Clock& clock);
 
   // The scope each RPC needs: the whole access policy in one table.
   static auth::Scope RequiredScope(Rpc rpc);
@@ -57,17 +58,19 @@ class Authorizer {
   // when the key is cached, else on `lookup_pool`. On RESOURCE_EXHAUSTED the
   // wait is already added to `ctx`'s trailing metadata. `ctx` must stay
   // valid until `done` runs (it does: the call is not finished before).
-  void Authorize(grpc::CallbackServerContext* ctx, Rpc rpc, int cost, Done done);
+  // (Any server context: the service passes its CallbackServerContext, the
+  // unit tests a plain ServerContext with metadata injected.)
+  void Authorize(grpc::ServerContextBase* ctx, Rpc rpc, int cost, Done done);
 
  private:
   // Steps 3 and 4 for a known principal.
-  absl::Status Admit(grpc::CallbackServerContext* ctx, Rpc rpc, int cost,
+  absl::Status Admit(grpc::ServerContextBase* ctx, Rpc rpc, int cost,
                      const auth::Principal& principal);
 
   auth::KeyCache* const keys_;
   auth::RateLimiter* const limiter_;
   ThreadPool* const lookup_pool_;
-  const std::function<absl::Time()> now_;
+  const Clock& clock_;
 };
 
 }  // namespace shortener::service

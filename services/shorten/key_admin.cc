@@ -87,8 +87,7 @@ absl::StatusOr<std::string> ReadBootstrapFile(const std::string& path) {
 
 }  // namespace
 
-KeyAdmin::KeyAdmin(auth::PgApiKeyStore* store, std::function<absl::Time()> now)
-    : store_(store), now_(std::move(now)) {}
+KeyAdmin::KeyAdmin(auth::ApiKeyStore* store, const Clock& clock) : store_(store), clock_(clock) {}
 
 absl::StatusOr<CreatedApiKey> KeyAdmin::Create(const ApiKeySpec& spec) {
   SHORTENER_ASSIGN_OR_RETURN(auth::NewApiKey key, Validate(spec));
@@ -106,33 +105,9 @@ absl::StatusOr<CreatedApiKey> KeyAdmin::Create(const ApiKeySpec& spec) {
 absl::StatusOr<std::vector<auth::ApiKeyRecord>> KeyAdmin::List() { return store_->List(); }
 
 absl::StatusOr<auth::ApiKeyRecord> KeyAdmin::Revoke(int64_t id) {
-  SHORTENER_ASSIGN_OR_RETURN(auth::ApiKeyRecord record, store_->Revoke(id, now_()));
+  SHORTENER_ASSIGN_OR_RETURN(auth::ApiKeyRecord record, store_->Revoke(id, clock_.Now()));
   LogInfo("api key %d \"%s\" revoked", record.id, record.name);
   return record;
-}
-
-absl::StatusOr<auth::Principal> KeyAdmin::LookupPrincipal(const std::string& key_hash) {
-  absl::StatusOr<auth::ApiKeyRecord> record = store_->FindByHash(key_hash);
-  if (absl::IsNotFound(record.status())) return absl::UnauthenticatedError("api key unknown");
-  if (!record.ok()) return record.status();
-  // The database matched by equality on the hash already; comparing again in
-  // constant time costs nothing and does not depend on how the index or a
-  // collation compares text.
-  if (!auth::ConstantTimeEquals(record->key_hash, key_hash)) {
-    return absl::UnauthenticatedError("api key unknown");
-  }
-  if (record->revoke_time.has_value()) return absl::UnauthenticatedError("api key revoked");
-  auth::Principal p;
-  p.key_id = record->id;
-  p.key_name = record->name;
-  p.key_hash = record->key_hash;
-  p.tenant = record->tenant;
-  p.infrastructure = record->infrastructure;
-  p.scopes = record->scopes;
-  p.allowed_domains = record->allowed_domains;
-  p.rate_per_second = record->rate_per_second;
-  p.burst = record->burst;
-  return p;
 }
 
 absl::Status KeyAdmin::EnsureBootstrapAdminKey(const std::string& path) {

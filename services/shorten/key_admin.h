@@ -1,20 +1,20 @@
-// KeyAdmin: API-key management for the admin RPCs, the bootstrap admin key,
-// and the look-up the service's KeyCache runs on a miss. Over PgApiKeyStore;
-// every call blocks on the database (run it off reactor threads).
+// KeyAdmin: API-key management for the admin RPCs (create, list, revoke)
+// and the bootstrap admin key. Over an ApiKeyStore (lib/auth/api_key_store.h);
+// every call blocks on the store (run it off reactor threads). Revocation
+// times are read from the Clock given.
 //
 // Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_KEY_ADMIN_H_
 #define SHORTENER_SERVICES_SHORTEN_KEY_ADMIN_H_
 
-#include <functional>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "lib/auth/pg/pg_api_key_store.h"
-#include "lib/auth/principal.h"
+#include "lib/auth/api_key_store.h"
+#include "lib/common/clock.h"
 
 namespace shortener::service {
 
@@ -38,23 +38,22 @@ struct CreatedApiKey {
 
 class KeyAdmin {
  public:
-  // `store` outlives the KeyAdmin.
-  explicit KeyAdmin(auth::PgApiKeyStore* store, std::function<absl::Time()> now = absl::Now);
+  // `store` and `clock` outlive the KeyAdmin.
+  KeyAdmin(auth::ApiKeyStore* store, const Clock& clock);
 
   // Generates a key and stores its hash. INVALID_ARGUMENT naming the field
   // (name empty or over 200 bytes, tenant over 200 bytes or set on an
   // infrastructure key, no scopes, an unknown scope, a scope the kind of
   // key may not hold (auth::ValidateKeyScopes says why), a malformed
-  // domain, rate/burst negative or not finite); UNAVAILABLE.
+  // domain, rate/burst negative or not finite, a burst without a rate);
+  // the store's errors (UNAVAILABLE) passed through.
   absl::StatusOr<CreatedApiKey> Create(const ApiKeySpec& spec);
+  // Every key, revoked ones included, by id; the store's errors.
   absl::StatusOr<std::vector<auth::ApiKeyRecord>> List();
-  // NOT_FOUND for an unknown id. Every replica's KeyCache drops the key
-  // when the revocation's NOTIFY arrives.
+  // Revokes key `id` now (the clock's time; a key revoked already keeps its
+  // first time) and returns it. NOT_FOUND for an unknown id. Every
+  // replica's KeyCache drops the key when the revocation's NOTIFY arrives.
   absl::StatusOr<auth::ApiKeyRecord> Revoke(int64_t id);
-
-  // For KeyCache: the principal of an active key; UNAUTHENTICATED
-  // "api key unknown" / "api key revoked"; UNAVAILABLE passed through.
-  absl::StatusOr<auth::Principal> LookupPrincipal(const std::string& key_hash);
 
   // --bootstrap_admin_key_file: if `path` exists, the key in it (32 or more
   // printable characters; surrounding whitespace ignored) is made an admin
@@ -66,8 +65,8 @@ class KeyAdmin {
   absl::Status EnsureBootstrapAdminKey(const std::string& path);
 
  private:
-  auth::PgApiKeyStore* const store_;
-  const std::function<absl::Time()> now_;
+  auth::ApiKeyStore* const store_;
+  const Clock& clock_;
 };
 
 }  // namespace shortener::service

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "lib/auth/pg/pg_api_key_store.h"
+#include "lib/auth/api_key_store.h"
 #include "lib/clicks/click_stats.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"

@@ -18,6 +18,7 @@
 #include "lib/auth/token_bucket.h"
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/clock.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
@@ -417,25 +418,24 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   key_store_options.conninfo = config.postgres;
   key_store_options.invalidation_channel = store_options.invalidation_channel;
   SHORTENER_ASSIGN_OR_RETURN(parts->api_key_store, auth::PgApiKeyStore::Create(key_store_options));
-  parts->key_admin = std::make_unique<KeyAdmin>(parts->api_key_store.get());
+  parts->key_admin = std::make_unique<KeyAdmin>(parts->api_key_store.get(), SystemClock());
   if (!config.bootstrap_admin_key_file.empty()) {
     SHORTENER_RETURN_IF_ERROR(
         parts->key_admin->EnsureBootstrapAdminKey(config.bootstrap_admin_key_file));
   }
   auth::KeyCacheOptions key_cache_options;
   key_cache_options.ttl = config.api_key_cache_ttl;
-  KeyAdmin* key_admin = parts->key_admin.get();
-  parts->key_cache = std::make_unique<auth::KeyCache>(
-      [key_admin](const std::string& hash) { return key_admin->LookupPrincipal(hash); },
-      key_cache_options);
+  parts->key_cache = std::make_unique<auth::KeyCache>(parts->api_key_store.get(), SystemClock(),
+                                                      key_cache_options);
   parts->rate_limiter = std::make_unique<auth::RateLimiter>();
   // Key look-ups have their own small pool: a flood of unknown keys then
   // queues here instead of occupying the threads Revoke and alias look-ups
   // need.
   parts->key_lookup_pool = std::make_unique<ThreadPool>(
       ThreadPoolOptions{"key look-up pool", 2, static_cast<size_t>(config.key_lookup_queue)});
-  parts->authorizer = std::make_unique<Authorizer>(
-      parts->key_cache.get(), parts->rate_limiter.get(), parts->key_lookup_pool.get());
+  parts->authorizer =
+      std::make_unique<Authorizer>(parts->key_cache.get(), parts->rate_limiter.get(),
+                                   parts->key_lookup_pool.get(), SystemClock());
   SHORTENER_RETURN_IF_ERROR(StartListener(config, store_options.invalidation_channel, *parts));
   ShortenerOptions options;
   options.base_url = config.base_url;

@@ -4,7 +4,6 @@
 #include <pqxx/pqxx>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/auth/pg/queries.h"
 #include "lib/pg/pg_error.h"
@@ -22,38 +21,6 @@ void PrepareApiKeyQueries(pqxx::connection& conn) {
 // timestamptz text, microsecond precision, UTC.
 std::string PgTimestamp(absl::Time t) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone());
-}
-
-bool IsLowerHex64(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(c) && !(c >= 'a' && c <= 'f')) return false;
-  }
-  return true;
-}
-
-absl::Status Validate(const NewApiKey& key) {
-  // The hash is never echoed: it is as good as the key for a lookup.
-  if (!IsLowerHex64(key.key_hash)) {
-    return absl::InvalidArgumentError("key_hash: must be 64 lowercase hex characters");
-  }
-  if (key.name.empty()) return absl::InvalidArgumentError("name: must not be empty");
-  if (key.infrastructure && !key.tenant.empty()) {
-    return absl::InvalidArgumentError("tenant: an infrastructure key has none");
-  }
-  if (!key.infrastructure && key.tenant.empty()) {
-    return absl::InvalidArgumentError("tenant: must not be empty");
-  }
-  absl::Status scopes = ValidateKeyScopes(key.scopes, key.infrastructure);
-  if (!scopes.ok()) return scopes;
-  if (key.rate_per_second.has_value() && !(*key.rate_per_second > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rate_per_second: must be positive, got ", *key.rate_per_second));
-  }
-  if (key.burst.has_value() && *key.burst <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("burst: must be positive, got ", *key.burst));
-  }
-  return absl::OkStatus();
 }
 
 // One row in the order of SHORTENER_API_KEY_COLUMNS. INTERNAL when the stored
@@ -124,7 +91,7 @@ absl::StatusOr<std::vector<ApiKeyRecord>> PgApiKeyStore::Query(const char* what,
 }
 
 absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Create(const NewApiKey& key) {
-  absl::Status valid = Validate(key);
+  absl::Status valid = ValidateNewApiKey(key);
   if (!valid.ok()) return valid;
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
       Query("create api key", pg_queries::kCreate.name, key.key_hash, key.name,
@@ -142,7 +109,7 @@ absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Create(const NewApiKey& key) {
 absl::StatusOr<ApiKeyRecord> PgApiKeyStore::FindByHash(const std::string& key_hash) {
   // A malformed hash cannot be stored (CHECK), and non-UTF-8 text would fail
   // as a parameter: not found, without a round trip.
-  if (!IsLowerHex64(key_hash)) return absl::NotFoundError("no api key with this hash");
+  if (!IsApiKeyHash(key_hash)) return absl::NotFoundError("no api key with this hash");
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
       Query("find api key", pg_queries::kFindByHash.name, key_hash);
   if (!rows.ok()) return rows.status();

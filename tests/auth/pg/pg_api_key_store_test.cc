@@ -1,7 +1,8 @@
-// PgApiKeyStore on a private PostgreSQL: round trips, infrastructure keys,
-// duplicate hashes, idempotent revocation, the table's CHECK constraints,
-// migration 0008's conversion of existing keys, outages, and that no
-// plaintext key ever reaches the api_keys table.
+// PgApiKeyStore on a private PostgreSQL: the contract suite
+// (tests/auth/api_key_store_contract.*), plus what only the database has:
+// the NULL tenant column of infrastructure keys, revocation NOTIFYs, that no
+// plaintext key ever reaches the api_keys table, the table's CHECK
+// constraints, migration 0008's conversion of existing keys, and outages.
 #include "lib/auth/pg/pg_api_key_store.h"
 
 #include <catch2/catch.hpp>
@@ -14,10 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "lib/auth/api_key.h"
 #include "lib/pg/migrations.h"
+#include "tests/auth/api_key_store_contract.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
 
-namespace shortener::auth {
+namespace shortener::auth::testing {
 namespace {
 
 using ::shortener::testing::HasCode;
@@ -34,161 +36,27 @@ std::unique_ptr<PgApiKeyStore> NewStore(const std::string& conninfo) {
   return std::move(store).value();
 }
 
-// A key for a fresh random API key (distinct across tests on the shared
-// cluster).
-NewApiKey MakeKey(const std::string& name) {
-  NewApiKey key;
-  key.key_hash = HashApiKey(GenerateApiKey());
-  key.name = name;
-  key.tenant = "tenant of " + name;
-  key.scopes = ScopeSet{Scope::kShorten, Scope::kStats};
-  return key;
-}
+}  // namespace
 
-// What the database keeps: microseconds.
-absl::Time Micros(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
+std::unique_ptr<ApiKeyStore> NewContractStore() { return NewStore(SharedPgCluster().ConnInfo()); }
 
-const absl::Time kT1 = absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123456789);
-const absl::Time kT2 = kT1 + absl::Hours(1);
+namespace {
 
-TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][pg]") {
+TEST_CASE("an infrastructure key's tenant column is NULL", "[auth][pg]") {
   auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("round trip");
-  key.scopes = ScopeSet{Scope::kShorten, Scope::kRevoke};
-  auto domains = DomainAllowlist::Parse("example.com,*.Example.ORG");
-  REQUIRE_THAT(domains, IsOk());
-  key.allowed_domains = *domains;
-  key.rate_per_second = 12.625;
-  key.burst = 40;
-  absl::Time before = absl::Now() - absl::Seconds(5);
-
-  auto created = store->Create(key);
-  REQUIRE_THAT(created, IsOk());
-  CHECK(created->id > 0);
-  CHECK(created->key_hash == key.key_hash);
-  CHECK(created->name == "round trip");
-  CHECK(created->tenant == "tenant of round trip");
-  CHECK(created->scopes == key.scopes);
-  CHECK(created->allowed_domains.ToString() == "*.example.org,example.com");
-  CHECK(created->allowed_domains.Allows("a.example.org"));
-  CHECK_FALSE(created->allowed_domains.Allows("example.org"));
-  CHECK(created->rate_per_second == 12.625);
-  CHECK(created->burst == 40);
-  CHECK(created->create_time > before);
-  CHECK_FALSE(created->revoke_time.has_value());
-
-  auto found = store->FindByHash(key.key_hash);
-  REQUIRE_THAT(found, IsOk());
-  CHECK(found->id == created->id);
-  CHECK(found->tenant == "tenant of round trip");
-  CHECK(found->scopes == key.scopes);
-  CHECK(found->allowed_domains.ToString() == created->allowed_domains.ToString());
-  CHECK(found->rate_per_second == 12.625);
-  CHECK(found->burst == 40);
-  CHECK(found->create_time == created->create_time);
-
-  auto listed = store->List();
-  REQUIRE_THAT(listed, IsOk());
-  int matches = 0;
-  for (const ApiKeyRecord& r : *listed) {
-    if (r.id == created->id) {
-      ++matches;
-      CHECK(r.key_hash == key.key_hash);
-    }
-  }
-  CHECK(matches == 1);
-
-  auto revoked = store->Revoke(created->id, kT1);
-  REQUIRE_THAT(revoked, IsOk());
-  REQUIRE(revoked->revoke_time.has_value());
-  CHECK(*revoked->revoke_time == Micros(kT1));
-  // A revoked key is data: still found, with its revoke time.
-  found = store->FindByHash(key.key_hash);
-  REQUIRE_THAT(found, IsOk());
-  REQUIRE(found->revoke_time.has_value());
-  CHECK(*found->revoke_time == Micros(kT1));
-}
-
-TEST_CASE("a key without domains or rate limit round-trips as empty and unset", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("plain");
-  key.scopes = ScopeSet{};
-  auto created = store->Create(key);
-  REQUIRE_THAT(created, IsOk());
-  auto found = store->FindByHash(key.key_hash);
-  REQUIRE_THAT(found, IsOk());
-  CHECK(found->scopes.empty());
-  CHECK(found->allowed_domains.empty());
-  CHECK_FALSE(found->rate_per_second.has_value());
-  CHECK_FALSE(found->burst.has_value());
-}
-
-TEST_CASE("an infrastructure key is stored without a tenant and found as one", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("edge-eu-1");
+  NewApiKey key = MakeKey("edge-us-1");
   key.tenant.clear();
   key.infrastructure = true;
-  key.scopes = ScopeSet{Scope::kResolve, Scope::kRecordClicks, Scope::kWatchInvalidations};
+  key.scopes = ScopeSet{Scope::kResolve};
   auto created = store->Create(key);
   REQUIRE_THAT(created, IsOk());
-  CHECK(created->infrastructure);
-  CHECK(created->tenant.empty());
-  auto found = store->FindByHash(key.key_hash);
-  REQUIRE_THAT(found, IsOk());
-  CHECK(found->infrastructure);
-  CHECK(found->tenant.empty());
-  CHECK(found->scopes == key.scopes);
+  auto tenant_key = store->Create(MakeKey("tenant key with a column"));
+  REQUIRE_THAT(tenant_key, IsOk());
   pqxx::connection conn(SharedPgCluster().ConnInfo());
   pqxx::nontransaction tx(conn);
-  CHECK(tx.exec_params1("SELECT tenant IS NULL FROM api_keys WHERE id = $1", created->id)[0]
-            .as<bool>());
-  // A tenant key is not one.
-  auto tenant_key = store->Create(MakeKey("tenant key"));
-  REQUIRE_THAT(tenant_key, IsOk());
-  CHECK_FALSE(tenant_key->infrastructure);
-  CHECK_FALSE(tenant_key->tenant.empty());
-}
-
-TEST_CASE("the store refuses scopes that do not fit the kind of key", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("tenant with record_clicks");
-  key.scopes = ScopeSet{Scope::kResolve, Scope::kRecordClicks};
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                                                   "record_clicks is for infrastructure keys"));
-  key.scopes = ScopeSet{Scope::kWatchInvalidations};
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                                                   "watch_invalidations is for infrastructure"));
-  key = MakeKey("infrastructure with a tenant");
-  key.infrastructure = true;
-  key.scopes = ScopeSet{Scope::kRecordClicks};
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
-                                                   "tenant: an infrastructure key has none"));
-  key.tenant.clear();
-  key.scopes = ScopeSet{Scope::kResolve, Scope::kShorten};
-  CHECK_THAT(store->Create(key),
-             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not \"shorten\""));
-}
-
-TEST_CASE("unknown hashes and ids are NOT_FOUND", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  CHECK_THAT(store->FindByHash(HashApiKey(GenerateApiKey())), HasCode(absl::StatusCode::kNotFound));
-  CHECK_THAT(store->FindByHash("not a hash"), HasCode(absl::StatusCode::kNotFound));
-  CHECK_THAT(store->Revoke(int64_t{1} << 60, kT1),
-             HasCodeAndMessage(absl::StatusCode::kNotFound, "no api key with id"));
-}
-
-TEST_CASE("a second key with the same hash is ALREADY_EXISTS, revoked or not", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("first");
-  auto first = store->Create(key);
-  REQUIRE_THAT(first, IsOk());
-  key.name = "second";
-  CHECK_THAT(store->Create(key), HasCode(absl::StatusCode::kAlreadyExists));
-  REQUIRE_THAT(store->Revoke(first->id, kT1), IsOk());
-  CHECK_THAT(store->Create(key), HasCode(absl::StatusCode::kAlreadyExists));
-  auto found = store->FindByHash(key.key_hash);
-  REQUIRE_THAT(found, IsOk());
-  CHECK(found->name == "first");
+  const char* kIsNull = "SELECT tenant IS NULL FROM api_keys WHERE id = $1";
+  CHECK(tx.exec_params1(kIsNull, created->id)[0].as<bool>());
+  CHECK_FALSE(tx.exec_params1(kIsNull, tenant_key->id)[0].as<bool>());
 }
 
 TEST_CASE("revoking a key notifies key:<hash> on the invalidation channel on commit",
@@ -221,19 +89,6 @@ TEST_CASE("revoking a key notifies key:<hash> on the invalidation channel on com
   CHECK(payloads.size() == 2);
 }
 
-TEST_CASE("revoking twice keeps the first revoke time", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  auto created = store->Create(MakeKey("twice"));
-  REQUIRE_THAT(created, IsOk());
-  auto first = store->Revoke(created->id, kT1);
-  REQUIRE_THAT(first, IsOk());
-  auto second = store->Revoke(created->id, kT2);
-  REQUIRE_THAT(second, IsOk());
-  REQUIRE(second->revoke_time.has_value());
-  CHECK(*second->revoke_time == Micros(kT1));
-  CHECK(second->id == created->id);
-}
-
 TEST_CASE("the api_keys table never holds a plaintext key or a piece of one", "[auth][pg]") {
   auto store = NewStore(SharedPgCluster().ConnInfo());
   const std::string plaintext = GenerateApiKey();
@@ -264,28 +119,6 @@ TEST_CASE("the api_keys table never holds a plaintext key or a piece of one", "[
       CHECK_FALSE(absl::StrContains(row, random_part.substr(i, 16)));
     }
   }
-}
-
-TEST_CASE("the store refuses malformed keys before the database does", "[auth][pg]") {
-  auto store = NewStore(SharedPgCluster().ConnInfo());
-  NewApiKey key = MakeKey("bad");
-  for (std::string hash : {std::string("abc"), std::string(64, 'A'), std::string(64, 'g'),
-                           std::string(63, 'a'), std::string(65, 'a')}) {
-    key.key_hash = hash;
-    CHECK_THAT(store->Create(key),
-               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "key_hash"));
-  }
-  key = MakeKey("");
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "name"));
-  key = MakeKey("no tenant");
-  key.tenant = "";
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "tenant"));
-  key = MakeKey("rate");
-  key.rate_per_second = 0;
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "rate"));
-  key.rate_per_second = 1;
-  key.burst = 0;
-  CHECK_THAT(store->Create(key), HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "burst"));
 }
 
 // Inserts a row directly, bypassing the store's own checks.
@@ -420,4 +253,4 @@ TEST_CASE("a stopped database gives UNAVAILABLE and the same store works once it
 }
 
 }  // namespace
-}  // namespace shortener::auth
+}  // namespace shortener::auth::testing
