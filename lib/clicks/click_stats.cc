@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace shortener::clicks {
-
 absl::StatusOr<StatsRange> ResolveStatsRange(std::optional<absl::Time> start,
                                              std::optional<absl::Time> end,
                                              std::optional<StatsGranularity> granularity,
@@ -21,6 +20,41 @@ absl::StatusOr<StatsRange> ResolveStatsRange(std::optional<absl::Time> start,
         "start_time: must be before end_time (start_time ", absl::FormatTime(range.start),
         ", end_time ", absl::FormatTime(range.end), end.has_value() ? "" : " (now)", ")"));
   }
+  return range;
+}
+
+int64_t BucketRange::IndexOf(absl::Time t) const {
+  if (t < first || t >= end) return -1;
+  return (t - first) / step;
+}
+
+std::vector<StatsBucket> BucketRange::ZeroBuckets() const {
+  std::vector<StatsBucket> buckets;
+  buckets.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) buckets.push_back(StatsBucket{first + i * step});
+  return buckets;
+}
+
+absl::StatusOr<BucketRange> BucketRangeOf(absl::Time start, absl::Time end,
+                                          StatsGranularity granularity) {
+  if (end < start) return absl::InvalidArgumentError("end_time: before start_time");
+  const bool hourly = granularity == StatsGranularity::kHour;
+  const absl::Duration step = hourly ? absl::Hours(1) : absl::Hours(24);
+  // Floors since the epoch: UTC boundaries, also before 1970.
+  const absl::Time first = absl::UnixEpoch() + absl::Floor(start - absl::UnixEpoch(), step);
+  absl::Time last = absl::UnixEpoch() + absl::Floor(end - absl::UnixEpoch(), step);
+  if (last < end) last += step;
+  const int64_t count = (last - first) / step;
+  const int64_t max = hourly ? kMaxHourBuckets : kMaxDayBuckets;
+  if (count > max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "granularity: at most ", max, hourly ? " hourly" : " daily", " buckets, got ", count));
+  }
+  BucketRange range;
+  range.first = first;
+  range.end = last;
+  range.step = step;
+  range.count = count;
   return range;
 }
 

@@ -1,5 +1,10 @@
-// Click statistics of one link over a time range, as the click store reads
-// them (PgClickStore::Stats) and GetClickStats reports them. Plain data.
+// Click statistics of one link over a time range, as a click store reads
+// them (ClickStore::Stats, lib/clicks/click_store.h) and GetClickStats
+// reports them: plain data, the defaults of a request's range, and how a
+// range is cut into buckets (the one rule every ClickStore follows). No I/O,
+// no clock.
+//
+// Thread safety: stateless functions and plain values.
 #ifndef SHORTENER_LIB_CLICKS_CLICK_STATS_H_
 #define SHORTENER_LIB_CLICKS_CLICK_STATS_H_
 
@@ -40,8 +45,10 @@ struct ClickStats {
   int64_t total_bot_clicks = 0;
   // Distinct client ids over the whole range (not a sum of the buckets').
   int64_t total_unique_visitors = 0;
-  // Human clicks per value, most first (ties by value), at most
-  // PgClickStore::kMaxTop each; empty values are left out.
+  // Human clicks per value (of human visits), most first, ties by value
+  // (in byte order; PgClickStore in the database's collation, the same for
+  // a C or C.UTF-8 database), at most kMaxTopEntries each; empty values are
+  // left out.
   std::vector<CountedValue> top_browsers, top_os, top_devices, top_countries, top_referrers;
 };
 
@@ -55,24 +62,42 @@ struct StatsRange {
 // Applies GetClickStats' defaults (granularity DAY; end `now`; start 7 days
 // before end for DAY, 24 hours for HOUR) and checks what is given:
 // INVALID_ARGUMENT naming the field when start is not before end. (The
-// bucket limit is the store's: it counts the widened buckets.)
+// bucket limit is BucketRangeOf's, which the store applies to the widened
+// buckets.)
 absl::StatusOr<StatsRange> ResolveStatsRange(std::optional<absl::Time> start,
                                              std::optional<absl::Time> end,
                                              std::optional<StatsGranularity> granularity,
                                              absl::Time now);
 
-// What GetClickStats and GetLink read: implemented by PgClickStore, faked
-// in tests of the service logic. Both calls block (a database read).
-class ClickStatsReader {
- public:
-  virtual ~ClickStatsReader() = default;
-  // Statistics of `link_id` over [start, end), widened to whole UTC buckets.
-  // INVALID_ARGUMENT for end before start or too many buckets.
-  virtual absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
-                                           StatsGranularity granularity) = 0;
-  // Human clicks of `link_id` ever counted.
-  virtual absl::StatusOr<int64_t> HumanTotal(int64_t link_id) = 0;
+// Entries per top list of ClickStats at most.
+inline constexpr int kMaxTopEntries = 10;
+// Buckets one statistics read may cover: 31 days of hours, 3 years of days.
+inline constexpr int64_t kMaxHourBuckets = 31 * 24;
+inline constexpr int64_t kMaxDayBuckets = 3 * 366;
+
+// The buckets a statistics read covers: a range widened to whole UTC hours
+// or days (Unix time has no leap seconds, so these are multiples of 3600 or
+// 86400 seconds since the epoch).
+struct BucketRange {
+  absl::Time first;     // start of the first bucket
+  absl::Time end;       // end of the last bucket (exclusive)
+  absl::Duration step;  // one hour or one day
+  int64_t count = 0;    // buckets in [first, end); 0 for an empty range
+
+  // The position of the bucket holding `t`; -1 when `t` is outside
+  // [first, end).
+  int64_t IndexOf(absl::Time t) const;
+  // The `count` buckets, oldest first, with their starts and zero counts.
+  std::vector<StatsBucket> ZeroBuckets() const;
 };
+
+// [start, end) widened to whole buckets of `granularity`: start rounded
+// down, end rounded up to a bucket boundary. INVALID_ARGUMENT for end
+// before start ("end_time: before start_time") or more buckets than
+// kMaxHourBuckets / kMaxDayBuckets ("granularity: at most 744 hourly
+// buckets, got 745"). start == end gives no buckets.
+absl::StatusOr<BucketRange> BucketRangeOf(absl::Time start, absl::Time end,
+                                          StatsGranularity granularity);
 
 }  // namespace shortener::clicks
 

@@ -37,18 +37,6 @@ struct ClickRow {
   std::string country;        // ISO 3166 alpha-2; empty: unknown
 };
 
-// What a click store's Record did with a batch.
-struct RecordOutcome {
-  // The batch id had been recorded before: nothing was written.
-  bool duplicate = false;
-  // Clicks added to click_counts (0 for a duplicate).
-  int64_t counted = 0;
-  // Rows added to visits (0 for a duplicate or without record_visits).
-  int64_t visits = 0;
-  // Links whose click budget this batch exhausted (PgClickStore::Record).
-  std::vector<int64_t> exhausted;
-};
-
 // The canonical text form of an IPv4 or IPv6 address ("192.0.2.7",
 // "2001:db8::1"); an IPv4-mapped IPv6 address becomes its IPv4 form. Empty
 // for anything that is not a literal address (names, ports, brackets, zone

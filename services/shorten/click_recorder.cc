@@ -12,8 +12,6 @@
 namespace shortener::service {
 namespace {
 
-constexpr size_t kMaxBatchId = 128;
-
 // What a code turned out to be, once per distinct code of a batch.
 struct Resolution {
   std::optional<int64_t> link_id;  // nullopt: no such link, or malformed
@@ -46,14 +44,15 @@ std::string ClickEventProblem(const ClickInput& event) {
   return "";
 }
 
-ClickRecorder::ClickRecorder(Shortener* shortener, RecordBatchFn record,
+ClickRecorder::ClickRecorder(Shortener* shortener, clicks::ClickStore* store,
                              ClickRecorderOptions options)
-    : shortener_(shortener), record_(std::move(record)), options_(options) {}
+    : shortener_(shortener), store_(store), options_(options) {}
 
 absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput& input) {
-  if (input.batch_id.empty() || input.batch_id.size() > kMaxBatchId) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch_id: must be 1 to 128 bytes, got ", input.batch_id.size()));
+  if (input.batch_id.empty() || input.batch_id.size() > clicks::kMaxBatchIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_id: must be 1 to ",
+                                                   clicks::kMaxBatchIdBytes, " bytes, got ",
+                                                   input.batch_id.size()));
   }
   if (std::string problem = clicks::ClickTextProblem("batch_id", input.batch_id);
       !problem.empty()) {
@@ -127,7 +126,7 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
   // Even a batch of nothing but skipped or refused events records its id,
   // so that a retry is recognised as one.
   absl::StatusOr<clicks::RecordOutcome> outcome =
-      record_(input.batch_id, rows, options_.record_visits);
+      store_->Record(input.batch_id, rows, options_.record_visits);
   if (!outcome.ok()) return outcome.status();
   output.accepted = outcome->counted;
   output.duplicate = outcome->duplicate;

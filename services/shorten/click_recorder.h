@@ -2,7 +2,8 @@
 // Postgres types. It checks a batch of click events from an edge, event by
 // event, resolves their codes to link ids, classifies each User-Agent,
 // derives the visit fields (lib/clicks) and hands the well-formed events of
-// known links to the click store (PgClickStore::Record in production).
+// known links to the click store (clicks::ClickStore: PgClickStore in
+// production, InMemoryClickStore in unit tests).
 //
 // What happens to an event:
 //  - refused: it is malformed (ClickEventProblem, or a code that is neither
@@ -16,20 +17,18 @@
 // attempt, whose rows it does not record again. Only faults of the batch as
 // a whole (its id, its event count) refuse it all.
 //
-// Thread-safe if the record function is. Record blocks (alias look-ups, the
+// Thread-safe (the click store is). Record blocks (alias look-ups, the
 // store): call it on the blocking pool, never on a gRPC reactor thread.
 #ifndef SHORTENER_SERVICES_SHORTEN_CLICK_RECORDER_H_
 #define SHORTENER_SERVICES_SHORTEN_CLICK_RECORDER_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "absl/types/span.h"
-#include "lib/clicks/clicks.h"
+#include "lib/clicks/click_store.h"
 #include "lib/geoip/country_db.h"
 #include "services/shorten/shortener.h"
 
@@ -87,10 +86,6 @@ inline const absl::Time kLatestClickTime = absl::FromUnixSeconds(4102444800);   
 // bounds above, an http_status that is not a redirect.
 std::string ClickEventProblem(const ClickInput& event);
 
-// What the store's Record does (PgClickStore::Record's signature).
-using RecordBatchFn = std::function<absl::StatusOr<clicks::RecordOutcome>(
-    const std::string& batch_id, absl::Span<const clicks::ClickRow> rows, bool record_visits)>;
-
 struct ClickRecorderOptions {
   // Store a visit row per click (besides the hourly counts). Default true.
   bool record_visits = true;
@@ -105,8 +100,8 @@ struct ClickRecorderOptions {
 
 class ClickRecorder {
  public:
-  // `shortener` outlives the recorder.
-  ClickRecorder(Shortener* shortener, RecordBatchFn record, ClickRecorderOptions options);
+  // `shortener` and `store` outlive the recorder.
+  ClickRecorder(Shortener* shortener, clicks::ClickStore* store, ClickRecorderOptions options);
 
   // Records the accepted events of `input` once per batch id (a retried
   // batch is accepted = 0, duplicate, with the same refused list); a batch
@@ -119,7 +114,7 @@ class ClickRecorder {
 
  private:
   Shortener* shortener_;
-  RecordBatchFn record_;
+  clicks::ClickStore* store_;
   ClickRecorderOptions options_;
 };
 

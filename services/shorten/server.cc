@@ -311,11 +311,8 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   recorder_options.record_visits = config.record_visits;
   recorder_options.keep_full_ips = config.keep_full_ips;
   recorder_options.countries = parts.countries.get();
-  parts.click_recorder = std::make_unique<ClickRecorder>(
-      parts.shortener.get(),
-      [store](const std::string& batch_id, absl::Span<const clicks::ClickRow> rows,
-              bool record_visits) { return store->Record(batch_id, rows, record_visits); },
-      recorder_options);
+  parts.click_recorder =
+      std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
   const int months = config.visits_retention_months;
   const bool record_visits = config.record_visits;

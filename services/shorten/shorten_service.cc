@@ -206,7 +206,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
               // on the pool. If it fails the whole call does (UNAVAILABLE, as
               // the link's own read would), rather than report 0 clicks.
               RunBlocking(reactor, [this, reactor, response, link_id = view->link.id] {
-                absl::StatusOr<int64_t> total = click_stats_->HumanTotal(link_id);
+                absl::StatusOr<int64_t> total = click_store_->HumanTotal(link_id);
                 if (total.ok()) response->set_click_count(*total);
                 FinishWith(reactor, total.status());
               });
@@ -273,7 +273,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServer
               }
               RunBlocking(reactor, [this, reactor, response, range, link_id = view->link.id] {
                 absl::StatusOr<clicks::ClickStats> stats =
-                    click_stats_->Stats(link_id, range.start, range.end, range.granularity);
+                    click_store_->Stats(link_id, range.start, range.end, range.granularity);
                 if (stats.ok()) ToProto(*stats, response);
                 FinishWith(reactor, stats.status());
               });

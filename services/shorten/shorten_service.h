@@ -17,7 +17,7 @@
 #include <memory>
 #include <utility>
 
-#include "lib/clicks/click_stats.h"
+#include "lib/clicks/click_store.h"
 #include "lib/common/thread_pool.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
@@ -35,7 +35,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   // All outlive the service. `limits`: how large each request may be.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
                      Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
-                     clicks::ClickStatsReader* click_stats, RequestLimits limits)
+                     clicks::ClickStore* click_store, RequestLimits limits)
       : limits_(limits),
         shortener_(shortener),
         blocking_pool_(blocking_pool),
@@ -43,7 +43,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
         authorizer_(authorizer),
         key_admin_(key_admin),
         clicks_(clicks),
-        click_stats_(click_stats) {}
+        click_store_(click_store) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -128,7 +128,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   Authorizer* authorizer_;
   KeyAdmin* key_admin_;
   ClickRecorder* clicks_;
-  clicks::ClickStatsReader* click_stats_;
+  clicks::ClickStore* click_store_;  // statistics reads; ClickRecorder writes
   RpcCounters counters_;
 };
 

@@ -1,7 +1,7 @@
 // Fuzzes the service side of RecordClicks: bytes -> v1::RecordClicksRequest
 // -> the service's decoding (services/shorten/proto_mapping.h FromProto) ->
 // ClickRecorder over the in-memory link store (a generated code and an
-// alias exist) with an in-memory click store (no PostgreSQL) -> the answer
+// alias exist) with the in-memory click store (no PostgreSQL) -> the answer
 // as ShortenServiceImpl builds it.
 //
 // Input: the serialised request (bytes that do not parse are what gRPC
@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <future>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/stubs/logging.h"
 #include "lib/clicks/click_text.h"
+#include "lib/clicks/in_memory_click_store.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/thread_pool.h"
 #include "lib/common/utf8.h"
@@ -98,25 +98,6 @@ Links& GetLinks() {
   return *links;
 }
 
-// A click store in memory, fresh for each input.
-struct FakeClickStore {
-  absl::StatusOr<clicks::RecordOutcome> Record(const std::string& batch_id,
-                                               absl::Span<const clicks::ClickRow> rows) {
-    ++calls;
-    clicks::RecordOutcome outcome;
-    if (!batches.insert(batch_id).second) {
-      outcome.duplicate = true;
-      return outcome;
-    }
-    this->rows.assign(rows.begin(), rows.end());
-    outcome.counted = static_cast<int64_t>(rows.size());
-    return outcome;
-  }
-  int calls = 0;
-  std::set<std::string> batches;
-  std::vector<clicks::ClickRow> rows;
-};
-
 bool StorableText(const std::string& s) {
   return utf8::IsValid(s) && s.find('\0') == std::string::npos;
 }
@@ -134,15 +115,13 @@ bool CodeSyntaxOk(const std::string& code) {
 }
 
 void FuzzOne(const v1::RecordClicksRequest& request) {
-  FakeClickStore store;
+  // A click store fresh for each input; with visits, so that it keeps
+  // every row it was given.
+  clicks::InMemoryClickStore store;
   ClickRecorderOptions options;
   options.max_events = kMaxEvents;
-  ClickRecorder recorder(
-      GetLinks().shortener.get(),
-      [&store](const std::string& id, absl::Span<const clicks::ClickRow> rows, bool) {
-        return store.Record(id, rows);
-      },
-      options);
+  options.record_visits = true;
+  ClickRecorder recorder(GetLinks().shortener.get(), &store, options);
   const RecordClicksInput input = FromProto(request);
   FUZZ_CHECK(input.batch_id == request.batch_id());
   FUZZ_CHECK(input.events.size() == static_cast<size_t>(request.events_size()));
@@ -155,13 +134,14 @@ void FuzzOne(const v1::RecordClicksRequest& request) {
   if (bad_batch) {
     FUZZ_CHECK(absl::IsInvalidArgument(out.status()));
     FUZZ_CHECK(utf8::IsValid(out.status().message()));
-    FUZZ_CHECK(store.calls == 0);
+    FUZZ_CHECK(store.BatchCount() == 0);
     return;
   }
-  FUZZ_CHECK(out.ok() && !out->duplicate && store.calls == 1);
+  FUZZ_CHECK(out.ok() && !out->duplicate && store.BatchCount() == 1);
   FUZZ_CHECK(out->accepted >= 0 && out->skipped >= 0);
   FUZZ_CHECK(static_cast<size_t>(out->accepted + out->skipped) + out->refused.size() == events);
-  FUZZ_CHECK(store.rows.size() == static_cast<size_t>(out->accepted));
+  const std::vector<clicks::ClickRow> rows = store.Visits();
+  FUZZ_CHECK(rows.size() == static_cast<size_t>(out->accepted));
   std::vector<bool> refused(events, false);
   int previous = -1;
   for (const RefusedClick& r : out->refused) {
@@ -175,7 +155,7 @@ void FuzzOne(const v1::RecordClicksRequest& request) {
     const bool malformed = !ClickEventProblem(e).empty() || !CodeSyntaxOk(e.code);
     FUZZ_CHECK(refused[i] == malformed);
   }
-  for (const clicks::ClickRow& row : store.rows) {
+  for (const clicks::ClickRow& row : rows) {
     FUZZ_CHECK(StorableText(row.client_id) && StorableText(row.ip) && StorableText(row.browser) &&
                StorableText(row.os) && StorableText(row.os_version) && StorableText(row.device) &&
                StorableText(row.referrer_host) && StorableText(row.country));

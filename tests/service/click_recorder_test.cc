@@ -1,45 +1,32 @@
-// ClickRecorder over the in-memory link store and a fake click store:
-// validation, code resolution (generated codes, aliases, unknown codes
-// skipped), classification and visit fields, duplicates, store errors.
+// ClickRecorder over the in-memory link store and the in-memory click store,
+// each behind its fault-injecting wrapper: validation, code resolution
+// (generated codes, aliases, unknown codes skipped), classification and
+// visit fields, refused and skipped events, exactly once on retry (also of
+// a batch the store failed), store and look-up errors.
 #include "services/shorten/click_recorder.h"
 
 #include <catch2/catch.hpp>
 #include <future>
 #include <memory>
-#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "lib/clicks/in_memory_click_store.h"
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
+#include "tests/support/fault_plan.h"
+#include "tests/support/faulty_click_store.h"
+#include "tests/support/faulty_link_store.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::service {
 namespace {
 
+using shortener::testing::FaultPlan;
+using shortener::testing::FaultyClickStore;
+using shortener::testing::FaultyLinkStore;
 using shortener::testing::HasCode;
+using shortener::testing::HasCodeAndMessage;
 using shortener::testing::IsOk;
-
-// A click store in memory: remembers batch ids and the rows of each.
-struct FakeClickStore {
-  absl::StatusOr<clicks::RecordOutcome> Record(const std::string& batch_id,
-                                               absl::Span<const clicks::ClickRow> rows,
-                                               bool record_visits) {
-    if (!fail.ok()) return fail;
-    clicks::RecordOutcome outcome;
-    if (!batches.insert(batch_id).second) {
-      outcome.duplicate = true;
-      return outcome;
-    }
-    recorded.assign(rows.begin(), rows.end());
-    visits = record_visits;
-    outcome.counted = static_cast<int64_t>(rows.size());
-    return outcome;
-  }
-  absl::Status fail;
-  std::set<std::string> batches;
-  std::vector<clicks::ClickRow> recorded;
-  bool visits = false;
-};
 
 struct Fixture {
   explicit Fixture(ClickRecorderOptions options = {}) {
@@ -49,18 +36,13 @@ struct Fixture {
     policy = std::make_unique<url::UrlPolicy>(url::UrlPolicyOptions{});
     source.AddSequence("links", 1);
     ids = std::make_unique<idalloc::SegmentIdAllocator>(&source, idalloc::IdAllocatorOptions{});
-    committer = std::make_unique<store::GroupCommitter>(&store, store::GroupCommitOptions{});
-    reads = std::make_unique<store::ReadBatcher>(&store, store::ReadBatchOptions{});
+    committer = std::make_unique<store::GroupCommitter>(&links, store::GroupCommitOptions{});
+    reads = std::make_unique<store::ReadBatcher>(&links, store::ReadBatchOptions{});
     ShortenerOptions shortener_options;
     shortener_options.base_url = "https://sho.rt/";
-    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
+    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &links,
                                             committer.get(), reads.get(), &pool, shortener_options);
-    recorder = std::make_unique<ClickRecorder>(
-        shortener.get(),
-        [this](const std::string& id, absl::Span<const clicks::ClickRow> rows, bool visits) {
-          return clicks.Record(id, rows, visits);
-        },
-        options);
+    recorder = std::make_unique<ClickRecorder>(shortener.get(), &faulty_clicks, options);
   }
   ShortenOutput Shorten(const std::string& url, const std::string& alias = "") {
     ShortenInput in;
@@ -79,13 +61,24 @@ struct Fixture {
   idalloc::InMemorySegmentSource source;
   std::unique_ptr<idalloc::SegmentIdAllocator> ids;
   store::InMemoryLinkStore store;
+  FaultPlan link_faults;
+  FaultyLinkStore links{&store, &link_faults};
   std::unique_ptr<store::GroupCommitter> committer;
   std::unique_ptr<store::ReadBatcher> reads;
   ThreadPool pool{2};
   std::unique_ptr<Shortener> shortener;
-  FakeClickStore clicks;
+  clicks::InMemoryClickStore clicks;
+  FaultPlan click_faults;
+  FaultyClickStore faulty_clicks{&clicks, &click_faults};
   std::unique_ptr<ClickRecorder> recorder;
 };
+
+// Human clicks the click store counted for `link_id`.
+int64_t HumanTotal(Fixture& f, int64_t link_id) {
+  absl::StatusOr<int64_t> total = f.clicks.HumanTotal(link_id);
+  REQUIRE_THAT(total, IsOk());
+  return *total;
+}
 
 // "index: reason" per refused event, for messages that show what differs.
 std::vector<std::string> Lines(const std::vector<RefusedClick>& refused) {
@@ -124,39 +117,56 @@ TEST_CASE("click events become rows for their links and unknown codes are skippe
   CHECK(out->skipped == 1);
   CHECK(out->refused.empty());
   CHECK_FALSE(out->duplicate);
-  REQUIRE(f.clicks.recorded.size() == 3);
-  CHECK(f.clicks.visits);
-  const clicks::ClickRow& first = f.clicks.recorded[0];
+  const std::vector<clicks::ClickRow> recorded = f.clicks.Visits();
+  REQUIRE(recorded.size() == 3);
+  const clicks::ClickRow& first = recorded[0];
   CHECK(first.link_id == generated.link.link.id);
   CHECK(first.ip == "198.51.100.0");
   CHECK(first.client_id == clicks::ClientId("198.51.100.23", Event("x").user_agent));
   CHECK(first.referrer_host == "t.co");
   CHECK(first.device == "mobile");
   CHECK_FALSE(first.bot);
-  CHECK(f.clicks.recorded[1].link_id == aliased.link.link.id);
-  CHECK(f.clicks.recorded[2].bot);
-  CHECK(f.clicks.recorded[2].device == "bot");
+  CHECK(first.time == absl::FromUnixSeconds(1893456000));
+  CHECK(recorded[1].link_id == aliased.link.link.id);
+  CHECK(recorded[2].bot);
+  CHECK(recorded[2].device == "bot");
+  CHECK(HumanTotal(f, generated.link.link.id) == 1);
+  CHECK(HumanTotal(f, aliased.link.link.id) == 1);
 
   // The same batch again: nothing counted.
   out = f.recorder->Record(in);
   REQUIRE_THAT(out, IsOk());
   CHECK(out->duplicate);
   CHECK(out->accepted == 0);
+  CHECK(out->skipped == 1);
+  CHECK(f.clicks.Visits().size() == 3);
+  CHECK(HumanTotal(f, generated.link.link.id) == 1);
 }
 
 TEST_CASE("click options reach the rows and the store", "[service][clicks]") {
-  ClickRecorderOptions options;
-  options.record_visits = false;
-  options.keep_full_ips = true;
-  Fixture f(options);
-  ShortenOutput link = f.Shorten("https://example.com/a");
   RecordClicksInput in;
   in.batch_id = "b1";
-  in.events = {Event(link.link.code)};
-  REQUIRE_THAT(f.recorder->Record(in), IsOk());
-  CHECK_FALSE(f.clicks.visits);
-  REQUIRE(f.clicks.recorded.size() == 1);
-  CHECK(f.clicks.recorded[0].ip == "198.51.100.23");
+  SECTION("keep_full_ips stores the address as received") {
+    ClickRecorderOptions options;
+    options.keep_full_ips = true;
+    Fixture f(options);
+    in.events = {Event(f.Shorten("https://example.com/a").link.code)};
+    REQUIRE_THAT(f.recorder->Record(in), IsOk());
+    REQUIRE(f.clicks.Visits().size() == 1);
+    CHECK(f.clicks.Visits()[0].ip == "198.51.100.23");
+  }
+  SECTION("without record_visits the clicks are counted but no visit is stored") {
+    ClickRecorderOptions options;
+    options.record_visits = false;
+    Fixture f(options);
+    ShortenOutput link = f.Shorten("https://example.com/a");
+    in.events = {Event(link.link.code)};
+    absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+    REQUIRE_THAT(out, IsOk());
+    CHECK(out->accepted == 1);
+    CHECK(f.clicks.Visits().empty());
+    CHECK(HumanTotal(f, link.link.link.id) == 1);
+  }
 }
 
 TEST_CASE("malformed click batches and store failures are errors", "[service][clicks]") {
@@ -165,19 +175,89 @@ TEST_CASE("malformed click batches and store failures are errors", "[service][cl
   Fixture f(options);
   RecordClicksInput in;
   in.events = {Event("abc")};
-  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.recorder->Record(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                       "batch_id: must be 1 to 128 bytes, got 0"));
   in.batch_id = std::string(129, 'b');
   CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kInvalidArgument));
+  // Refused as a whole: the store never saw them.
+  CHECK(f.click_faults.calls("Record") == 0);
   in.batch_id = std::string(128, 'b');
   CHECK_THAT(f.recorder->Record(in), IsOk());
+  CHECK(f.click_faults.calls("Record") == 1);
   in.batch_id = "b2";
   in.events.clear();
-  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.recorder->Record(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                       "events: must be 1 to 3, got 0"));
   in.events.assign(4, Event("abc"));
-  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kInvalidArgument));
+  CHECK_THAT(f.recorder->Record(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                       "events: must be 1 to 3, got 4"));
+  CHECK(f.click_faults.calls("Record") == 1);
   in.events.assign(3, Event("abc"));
-  f.clicks.fail = absl::UnavailableError("record clicks: database unreachable");
+  f.click_faults.FailNext(1, absl::UnavailableError("record clicks: database unreachable"));
+  CHECK_THAT(f.recorder->Record(in), HasCodeAndMessage(absl::StatusCode::kUnavailable,
+                                                       "record clicks: database unreachable"));
+  f.click_faults.FailNext(1, absl::AbortedError("record clicks: deadlocked 3 times"));
+  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kAborted));
+  CHECK(f.clicks.BatchCount() == 1);
+}
+
+TEST_CASE("a batch the store failed counts once when the edge sends it again",
+          "[service][clicks]") {
+  Fixture f;
+  ShortenOutput link = f.Shorten("https://example.com/a");
+  RecordClicksInput in;
+  in.batch_id = "retried";
+  in.events = {Event(link.link.code), Event(link.link.code, "\xFF"), Event("nosuchalias"),
+               Event(link.link.code)};
+  f.click_faults.FailNext(2, absl::UnavailableError("record clicks: database unreachable"),
+                          "Record");
   CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kUnavailable));
+  CHECK(f.clicks.BatchCount() == 0);
+  CHECK(HumanTotal(f, link.link.link.id) == 0);
+
+  // The store is back: the same batch id is recorded once, however often
+  // it comes (the edge cannot know whether an answer it lost was a commit).
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK_FALSE(out->duplicate);
+  CHECK(out->accepted == 2);
+  CHECK(out->skipped == 1);
+  REQUIRE(out->refused.size() == 1);
+  CHECK(out->refused[0].index == 1);
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<RecordClicksOutput> again = f.recorder->Record(in);
+    REQUIRE_THAT(again, IsOk());
+    CHECK(again->duplicate);
+    CHECK(again->accepted == 0);
+    CHECK(again->refused == out->refused);
+  }
+  CHECK(f.click_faults.calls("Record") == 5);
+  CHECK(f.click_faults.batch_sizes("Record") == std::vector<size_t>(5, 2));
+  CHECK(HumanTotal(f, link.link.link.id) == 2);
+  CHECK(f.clicks.Visits().size() == 2);
+}
+
+TEST_CASE("a failed alias look-up fails the batch before anything is recorded",
+          "[service][clicks]") {
+  Fixture f;
+  ShortenOutput aliased = f.Shorten("https://example.com/b", "sale");
+  RecordClicksInput in;
+  in.batch_id = "lookup";
+  in.events = {Event("sale"), Event("sale")};
+  const size_t lookups = f.link_faults.batch_sizes("GetByAliases").size();
+  f.link_faults.FailNext(1, absl::UnavailableError("database unreachable"), "GetByAliases");
+  CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kUnavailable));
+  CHECK(f.click_faults.calls("Record") == 0);
+  // The batch's one code was looked up once, for both events.
+  const std::vector<size_t> sizes = f.link_faults.batch_sizes("GetByAliases");
+  REQUIRE(sizes.size() == lookups + 1);
+  CHECK(sizes.back() == 1);
+
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->accepted == 2);
+  CHECK(HumanTotal(f, aliased.link.link.id) == 2);
 }
 
 TEST_CASE("malformed events are refused one by one and the rest of the batch is recorded",
@@ -233,8 +313,9 @@ TEST_CASE("malformed events are refused one by one and the rest of the batch is 
   CHECK(out->skipped == 1);
   CHECK(static_cast<size_t>(out->accepted + out->skipped) + out->refused.size() ==
         in.events.size());
-  REQUIRE(f.clicks.recorded.size() == 3);
-  for (const clicks::ClickRow& row : f.clicks.recorded) CHECK(row.link_id == link.link.link.id);
+  const std::vector<clicks::ClickRow> recorded = f.clicks.Visits();
+  REQUIRE(recorded.size() == 3);
+  for (const clicks::ClickRow& row : recorded) CHECK(row.link_id == link.link.link.id);
 
   // The retry is a duplicate and refuses exactly the same events.
   out = f.recorder->Record(in);
@@ -266,8 +347,8 @@ TEST_CASE("a batch of nothing but refused events records its id", "[service][cli
   absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
   REQUIRE_THAT(out, IsOk());
   CHECK(out->refused.size() == 2);
-  CHECK(f.clicks.batches.count("b1") == 1);
-  CHECK(f.clicks.recorded.empty());
+  CHECK(f.clicks.BatchCount() == 1);
+  CHECK(f.clicks.Visits().empty());
   CHECK(f.recorder->Record(in)->duplicate);
 }
 
@@ -282,7 +363,8 @@ TEST_CASE("a batch id that is not clean text refuses the batch and records nothi
     CHECK_THAT(out, HasCode(absl::StatusCode::kInvalidArgument));
     CHECK_THAT(std::string(out.status().message()), Catch::StartsWith("batch_id: "));
   }
-  CHECK(f.clicks.batches.empty());
+  CHECK(f.click_faults.calls("Record") == 0);
+  CHECK(f.clicks.BatchCount() == 0);
 }
 
 }  // namespace

@@ -12,34 +12,6 @@ namespace {
 
 using store::ArrayLiteral;
 
-constexpr size_t kMaxBatchId = 128;
-
-bool HasNul(const std::string& text) { return text.find('\0') != std::string::npos; }
-
-absl::Status ValidateBatch(const std::string& batch_id, absl::Span<const ClickRow> rows) {
-  if (batch_id.empty() || batch_id.size() > kMaxBatchId) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch_id: must be 1 to 128 bytes, got ", batch_id.size()));
-  }
-  if (HasNul(batch_id)) return absl::InvalidArgumentError("batch_id: contains a NUL byte");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const ClickRow& r = rows[i];
-    if (r.device != "desktop" && r.device != "mobile" && r.device != "tablet" &&
-        r.device != "bot") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("rows[", i, "].device: must be desktop, mobile, tablet or bot"));
-    }
-    // libpq parameters are C strings: a NUL byte would cut an array short.
-    for (const std::string* text :
-         {&r.client_id, &r.ip, &r.browser, &r.os, &r.os_version, &r.referrer_host, &r.country}) {
-      if (HasNul(*text)) {
-        return absl::InvalidArgumentError(absl::StrCat("rows[", i, "]: a NUL byte in a field"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
 // The count upsert's four array parameters.
 struct CountArrays {
   std::string link_ids, hours, bots, counts;
@@ -136,7 +108,7 @@ PgClickStore::PgClickStore(PgClickStoreOptions options)
 absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
                                                    absl::Span<const ClickRow> rows,
                                                    bool record_visits) {
-  absl::Status valid = ValidateBatch(batch_id, rows);
+  absl::Status valid = ValidateClickBatch(batch_id, rows);
   if (!valid.ok()) return valid;
   // Everything the statements take is built once, outside the retry loop.
   const std::vector<HourlyCount> grouped = GroupHourly(rows);

@@ -1,6 +1,8 @@
-// PgClickStore: click statistics on PostgreSQL (schema in
-// deploy/postgres/migrations/0004_clicks.sql), for any number of service
-// replicas sharing one database.
+// PgClickStore: the ClickStore (lib/clicks/click_store.h) on PostgreSQL
+// (schema in deploy/postgres/migrations/0004_clicks.sql), for any number of
+// service replicas sharing one database. Besides the seam it has what only
+// a database has: click budgets (links.max_clicks, shared with PgLinkStore)
+// and visit partitions with their retention.
 //
 // Record writes one batch of clicks in one transaction with a constant
 // number of statements: the batch id (a batch id recorded before makes the
@@ -38,6 +40,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "lib/clicks/click_stats.h"
+#include "lib/clicks/click_store.h"
 #include "lib/clicks/clicks.h"
 #include "lib/pg/connection_pool.h"
 
@@ -66,18 +69,16 @@ struct PgClickStoreOptions {
   std::function<absl::StatusOr<std::string>(int64_t id)> generated_code;
 };
 
-class PgClickStore : public ClickStatsReader {
+class PgClickStore final : public ClickStore {
  public:
   // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
   // non-positive acquire_timeout, a malformed conninfo, an empty
   // invalidation_channel or no generated_code. Does not connect.
   static absl::StatusOr<std::unique_ptr<PgClickStore>> Create(PgClickStoreOptions options);
 
-  // Records batch `batch_id` of `rows`: their hourly counts and, when
-  // `record_visits`, one visit each; all of it or (on any error) none of it.
-  // A batch id recorded before, by any replica, gives duplicate = true and
-  // writes nothing, whatever the rows; of two concurrent calls with one
-  // batch id exactly one records. An empty batch records its id only.
+  // See ClickStore::Record. The batch id is stored in click_batches in the
+  // transaction of the counts and visits, which is what makes a batch id
+  // recorded before, by any replica, a duplicate.
   // Links with a click budget whose human total this batch brings to the
   // budget are marked exhausted and notified (see invalidation_channel) in
   // the same transaction; outcome.exhausted lists them. A link is marked by
@@ -89,7 +90,7 @@ class PgClickStore : public ClickStatsReader {
   // batch id again is always safe); ABORTED (max_record_attempts deadlocks);
   // DEADLINE_EXCEEDED (statement timeout); INTERNAL (anything else).
   absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
-                                       bool record_visits);
+                                       bool record_visits) override;
 
   // Creates the visits partition of the UTC month `t` falls in, unless this
   // process knows it exists. Record does this by itself when a batch needs
@@ -103,21 +104,13 @@ class PgClickStore : public ClickStatsReader {
   // partitions dropped, oldest first. Errors as Record's.
   absl::StatusOr<std::vector<std::string>> DropVisitPartitionsOlderThan(absl::Time cutoff);
 
-  // Entries per top list of ClickStats.
-  static constexpr int kMaxTop = 10;
-  // Buckets one Stats call may return: 31 days of hours, 3 years of days.
-  static constexpr int64_t kMaxHourBuckets = 31 * 24;
-  static constexpr int64_t kMaxDayBuckets = 3 * 366;
-
-  // Statistics of `link_id` over [start, end), widened to whole UTC buckets
-  // (start rounded down, end rounded up to a bucket boundary). Three
-  // statements: counts, uniques, top lists. Errors: INVALID_ARGUMENT (end
-  // before start; more buckets than kMaxHourBuckets / kMaxDayBuckets), and
-  // otherwise as Record's.
+  // See ClickStore::Stats. Three statements, each in its own snapshot:
+  // counts (click_counts), uniques and top lists (visits). Errors:
+  // INVALID_ARGUMENT (BucketRangeOf's), and otherwise as Record's.
   absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
                                    StatsGranularity granularity) override;
 
-  // Human clicks of `link_id` ever counted (what GetLink reports). Errors as
+  // See ClickStore::HumanTotal (a sum over click_counts). Errors as
   // Record's.
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
 

@@ -1,0 +1,65 @@
+// InMemoryClickStore: the ClickStore of unit tests (ClickRecorder, the
+// service's statistics) and of runs without a database. Same semantics as
+// PgClickStore (both pass the contract suite in tests/clicks): exactly once
+// per batch id, hourly counts per bot flag, visits, and the same Stats and
+// HumanTotal answers. Nothing durable, and no click budgets: it does not
+// know links, so RecordOutcome::exhausted is always empty (budgets are
+// tested on PgClickStore, which shares the links table). For failures, wrap
+// it (tests/support/faulty_click_store.h).
+//
+// Thread-safe: one std::shared_mutex (seen by ThreadSanitizer); Record
+// applies a whole batch under it, so a batch is atomic like a database
+// transaction, and Stats reads one state.
+#ifndef SHORTENER_LIB_CLICKS_IN_MEMORY_CLICK_STORE_H_
+#define SHORTENER_LIB_CLICKS_IN_MEMORY_CLICK_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "lib/clicks/click_store.h"
+
+namespace shortener::clicks {
+
+class InMemoryClickStore final : public ClickStore {
+ public:
+  InMemoryClickStore() = default;
+  InMemoryClickStore(const InMemoryClickStore&) = delete;
+  InMemoryClickStore& operator=(const InMemoryClickStore&) = delete;
+
+  // See ClickStore. Errors: INVALID_ARGUMENT only (ValidateClickBatch,
+  // BucketRangeOf).
+  absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
+                                       bool record_visits) override;
+  absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
+                                   StatsGranularity granularity) override;
+  absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
+
+  // For tests of what callers hand the store: the number of batch ids
+  // recorded, and every visit recorded, in the order recorded (rows exactly
+  // as Record received them).
+  size_t BatchCount() const;
+  std::vector<ClickRow> Visits() const;
+
+ private:
+  struct HourCounts {
+    int64_t human = 0;
+    int64_t bot = 0;
+  };
+
+  mutable std::shared_mutex mu_;
+  // Guarded by mu_:
+  absl::flat_hash_set<std::string> batches_;
+  // Link id -> start of a UTC hour -> its clicks (click_counts' rows).
+  absl::flat_hash_map<int64_t, std::map<absl::Time, HourCounts>> counts_;
+  std::vector<ClickRow> visits_;
+};
+
+}  // namespace shortener::clicks
+
+#endif  // SHORTENER_LIB_CLICKS_IN_MEMORY_CLICK_STORE_H_
