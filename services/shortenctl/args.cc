@@ -20,7 +20,7 @@
 namespace shortener::ctl {
 namespace {
 
-// Flags are defined only in main.cc (and in tests); abseil's own
+// Flags are defined only in ctl_flags.cc (and in tests); abseil's own
 // (--flagfile, --help, ...), when linked in, mean nothing to this tool.
 bool IsOurFlag(const absl::CommandLineFlag& flag) {
   return !absl::StrContains(flag.Filename(), "absl/") && !flag.IsRetired();

@@ -1,0 +1,101 @@
+#include "services/shortenctl/ctl_flags.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/time/time.h"
+
+namespace {
+
+// $SHORTENER_SERVICE, when set, replaces the built-in default address.
+std::string DefaultService() {
+  const char* env = std::getenv("SHORTENER_SERVICE");
+  return env != nullptr && *env != '\0' ? env : shortener::ctl::Options().service;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, service, DefaultService(),
+          "HOST:PORT of shorten-service ($SHORTENER_SERVICE overrides the default)");
+ABSL_FLAG(std::string, service_tls_ca, "",
+          "PEM CA certificate(s) the service's certificate must chain to: connect over TLS "
+          "(default plaintext)");
+ABSL_FLAG(std::string, service_tls_cert, "",
+          "PEM client certificate, for a service that requires one (mutual TLS); needs "
+          "--service_tls_key");
+ABSL_FLAG(std::string, service_tls_key, "", "PEM private key of --service_tls_cert (unencrypted)");
+ABSL_FLAG(std::string, service_tls_server_name, "",
+          "name the service's certificate must carry, when it does not name the --service host");
+ABSL_FLAG(bool, json, false, "print each response as one JSON object per line (proto field names)");
+ABSL_FLAG(absl::Duration, timeout, shortener::ctl::Options().timeout,
+          "deadline to connect, and of each call");
+ABSL_FLAG(std::string, alias, "",
+          "shorten: custom alias instead of a generated code ([A-Za-z0-9_-], 1-64 chars)");
+ABSL_FLAG(std::string, expire, "",
+          "shorten, batch: expiry, an RFC 3339 time (2027-01-01T00:00:00Z), a date, or a duration "
+          "from now (24h, 7d); default never");
+ABSL_FLAG(std::string, redirect, "",
+          "shorten, batch: HTTP status of the redirect, 301|302|307|308 (default 302)");
+ABSL_FLAG(bool, force_new, false,
+          "shorten, batch: create a new link even if one exists for the URL");
+ABSL_FLAG(std::string, request_id, "",
+          "shorten: idempotency key; a retry with the same id returns the same link");
+ABSL_FLAG(int64_t, max_clicks, 0,
+          "shorten, batch: the link expires once this many human clicks are counted; 0 = "
+          "unlimited");
+ABSL_FLAG(std::string, api_key_file, "",
+          "file holding the API key sent with every call; default $SHORTENER_API_KEY");
+ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
+ABSL_FLAG(std::string, tenant, "", "keys create: owner of the key's links; default the name");
+ABSL_FLAG(bool, infrastructure, false,
+          "keys create: an infrastructure key (a redirect edge's): no tenant; the only kind "
+          "that may hold record_clicks and watch_invalidations");
+ABSL_FLAG(std::string, scopes, "",
+          "keys create: comma-separated scopes (shorten, resolve, revoke, stats, admin; with "
+          "--infrastructure: resolve, record_clicks, watch_invalidations)");
+ABSL_FLAG(std::string, domains, "",
+          "keys create: comma-separated target domains (example.com, *.example.com); default all");
+ABSL_FLAG(std::string, rate, "", "keys create: requests per second; default no limit");
+ABSL_FLAG(std::string, burst, "", "keys create: token bucket size; default ceil(rate)");
+ABSL_FLAG(std::string, from, "",
+          "stats: start of the range, an RFC 3339 time, a date, or a duration back from now "
+          "(30d); default 7 days (1 day by hour) before --to");
+ABSL_FLAG(std::string, to, "", "stats: end of the range (excluded), as --from; default now");
+ABSL_FLAG(std::string, granularity, "", "stats: hour|day (default day)");
+
+namespace shortener::ctl {
+
+Options OptionsFromFlags() {
+  Options options;
+  options.service = absl::GetFlag(FLAGS_service);
+  options.tls.ca_file = absl::GetFlag(FLAGS_service_tls_ca);
+  options.tls.cert_file = absl::GetFlag(FLAGS_service_tls_cert);
+  options.tls.key_file = absl::GetFlag(FLAGS_service_tls_key);
+  options.tls.server_name = absl::GetFlag(FLAGS_service_tls_server_name);
+  options.json = absl::GetFlag(FLAGS_json);
+  options.timeout = absl::GetFlag(FLAGS_timeout);
+  options.shorten.alias = absl::GetFlag(FLAGS_alias);
+  options.shorten.expire = absl::GetFlag(FLAGS_expire);
+  options.shorten.redirect = absl::GetFlag(FLAGS_redirect);
+  options.shorten.force_new = absl::GetFlag(FLAGS_force_new);
+  options.shorten.request_id = absl::GetFlag(FLAGS_request_id);
+  options.shorten.max_clicks = absl::GetFlag(FLAGS_max_clicks);
+  const char* env_key = std::getenv("SHORTENER_API_KEY");  // --api_key_file wins (Run reads it)
+  options.api_key = env_key != nullptr ? env_key : "";
+  options.api_key_file = absl::GetFlag(FLAGS_api_key_file);
+  options.keys.name = absl::GetFlag(FLAGS_name);
+  options.keys.tenant = absl::GetFlag(FLAGS_tenant);
+  options.keys.infrastructure = absl::GetFlag(FLAGS_infrastructure);
+  options.keys.scopes = absl::GetFlag(FLAGS_scopes);
+  options.keys.domains = absl::GetFlag(FLAGS_domains);
+  options.keys.rate = absl::GetFlag(FLAGS_rate);
+  options.keys.burst = absl::GetFlag(FLAGS_burst);
+  options.stats.from = absl::GetFlag(FLAGS_from);
+  options.stats.to = absl::GetFlag(FLAGS_to);
+  options.stats.granularity = absl::GetFlag(FLAGS_granularity);
+  return options;
+}
+
+}  // namespace shortener::ctl
