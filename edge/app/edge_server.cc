@@ -293,7 +293,9 @@ absl::Status RunEdge(const EdgeConfig& config) {
   SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                              grpcutil::CreateClientChannel(config.service, config.service_tls,
                                                            EdgeChannelArguments(), api_key));
-  ServiceClient client(std::move(channel), client_options);
+  // One channel for all of the edge's calls to the service: Resolve and
+  // BatchResolve (the client), RecordClicks, WatchInvalidations.
+  ServiceClient client(channel, client_options);
 
   // Clicks: opened before serving so a bad spool directory stops the start.
   // Without --record_clicks none of it exists and the handler records
@@ -305,7 +307,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   if (config.record_clicks) {
     SHORTENER_ASSIGN_OR_RETURN(click_spool, OpenClickSpool(config.clicks));
     click_queue = std::make_unique<ClickQueue>(config.clicks.queue);
-    click_transport = std::make_unique<GrpcClickTransport>(&client.stub());
+    click_transport = std::make_unique<GrpcClickTransport>(channel);
     click_sender = std::make_unique<ClickSender>(click_queue.get(), click_spool.get(),
                                                  click_transport.get(), config.clicks.sender);
     click_sender->Start();
@@ -335,7 +337,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
 
   InvalidationWatcherOptions watcher_options;
   watcher_options.subscriber = absl::StrCat("redirect-edge ", config.listen);
-  InvalidationWatcher watcher(&client.stub(), &handler, watcher_options);
+  InvalidationWatcher watcher(channel, &handler, watcher_options);
   watcher.Start();
 
   AdminHandler admin_handler(AdminSources{[&handler] { return handler.MetricsText(); },

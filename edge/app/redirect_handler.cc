@@ -71,13 +71,13 @@ int64_t MonotonicNowNs() {
 }
 
 RedirectHandler::RedirectHandler(const codec::ShortCodec* codec, LinkCache* cache,
-                                 ServiceClient* client, ResolveBatcher* resolver,
+                                 LinkResolver* upstream, ResolveBatcher* batcher,
                                  EdgeMetrics* metrics, ClickRecording clicks,
                                  RedirectHandlerOptions options)
     : codec_(codec),
       cache_(cache),
-      client_(client),
-      resolver_(resolver),
+      upstream_(upstream),
+      batcher_(batcher),
       metrics_(metrics),
       clicks_(clicks),
       options_(std::move(options)) {}
@@ -99,7 +99,8 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
   int status;
   switch (target.kind) {
     case TargetKind::kReadyz:
-      status = AppendResponse(exchange.out(), PlanForReadiness(client_->Ready()), response_options);
+      status =
+          AppendResponse(exchange.out(), PlanForReadiness(upstream_->Ready()), response_options);
       break;
     case TargetKind::kPrefiltered:
       metrics_->CountPrefiltered(loop);
@@ -157,7 +158,7 @@ void RedirectHandler::Lookup(http::Exchange& exchange, absl::string_view code, b
     ResponseOptions options;
     options.keep_alive = keep_alive;
     options.head = head;
-    options.date = FormatHttpDate(std::time(nullptr), date);
+    options.date = FormatHttpDate(absl::ToTimeT(options_.clock->Now()), date);
     thread_local std::string bytes;
     bytes.clear();
     const int status = AppendResponse(bytes, PlanForOutcome(result, options_.locations), options);
@@ -194,7 +195,7 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t deadlin
       ResolveBatcher::Clock::time_point(std::chrono::nanoseconds(deadline_ns));
   // The ticket moves into the callback: the code must not view it.
   const std::string code(ticket.key());
-  resolver_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](ResolveReply reply) {
+  batcher_->Resolve(code, deadline, [this, alias, ticket = std::move(ticket)](ResolveReply reply) {
     if (alias) alias_misses_.fetch_sub(1, std::memory_order_relaxed);
     if (reply.outcome == ResolveOutcome::kOverloaded) {
       metrics_->CountMissRefusal(MissRefusal::kResolveQueueFull);
@@ -222,7 +223,7 @@ void RedirectHandler::StartFetch(FetchTicket ticket, bool alias, int64_t deadlin
     const int64_t now = MonotonicNowNs();
     int64_t expire_at = 0;
     if (reply.expire_time.has_value() && result.outcome == ResolveOutcome::kActive) {
-      const absl::Duration remaining = *reply.expire_time - absl::Now();
+      const absl::Duration remaining = *reply.expire_time - options_.clock->Now();
       if (remaining <= absl::ZeroDuration()) {
         // Past its expiry by this machine's clock (skew, or the answer was
         // slow): never redirect an expired link.
@@ -253,8 +254,8 @@ std::string RedirectHandler::MetricsText() const {
   EdgeMetrics::Gauges gauges;
   gauges.cache = cache_->Stats();
   if (const http::HttpServer* server = server_.load()) gauges.server = server->Stats();
-  gauges.service_ready = client_->Ready();
-  const ResolveBatcher::Stats batches = resolver_->GetStats();
+  gauges.service_ready = upstream_->Ready();
+  const ResolveBatcher::Stats batches = batcher_->GetStats();
   gauges.resolve_rpcs = batches.calls;
   gauges.resolve_codes = batches.codes;
   gauges.resolve_queued = batches.queued;
@@ -276,7 +277,8 @@ std::optional<ClickEvent> RedirectHandler::PrepareClick(const http::Request& req
   char ip[kMaxIpTextLength];
   const absl::string_view client =
       FormatIpAddress(ClientIp(peer, request.x_forwarded_for, options_.trusted_proxies), ip);
-  return MakeClickEvent(code, absl::Now(), client, request.user_agent, request.referer, 0);
+  return MakeClickEvent(code, options_.clock->Now(), client, request.user_agent, request.referer,
+                        0);
 }
 
 void RedirectHandler::RecordClick(std::optional<ClickEvent>& click, int status) const {

@@ -36,9 +36,15 @@
 //    character are not limited by it (1 in 62 made-up ones gets that far).
 // Every refusal is counted (edge_miss_refusals_total{reason}).
 //
+// Dependencies: the upstream is a LinkResolver (ServiceClient in
+// production, InMemoryLinkResolver in tests), asked for readiness directly
+// and for codes through the ResolveBatcher built on it; wall-clock time
+// (link expiry, click times, the Date of a deferred response) comes from
+// options.clock.
+//
 // Thread safety: Handle runs on event-loop threads, the InvalidationSink
-// methods on gRPC threads; everything shared is the cache, the metrics and
-// the client, all thread-safe.
+// methods on gRPC threads; everything shared is the cache, the metrics, the
+// upstream and the batcher, all thread-safe.
 #ifndef SHORTENER_EDGE_APP_REDIRECT_HANDLER_H_
 #define SHORTENER_EDGE_APP_REDIRECT_HANDLER_H_
 
@@ -56,10 +62,11 @@
 #include "edge/client_ip.h"
 #include "edge/http/http_server.h"
 #include "edge/request_target.h"
-#include "edge/upstream/invalidation_watcher.h"
+#include "edge/upstream/invalidation_sink.h"
+#include "edge/upstream/link_resolver.h"
 #include "edge/upstream/resolve_batcher.h"
-#include "edge/upstream/service_client.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/clock.h"
 
 namespace shortener::edge {
 
@@ -77,6 +84,8 @@ struct RedirectHandlerOptions {
   // answers with another is never cached and answered as an outage (a stale
   // entry or 503). Default http, https.
   LocationPolicy locations;
+  // The wall clock (must outlive the handler). Default SystemClock().
+  const shortener::Clock* clock = &SystemClock();
 };
 
 // Monotonic nanoseconds, the clock of LinkCache times (the same clock as
@@ -93,9 +102,10 @@ struct ClickRecording {
 
 class RedirectHandler : public http::Handler, public InvalidationSink {
  public:
-  // Every pointer must outlive the handler.
-  RedirectHandler(const codec::ShortCodec* codec, LinkCache* cache, ServiceClient* client,
-                  ResolveBatcher* resolver, EdgeMetrics* metrics, ClickRecording clicks,
+  // Every pointer must outlive the handler; `batcher` resolves through
+  // `upstream`.
+  RedirectHandler(const codec::ShortCodec* codec, LinkCache* cache, LinkResolver* upstream,
+                  ResolveBatcher* batcher, EdgeMetrics* metrics, ClickRecording clicks,
                   RedirectHandlerOptions options);
 
   // Set once the server runs, for /metrics (its connection figures).
@@ -117,7 +127,7 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
  private:
   void Lookup(http::Exchange& exchange, absl::string_view code, bool alias, bool head,
               bool keep_alive);
-  // Asks the resolver for `ticket`'s code (or refuses, see the bounds above)
+  // Asks the batcher for `ticket`'s code (or refuses, see the bounds above)
   // and completes the fetch with the answer.
   void StartFetch(FetchTicket ticket, bool alias, int64_t deadline_ns);
   // The click event of a request whose redirect would be a click (status
@@ -132,8 +142,8 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
 
   const codec::ShortCodec* codec_;
   LinkCache* cache_;
-  ServiceClient* client_;
-  ResolveBatcher* resolver_;
+  LinkResolver* upstream_;
+  ResolveBatcher* batcher_;
   EdgeMetrics* metrics_;
   ClickRecording clicks_;
   RedirectHandlerOptions options_;

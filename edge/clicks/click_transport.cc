@@ -1,9 +1,14 @@
 #include "edge/clicks/click_transport.h"
 
+#include <utility>
+
 #include "grpcpp/client_context.h"
 #include "lib/grpcutil/status.h"
 
 namespace shortener::edge {
+
+GrpcClickTransport::GrpcClickTransport(std::shared_ptr<grpc::Channel> channel)
+    : stub_(v1::ShortenService::NewStub(std::move(channel))) {}
 
 absl::StatusOr<ClickSendResult> GrpcClickTransport::Send(const ClickBatch& batch,
                                                          absl::Duration timeout) {

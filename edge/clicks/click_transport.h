@@ -2,11 +2,15 @@
 // RecordClicks call per batch. Blocking is fine here: only the sender's own
 // thread calls it, never an event loop or a gRPC reactor.
 //
+// GrpcClickTransport shares the edge's channel (its connection and API key)
+// with the upstream's other users and makes its own stub on it.
+//
 // Thread safety: GrpcClickTransport::Send is thread-safe (gRPC stubs are).
 #ifndef SHORTENER_EDGE_CLICKS_CLICK_TRANSPORT_H_
 #define SHORTENER_EDGE_CLICKS_CLICK_TRANSPORT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "edge/clicks/click_event.h"
+#include "grpcpp/channel.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::edge {
@@ -42,12 +47,12 @@ class ClickTransport {
 
 class GrpcClickTransport : public ClickTransport {
  public:
-  // `stub` (its channel carries the edge's API key) must outlive this.
-  explicit GrpcClickTransport(v1::ShortenService::StubInterface* stub) : stub_(stub) {}
+  // `channel` carries the edge's API key.
+  explicit GrpcClickTransport(std::shared_ptr<grpc::Channel> channel);
   absl::StatusOr<ClickSendResult> Send(const ClickBatch& batch, absl::Duration timeout) override;
 
  private:
-  v1::ShortenService::StubInterface* stub_;
+  std::unique_ptr<v1::ShortenService::Stub> stub_;
 };
 
 }  // namespace shortener::edge

@@ -71,9 +71,11 @@ class InvalidationWatcher::Reader : public grpc::ClientReadReactor<pb::Invalidat
   grpc::Status status_;
 };
 
-InvalidationWatcher::InvalidationWatcher(pb::ShortenService::Stub* stub, InvalidationSink* sink,
-                                         InvalidationWatcherOptions options)
-    : stub_(stub), sink_(sink), options_(std::move(options)) {}
+InvalidationWatcher::InvalidationWatcher(std::shared_ptr<grpc::Channel> channel,
+                                         InvalidationSink* sink, InvalidationWatcherOptions options)
+    : stub_(pb::ShortenService::NewStub(std::move(channel))),
+      sink_(sink),
+      options_(std::move(options)) {}
 
 InvalidationWatcher::~InvalidationWatcher() { Stop(); }
 

@@ -9,6 +9,10 @@
 // watcher reports the stream down and resubscribes with exponential backoff
 // (with jitter), reset once a stream has been acknowledged.
 //
+// The watcher shares the edge's channel (and so its connection and API
+// key) with the ServiceClient and the click transport, and makes its own
+// stub on it.
+//
 // Thread safety: Start/Stop from one owner thread; the sink is called from
 // gRPC threads, one message at a time.
 #ifndef SHORTENER_EDGE_UPSTREAM_INVALIDATION_WATCHER_H_
@@ -16,42 +20,33 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "edge/upstream/invalidation_sink.h"
+#include "grpcpp/channel.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
 namespace shortener::edge {
 
-class InvalidationSink {
- public:
-  virtual ~InvalidationSink() = default;
-  virtual void DropAll() = 0;
-  virtual void Invalidate(absl::string_view code) = 0;
-  // Stream acknowledged (true) or ended (false).
-  virtual void StreamState(bool subscribed) = 0;
-  // For metrics: a subscription is being attempted; a message arrived
-  // (called before its DropAll/Invalidate calls).
-  virtual void StreamStarting() {}
-  virtual void MessageReceived(size_t codes, bool drop_all) {
-    (void)codes;
-    (void)drop_all;
-  }
-};
-
 struct InvalidationWatcherOptions {
+  // Who subscribes (WatchInvalidationsRequest.subscriber, for the service's
+  // logs). Default "redirect-edge".
   std::string subscriber = "redirect-edge";
+  // Wait before the first resubscription; doubles per failed attempt up to
+  // max_backoff, back to this once a stream was acknowledged. Each wait is
+  // jittered to 0.5..1.5 times. Defaults 100 ms and 5 s.
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
 };
 
 class InvalidationWatcher {
  public:
-  InvalidationWatcher(shortener::v1::ShortenService::Stub* stub, InvalidationSink* sink,
+  // `sink` must outlive the watcher.
+  InvalidationWatcher(std::shared_ptr<grpc::Channel> channel, InvalidationSink* sink,
                       InvalidationWatcherOptions options);
   ~InvalidationWatcher();  // Stop()
 
@@ -65,7 +60,7 @@ class InvalidationWatcher {
   class Reader;
   void Run();
 
-  shortener::v1::ShortenService::Stub* stub_;
+  std::unique_ptr<shortener::v1::ShortenService::Stub> stub_;
   InvalidationSink* sink_;
   InvalidationWatcherOptions options_;
 

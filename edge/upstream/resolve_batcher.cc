@@ -34,8 +34,8 @@ ResolveReply ExpiredQueued() {
 
 }  // namespace
 
-ResolveBatcher::ResolveBatcher(ResolveTransport* transport, ResolveBatcherOptions options)
-    : client_(transport),
+ResolveBatcher::ResolveBatcher(LinkResolver* upstream, ResolveBatcherOptions options)
+    : upstream_(upstream),
       options_{std::max(1, options.max_batch), std::max(1, options.max_in_flight),
                std::max(1, options.max_queued)},
       expirer_([this] { ExpireLoop(); }) {}
@@ -199,18 +199,18 @@ void ResolveBatcher::Send(std::vector<Pending> batch) {
     if (!next.empty()) Send(std::move(next));
   };
   if (waiting->size() == 1) {
-    client_->Resolve(waiting->front().code, deadline,
-                     [answer = std::move(answer)](ResolveReply reply) mutable {
-                       std::vector<ResolveReply> replies;
-                       replies.push_back(std::move(reply));
-                       answer(std::move(replies));
-                     });
+    upstream_->Resolve(waiting->front().code, deadline,
+                       [answer = std::move(answer)](ResolveReply reply) mutable {
+                         std::vector<ResolveReply> replies;
+                         replies.push_back(std::move(reply));
+                         answer(std::move(replies));
+                       });
     return;
   }
   std::vector<std::string> codes;
   codes.reserve(waiting->size());
   for (const Pending& p : *waiting) codes.push_back(p.code);
-  client_->ResolveBatch(std::move(codes), deadline, std::move(answer));
+  upstream_->ResolveBatch(std::move(codes), deadline, std::move(answer));
 }
 
 void ResolveBatcher::Drain() {

@@ -37,7 +37,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/string_view.h"
-#include "edge/upstream/resolve_transport.h"
+#include "edge/upstream/link_resolver.h"
 
 namespace shortener::edge {
 
@@ -57,9 +57,9 @@ class ResolveBatcher {
   using Clock = std::chrono::steady_clock;
   using Done = absl::AnyInvocable<void(ResolveReply)>;
 
-  // `transport` (ServiceClient in production) must outlive the batcher.
+  // `upstream` (ServiceClient in production) must outlive the batcher.
   // Options below 1 count as 1. Starts the expiry thread.
-  ResolveBatcher(ResolveTransport* transport, ResolveBatcherOptions options);
+  ResolveBatcher(LinkResolver* upstream, ResolveBatcherOptions options);
   // Drains (see Drain) if that was not done.
   ~ResolveBatcher();
   ResolveBatcher(const ResolveBatcher&) = delete;
@@ -80,7 +80,7 @@ class ResolveBatcher {
   // codes, stops the expiry thread and waits until every call out has
   // returned and its callbacks have run (bounded by the client's
   // resolve_timeout). After it returns no callback touches the batcher, its
-  // transport or anything a `done` uses. Idempotent.
+  // upstream or anything a `done` uses. Idempotent.
   void Drain();
 
   struct Stats {
@@ -114,7 +114,7 @@ class ResolveBatcher {
   // held.
   Clock::time_point TakeExpired(Clock::time_point now, std::vector<Pending>& expired);
 
-  ResolveTransport* client_;
+  LinkResolver* upstream_;
   const ResolveBatcherOptions options_;
 
   mutable std::mutex mu_;

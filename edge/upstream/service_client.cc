@@ -34,7 +34,7 @@ struct ResolveCall {
   grpc::ClientContext context;
   pb::ResolveRequest request;
   pb::ResolveResponse response;
-  absl::AnyInvocable<void(ResolveReply)> done;
+  LinkResolver::Done done;
   std::chrono::steady_clock::time_point start;
 };
 
@@ -42,7 +42,7 @@ struct ResolveBatchCall {
   grpc::ClientContext context;
   pb::BatchResolveRequest request;
   pb::BatchResolveResponse response;
-  absl::AnyInvocable<void(std::vector<ResolveReply>)> done;
+  LinkResolver::BatchDone done;
   std::chrono::steady_clock::time_point start;
   std::chrono::steady_clock::time_point deadline;  // the caller's
 };
@@ -118,8 +118,7 @@ std::chrono::system_clock::time_point ServiceClient::CallDeadline(
   return std::chrono::system_clock::now() + std::max(wait, std::chrono::nanoseconds(0));
 }
 
-void ServiceClient::Resolve(absl::string_view code, Clock::time_point deadline,
-                            absl::AnyInvocable<void(ResolveReply)> done) {
+void ServiceClient::Resolve(absl::string_view code, Clock::time_point deadline, Done done) {
   auto* call = new ResolveCall;
   call->request.set_code(std::string(code));
   call->done = std::move(done);
@@ -146,12 +145,12 @@ ResolveReply ReplyFromBatchItem(const pb::BatchResolveResult& item) {
 }
 
 void ServiceClient::ResolveEach(std::vector<std::string> codes, Clock::time_point deadline,
-                                absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
+                                BatchDone done) {
   struct Gather {
     std::mutex mu;
     std::vector<ResolveReply> replies;
     size_t remaining;
-    absl::AnyInvocable<void(std::vector<ResolveReply>)> done;
+    BatchDone done;
   };
   auto gather = std::make_shared<Gather>();
   gather->replies.resize(codes.size());
@@ -169,7 +168,7 @@ void ServiceClient::ResolveEach(std::vector<std::string> codes, Clock::time_poin
 }
 
 void ServiceClient::ResolveBatch(std::vector<std::string> codes, Clock::time_point deadline,
-                                 absl::AnyInvocable<void(std::vector<ResolveReply>)> done) {
+                                 BatchDone done) {
   if (batch_unimplemented_.load(std::memory_order_relaxed)) {
     ResolveEach(std::move(codes), deadline, std::move(done));
     return;

@@ -1,6 +1,6 @@
-// The edge's view of the shorten-service: non-blocking Resolve calls
-// (gRPC callback API; the event loop never waits on a miss; the
-// ResolveTransport of the resolve batcher) and readiness.
+// ServiceClient: the LinkResolver (link_resolver.h) that asks the
+// shorten-service: non-blocking Resolve and BatchResolve calls (gRPC
+// callback API; the event loop never waits on a miss) and readiness.
 //
 // Resolve outcomes map to what the edge answers (http_status.h):
 //   OK + ACTIVE -> kActive (302/301/307/308 from redirect_type)
@@ -27,7 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "edge/http_status.h"
-#include "edge/upstream/resolve_transport.h"
+#include "edge/upstream/link_resolver.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "shortener/v1/shortener.grpc.pb.h"
@@ -45,18 +45,14 @@ struct ServiceClientOptions {
 // quick reconnects after the service restarts.
 grpc::ChannelArguments EdgeChannelArguments();
 
-class ServiceClient : public ResolveTransport {
+class ServiceClient final : public LinkResolver {
  public:
   ServiceClient(std::shared_ptr<grpc::Channel> channel, ServiceClientOptions options);
 
   // Starts one Resolve; `done` runs exactly once on a gRPC thread. The call's
   // deadline is resolve_timeout from now or `deadline`, whichever is first
   // (past it: kUnavailable with DEADLINE_EXCEEDED).
-  void Resolve(absl::string_view code, Clock::time_point deadline,
-               absl::AnyInvocable<void(ResolveReply)> done) override;
-  void Resolve(absl::string_view code, absl::AnyInvocable<void(ResolveReply)> done) {
-    Resolve(code, Clock::time_point::max(), std::move(done));
-  }
+  void Resolve(absl::string_view code, Clock::time_point deadline, Done done) override;
 
   // Starts one BatchResolve for `codes` (1..1000), deadline as Resolve;
   // `done` runs exactly once on a gRPC thread with one reply per code, in
@@ -64,22 +60,19 @@ class ServiceClient : public ResolveTransport {
   // error. Against a service without BatchResolve (UNIMPLEMENTED), falls
   // back to one Resolve per code (same deadline).
   void ResolveBatch(std::vector<std::string> codes, Clock::time_point deadline,
-                    absl::AnyInvocable<void(std::vector<ResolveReply>)> done) override;
+                    BatchDone done) override;
 
   // True while the channel is connected (asks it to connect when idle) and
   // the last call did not have this edge's key refused (UNAUTHENTICATED or
   // PERMISSION_DENIED): an edge whose key was revoked cannot serve a miss
   // and should get no traffic.
-  bool Ready() const;
-
-  shortener::v1::ShortenService::Stub& stub() { return *stub_; }
+  bool Ready() const override;
 
  private:
   // Tracks whether the service refuses our key (see Ready).
   void NoteCallStatus(const grpc::Status& status);
   // One Resolve per code, answered together.
-  void ResolveEach(std::vector<std::string> codes, Clock::time_point deadline,
-                   absl::AnyInvocable<void(std::vector<ResolveReply>)> done);
+  void ResolveEach(std::vector<std::string> codes, Clock::time_point deadline, BatchDone done);
   // The earlier of now + resolve_timeout and `deadline`, for gRPC.
   std::chrono::system_clock::time_point CallDeadline(Clock::time_point deadline) const;
 

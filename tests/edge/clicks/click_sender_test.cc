@@ -60,7 +60,7 @@ TEST_CASE("the sender ships full batches at once and the rest when stopped", "[c
   REQUIRE(server.started());
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 10;
   options.flush_interval = absl::Hours(1);  // only size triggers a batch
@@ -88,7 +88,7 @@ TEST_CASE("the sender ships a partial batch after the flush interval", "[clicks]
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   sender.Start();
   for (const std::string& code : Codes("t", 3)) REQUIRE(queue.Push(Event(code)));
@@ -101,7 +101,7 @@ TEST_CASE("a batch that failed with UNAVAILABLE is retried with the same id", "[
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   server.service.FailNext(2);
   sender.Start();
@@ -120,7 +120,7 @@ TEST_CASE("a batch whose answer was lost is sent again and counted once", "[clic
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   server.service.LoseAckNext(1);
   sender.Start();
@@ -134,7 +134,7 @@ TEST_CASE("a batch whose answer was lost is sent again and counted once", "[clic
 void OutageAndRecovery(ClickSpool& spool, grpc::StatusCode outage_code) {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 5;
   ClickSender sender(&queue, &spool, &transport, options);
@@ -195,7 +195,7 @@ TEST_CASE("events beyond the spool cap are dropped and counted", "[clicks][sende
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1);  // nothing fits
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   server.service.SetDown(true);
   sender.Start();
@@ -209,7 +209,7 @@ TEST_CASE("stopping sends what is queued at once", "[clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.flush_interval = absl::Hours(1);
   ClickSender sender(&queue, &spool, &transport, options);
@@ -229,7 +229,7 @@ TEST_CASE("stopping while the service is down spools the queue for the next run"
   FileClickSpoolOptions spool_options;
   spool_options.dir = templ;
   FakeClickServer server;
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.flush_interval = absl::Hours(1);
   {
@@ -266,7 +266,7 @@ TEST_CASE("stopping does not wait out the flush timeout for a service that refus
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.flush_interval = absl::Hours(1);
   ClickSender sender(&queue, &spool, &transport, options);
@@ -286,7 +286,7 @@ TEST_CASE("a transient failure at shutdown is retried within the flush timeout",
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.flush_interval = absl::Hours(1);
   ClickSender sender(&queue, &spool, &transport, options);
@@ -314,7 +314,7 @@ TEST_CASE("events the service refuses are dropped and counted and the rest recor
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   server.service.RefuseEvents(
       [](const v1::ClickEvent& e) { return e.code() == "x3" || e.code() == "x7"; });
@@ -379,7 +379,7 @@ TEST_CASE("refusals are logged once per cause, not once per event", "[clicks][se
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 50;
   ClickSender sender(&queue, &spool, &transport, options);
@@ -404,7 +404,7 @@ TEST_CASE("refusals are logged once per cause, not once per event", "[clicks][se
 void SplitUntilRefusedIsolated(ClickSpool& spool) {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 100;
   options.flush_interval = absl::Milliseconds(20);
@@ -463,7 +463,7 @@ TEST_CASE("a batch over the service's event limit is split and recorded whole",
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 10;
   ClickSender sender(&queue, &spool, &transport, options);
@@ -485,7 +485,7 @@ TEST_CASE("a half that fails while the service is down waits in the spool under 
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 4;
   ClickSender sender(&queue, &spool, &transport, options);
@@ -511,7 +511,7 @@ TEST_CASE("batches are cut to the byte cap so that each fits the service's recei
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 24);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSenderOptions options = FastOptions();
   options.batch_size = 1000;
   options.max_batch_bytes = 16 * 1024;
@@ -537,7 +537,7 @@ TEST_CASE("an unreadable spool record is dropped and counted and the batches beh
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
-  GrpcClickTransport transport(server.stub.get());
+  GrpcClickTransport transport(server.channel);
   ClickSender sender(&queue, &spool, &transport, FastOptions());
   // Damage: a field-2 entry cut short after two whole ones.
   ClickBatch damaged;
@@ -585,7 +585,7 @@ TEST_CASE("a batch an older edge spooled with bytes that are not UTF-8 is replay
     absl::StatusOr<std::unique_ptr<ClickSpool>> spool = OpenFileClickSpool(spool_options);
     REQUIRE(spool.ok());
     ClickQueue queue(ClickQueueOptions{});
-    GrpcClickTransport transport(server.stub.get());
+    GrpcClickTransport transport(server.channel);
     ClickSender sender(&queue, spool->get(), &transport, FastOptions());
     sender.Start();
     CHECK(WaitUntil([&] { return (*spool)->empty(); }));

@@ -19,12 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "shortener/v1/shortener.grpc.pb.h"
+#include "tests/support/in_process_server.h"
 
 namespace shortener::edge {
 
@@ -174,29 +170,8 @@ class FakeClickService final : public v1::ShortenService::Service {
   std::vector<std::string> order_;
 };
 
-// The fake on 127.0.0.1:<any port> and a stub connected to it.
-class FakeClickServer {
- public:
-  FakeClickServer() {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(&service);
-    server_ = builder.BuildAndStart();
-    channel_ =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
-    stub = v1::ShortenService::NewStub(channel_);
-  }
-  ~FakeClickServer() { server_->Shutdown(std::chrono::system_clock::now()); }
-  bool started() const { return server_ != nullptr; }
-
-  FakeClickService service;
-  std::unique_ptr<v1::ShortenService::Stub> stub;
-
- private:
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-  std::shared_ptr<grpc::Channel> channel_;
-};
+// The fake on 127.0.0.1:<any port> and a channel to it.
+using FakeClickServer = testing::InProcessServer<FakeClickService>;
 
 }  // namespace shortener::edge
 

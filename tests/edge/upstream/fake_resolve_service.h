@@ -17,13 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "shortener/v1/shortener.grpc.pb.h"
+#include "tests/support/in_process_server.h"
 
 namespace shortener::edge {
 
@@ -104,29 +99,7 @@ class FakeResolveService final : public v1::ShortenService::Service {
 };
 
 // The fake on 127.0.0.1:<any port> and a channel to it.
-class FakeResolveServer {
- public:
-  FakeResolveServer() {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(&service);
-    server_ = builder.BuildAndStart();
-    channel =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials());
-  }
-  ~FakeResolveServer() {
-    service.Release();
-    server_->Shutdown(std::chrono::system_clock::now());
-  }
-  bool started() const { return server_ != nullptr; }
-
-  FakeResolveService service;
-  std::shared_ptr<grpc::Channel> channel;
-
- private:
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-};
+using FakeResolveServer = testing::InProcessServer<FakeResolveService>;
 
 }  // namespace shortener::edge
 

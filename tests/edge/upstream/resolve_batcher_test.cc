@@ -1,8 +1,8 @@
 // The resolve batcher: batching, the queue bound, the per-code deadline
-// (queued and in a call), shutdown, many threads at once; over an in-memory
-// transport (which keeps gRPC out of the TSan run), and once through the
-// real ServiceClient against an in-process fake service (the deadline
-// reaches gRPC, BatchResolve's answers map back in order).
+// (queued and in a call), shutdown, many threads at once; over the
+// in-memory upstream (which keeps gRPC out of the TSan run), and once
+// through the real ServiceClient against an in-process fake service (the
+// deadline reaches gRPC, BatchResolve's answers map back in order).
 #include "edge/upstream/resolve_batcher.h"
 
 #include <catch2/catch.hpp>
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "edge/upstream/in_memory_link_resolver.h"
 #include "edge/upstream/service_client.h"
 #include "tests/edge/upstream/fake_resolve_service.h"
-#include "tests/edge/upstream/fake_resolve_transport.h"
 
 namespace shortener::edge {
 namespace {
@@ -74,20 +74,20 @@ Clock::time_point In(std::chrono::milliseconds d) { return Clock::now() + d; }
 
 TEST_CASE("batcher: misses queued behind a call go out together in one BatchResolve",
           "[edge][upstream]") {
-  FakeResolveTransport transport;
-  transport.AddLink("aaa", "https://example.com/a");
+  InMemoryLinkResolver upstream;
+  upstream.SetLink("aaa", "https://example.com/a");
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
-  ResolveBatcher batcher(&transport, o);
+  ResolveBatcher batcher(&upstream, o);
   Replies replies;
-  transport.Hold();
+  upstream.Hold();
   batcher.Resolve("first", replies.For("first"));
-  REQUIRE(transport.WaitForCalls(1));
+  REQUIRE(upstream.WaitForCalls(1));
   for (const char* code : {"aaa", "bbb", "ccc"}) batcher.Resolve(code, replies.For(code));
   CHECK(batcher.GetStats().queued == 3);
-  transport.Release();
+  upstream.Release();
   REQUIRE(replies.WaitFor(4));
-  const auto calls = transport.Calls();
+  const auto calls = upstream.Calls();
   REQUIRE(calls.size() == 2);
   CHECK(calls[1] == std::vector<std::string>{"aaa", "bbb", "ccc"});
   CHECK(replies.Only("aaa").outcome == ResolveOutcome::kActive);
@@ -99,15 +99,15 @@ TEST_CASE("batcher: misses queued behind a call go out together in one BatchReso
 
 TEST_CASE("batcher: beyond max_queued codes a miss is refused at once and nothing queues",
           "[edge][upstream]") {
-  FakeResolveTransport transport;
+  InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
   o.max_queued = 3;
-  ResolveBatcher batcher(&transport, o);
+  ResolveBatcher batcher(&upstream, o);
   Replies replies;
-  transport.Hold();
+  upstream.Hold();
   batcher.Resolve("first", replies.For("first"));
-  REQUIRE(transport.WaitForCalls(1));
+  REQUIRE(upstream.WaitForCalls(1));
   for (const char* code : {"q1", "q2", "q3"}) batcher.Resolve(code, replies.For(code));
   // The fourth waiting code: answered before Resolve returns.
   batcher.Resolve("over", replies.For("over"));
@@ -118,7 +118,7 @@ TEST_CASE("batcher: beyond max_queued codes a miss is refused at once and nothin
   CHECK(stats.refused_queue_full == 1);
 
   // Once the queue drains there is room again.
-  transport.Release();
+  upstream.Release();
   REQUIRE(replies.WaitFor(5));
   for (const char* code : {"first", "q1", "q2", "q3"}) {
     CHECK(replies.Only(code).outcome == ResolveOutcome::kNotFound);
@@ -127,21 +127,21 @@ TEST_CASE("batcher: beyond max_queued codes a miss is refused at once and nothin
   REQUIRE(replies.WaitFor(6));
   CHECK(replies.Only("later").outcome == ResolveOutcome::kNotFound);
   // The refused code never reached the service.
-  for (const auto& call : transport.Calls()) {
+  for (const auto& call : upstream.Calls()) {
     for (const std::string& code : call) CHECK(code != "over");
   }
 }
 
 TEST_CASE("batcher: a queued code is answered kTimedOut at its deadline, not when a call returns",
           "[edge][upstream]") {
-  FakeResolveTransport transport;
+  InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
-  ResolveBatcher batcher(&transport, o);
+  ResolveBatcher batcher(&upstream, o);
   Replies replies;
-  transport.Hold();
+  upstream.Hold();
   batcher.Resolve("slow", In(std::chrono::seconds(30)), replies.For("slow"));
-  REQUIRE(transport.WaitForCalls(1));
+  REQUIRE(upstream.WaitForCalls(1));
   const Clock::time_point queued = Clock::now();
   batcher.Resolve("late", queued + std::chrono::milliseconds(300), replies.For("late"));
   // The call in flight is held for as long as the test wants: the queued
@@ -152,9 +152,9 @@ TEST_CASE("batcher: a queued code is answered kTimedOut at its deadline, not whe
   CHECK(late.when >= queued + std::chrono::milliseconds(300));
   CHECK(batcher.GetStats().expired_queued == 1);
   CHECK(batcher.GetStats().queued == 0);
-  CHECK(transport.Calls().size() == 1);  // never sent
+  CHECK(upstream.Calls().size() == 1);  // never sent
 
-  transport.Release();
+  upstream.Release();
   REQUIRE(replies.WaitFor(2));
   CHECK(replies.Only("slow").outcome == ResolveOutcome::kNotFound);
 }
@@ -208,25 +208,25 @@ TEST_CASE("batcher over gRPC: a call is cut at the earliest deadline of its code
 
 TEST_CASE("batcher: a code whose deadline has passed is answered without a call",
           "[edge][upstream]") {
-  FakeResolveTransport transport;
-  ResolveBatcher batcher(&transport, {});
+  InMemoryLinkResolver upstream;
+  ResolveBatcher batcher(&upstream, {});
   Replies replies;
   batcher.Resolve("past", Clock::now() - std::chrono::milliseconds(1), replies.For("past"));
   CHECK(replies.Total() == 1);
   CHECK(replies.Only("past").outcome == ResolveOutcome::kTimedOut);
-  CHECK(transport.Calls().empty());
+  CHECK(upstream.Calls().empty());
 }
 
 TEST_CASE("batcher: drain answers queued codes, refuses new ones and waits for calls out",
           "[edge][upstream]") {
-  FakeResolveTransport transport;
+  InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
-  ResolveBatcher batcher(&transport, o);
+  ResolveBatcher batcher(&upstream, o);
   Replies replies;
-  transport.Hold();
+  upstream.Hold();
   batcher.Resolve("out", In(std::chrono::seconds(1)), replies.For("out"));
-  REQUIRE(transport.WaitForCalls(1));
+  REQUIRE(upstream.WaitForCalls(1));
   batcher.Resolve("queued", In(std::chrono::seconds(30)), replies.For("queued"));
   batcher.Drain();  // waits for the call out, which ends at its 1 s deadline
   CHECK(replies.Total() == 2);
@@ -239,13 +239,13 @@ TEST_CASE("batcher: drain answers queued codes, refuses new ones and waits for c
 
 TEST_CASE("batcher: many threads missing at once are each answered exactly once",
           "[edge][upstream][concurrent]") {
-  FakeResolveTransport transport;
-  transport.AddLink("c7", "https://example.com/7");
+  InMemoryLinkResolver upstream;
+  upstream.SetLink("c7", "https://example.com/7");
   ResolveBatcherOptions o;
   o.max_in_flight = 2;
   o.max_batch = 16;
   o.max_queued = 64;
-  ResolveBatcher batcher(&transport, o);
+  ResolveBatcher batcher(&upstream, o);
   Replies replies;
   constexpr int kThreads = 4;
   constexpr int kPerThread = 200;
