@@ -11,12 +11,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "lib/auth/key_cache.h"
 #include "lib/auth/pg/pg_api_key_store.h"
 #include "lib/auth/token_bucket.h"
 #include "lib/clicks/pg/pg_click_store.h"
+#include "lib/clicks/pg/visit_retention.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
@@ -314,28 +314,11 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   parts.click_recorder =
       std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
-  const int months = config.visits_retention_months;
-  const bool record_visits = config.record_visits;
-  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, months, record_visits] {
-    const absl::TimeZone utc = absl::UTCTimeZone();
-    const absl::CivilMonth this_month = absl::ToCivilMonth(absl::Now(), utc);
-    if (record_visits) {
-      // Next month's partition a day or more ahead: its DDL then never
-      // holds up the first batch of the month.
-      absl::Status prepared = store->PrepareVisitPartition(absl::FromCivil(this_month + 1, utc));
-      if (!prepared.ok()) {
-        LogWarning("visits partition for next month: %s (next try in a day)", prepared.ToString());
-      }
-    }
-    if (months == 0) return;
-    // Keeps the current month and the `months` before it.
-    absl::StatusOr<std::vector<std::string>> dropped =
-        store->DropVisitPartitionsOlderThan(absl::FromCivil(this_month - months, utc));
-    if (!dropped.ok()) {
-      LogWarning("visits retention: %s (next try in a day)", dropped.status().ToString());
-    } else if (!dropped->empty()) {
-      LogInfo("visits retention: dropped %s", absl::StrJoin(*dropped, ", "));
-    }
+  clicks::VisitRetentionOptions retention;
+  retention.record_visits = config.record_visits;
+  retention.retention_months = config.visits_retention_months;
+  parts.retention = std::make_unique<PeriodicTask>(absl::Hours(24), [store, retention] {
+    clicks::SweepVisits(*store, SystemClock(), retention);
   });
   return absl::OkStatus();
 }
