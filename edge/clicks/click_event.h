@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "google/protobuf/arena.h"
 #include "lib/clicks/click_text.h"
+#include "lib/common/redirect_status.h"  // only redirects are clicks
 #include "shortener/v1/shortener.pb.h"
 
 namespace shortener::edge {
@@ -59,11 +60,6 @@ ClickEvent MakeClickEvent(absl::string_view code, absl::Time time, absl::string_
 // service's job (it keeps them apart); the edge only drops what is certainly
 // not a visit.
 bool CountsAsClick(bool head, absl::string_view purpose, absl::string_view sec_purpose);
-
-// Whether `status` is a redirect (the only responses that are clicks).
-inline bool IsRedirectStatus(int status) {
-  return status == 301 || status == 302 || status == 307 || status == 308;
-}
 
 struct ClickBatch {
   std::string id;  // unique per batch; kept across retries and replays

@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "lib/common/redirect_status.h"
 
 namespace shortener::store {
 namespace {
@@ -230,10 +231,9 @@ absl::Status ValidateNewLink(const NewLink& link) {
     return absl::InvalidArgumentError(
         absl::StrCat("long_url_sha256: must be 32 bytes, got ", link.long_url_sha256.size()));
   }
-  int s = link.redirect_status;
-  if (s != 301 && s != 302 && s != 307 && s != 308) {
+  if (!IsRedirectStatus(link.redirect_status)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("redirect_status: must be 301, 302, 307 or 308, got ", s));
+        absl::StrCat("redirect_status: must be 301, 302, 307 or 308, got ", link.redirect_status));
   }
   absl::Status st = CheckText("long_url", link.long_url);
   if (st.ok()) st = CheckText("owner", link.owner);

@@ -7,6 +7,7 @@
 #include "lib/common/status_macros.h"
 #include "lib/common/utf8.h"
 #include "lib/grpcutil/status.h"
+#include "proto/redirect_type.h"
 
 namespace shortener::service {
 
@@ -47,24 +48,12 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   if (request.has_expire_time()) {
     SHORTENER_ASSIGN_OR_RETURN(in.expire_time, CheckedTime(request.expire_time(), "expire_time"));
   }
-  switch (request.redirect_type()) {
-    case v1::REDIRECT_TYPE_UNSPECIFIED:
-    case v1::REDIRECT_TYPE_FOUND:
-      in.redirect_status = 302;
-      break;
-    case v1::REDIRECT_TYPE_MOVED_PERMANENTLY:
-      in.redirect_status = 301;
-      break;
-    case v1::REDIRECT_TYPE_TEMPORARY:
-      in.redirect_status = 307;
-      break;
-    case v1::REDIRECT_TYPE_PERMANENT:
-      in.redirect_status = 308;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("redirect_type: unknown value ", request.redirect_type()));
+  const std::optional<int> redirect_status = RedirectStatusOf(request.redirect_type());
+  if (!redirect_status.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("redirect_type: unknown value ", request.redirect_type()));
   }
+  in.redirect_status = *redirect_status;
   in.force_new = request.force_new();
   in.request_id = request.request_id();
   return in;
@@ -90,19 +79,6 @@ BatchShortenInputs FromProto(const v1::BatchShortenRequest& request,
   return batch;
 }
 
-v1::RedirectType RedirectTypeFromStatus(int http_status) {
-  switch (http_status) {
-    case 301:
-      return v1::REDIRECT_TYPE_MOVED_PERMANENTLY;
-    case 307:
-      return v1::REDIRECT_TYPE_TEMPORARY;
-    case 308:
-      return v1::REDIRECT_TYPE_PERMANENT;
-    default:
-      return v1::REDIRECT_TYPE_FOUND;
-  }
-}
-
 v1::LinkState ToProto(LinkState state) {
   switch (state) {
     case LinkState::kActive:
@@ -121,7 +97,7 @@ namespace {
 // owner), which the two ToProto forms copy or move.
 void SetLinkScalars(const LinkView& view, v1::Link* out) {
   out->set_state(ToProto(view.state));
-  out->set_redirect_type(RedirectTypeFromStatus(view.link.redirect_status));
+  out->set_redirect_type(RedirectTypeOf(view.link.redirect_status));
   *out->mutable_create_time() = ToProtoTimestamp(view.link.create_time);
   if (view.link.expire_time) *out->mutable_expire_time() = ToProtoTimestamp(*view.link.expire_time);
   if (view.link.revoke_time) *out->mutable_revoke_time() = ToProtoTimestamp(*view.link.revoke_time);
@@ -160,7 +136,7 @@ void ToProto(ShortenOutput&& output, v1::ShortenResponse* out) {
 
 void ToProto(const LinkView& view, v1::ResolveResponse* out) {
   out->set_state(ToProto(view.state));
-  out->set_redirect_type(RedirectTypeFromStatus(view.link.redirect_status));
+  out->set_redirect_type(RedirectTypeOf(view.link.redirect_status));
   // Only an active link reveals its target: a revoked link may have been
   // revoked precisely because of where it points.
   if (view.state == LinkState::kActive) out->set_long_url(view.link.long_url);

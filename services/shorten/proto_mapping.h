@@ -60,7 +60,6 @@ void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out);
 ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request);
 
-v1::RedirectType RedirectTypeFromStatus(int http_status);
 v1::LinkState ToProto(LinkState state);
 
 }  // namespace shortener::service

@@ -11,15 +11,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/common/redirect_status.h"
 #include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
 
 namespace shortener::service {
 namespace {
-
-bool IsValidRedirectStatus(int status) {
-  return status == 301 || status == 302 || status == 307 || status == 308;
-}
 
 // Syntax of anything that could be an alias; the full rules (reserved words,
 // generated shape) apply only when creating one.
@@ -102,7 +99,7 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
     SHORTENER_RETURN_IF_ERROR(codec::ValidateAlias(input.custom_alias, *codec_));
     link.alias = input.custom_alias;
   }
-  if (!IsValidRedirectStatus(input.redirect_status)) {
+  if (!IsRedirectStatus(input.redirect_status)) {
     return absl::InvalidArgumentError(absl::StrCat("redirect_type: status ", input.redirect_status,
                                                    " is not one of 301, 302, 307, 308"));
   }

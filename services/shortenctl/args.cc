@@ -13,9 +13,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "lib/common/redirect_status.h"
 #include "lib/common/status_macros.h"
 #include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
+#include "proto/redirect_type.h"
 
 namespace shortener::ctl {
 namespace {
@@ -147,10 +149,9 @@ absl::StatusOr<v1::GetClickStatsRequest> BuildClickStatsRequest(absl::string_vie
 }
 
 absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text) {
-  if (text == "301") return v1::REDIRECT_TYPE_MOVED_PERMANENTLY;
-  if (text == "302") return v1::REDIRECT_TYPE_FOUND;
-  if (text == "307") return v1::REDIRECT_TYPE_TEMPORARY;
-  if (text == "308") return v1::REDIRECT_TYPE_PERMANENT;
+  for (int status : kRedirectStatuses) {
+    if (text == absl::StrCat(status)) return RedirectTypeOf(status);
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("--redirect: must be 301, 302, 307 or 308, got \"", text, "\""));
 }

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/grpcutil/status.h"
+#include "proto/redirect_type.h"
 
 namespace shortener::ctl {
 namespace {
@@ -93,16 +94,8 @@ std::string FormatTimestamp(const google::protobuf::Timestamp& ts) {
 }
 
 std::string RedirectName(v1::RedirectType type) {
-  switch (type) {
-    case v1::REDIRECT_TYPE_MOVED_PERMANENTLY:
-      return "301";
-    case v1::REDIRECT_TYPE_TEMPORARY:
-      return "307";
-    case v1::REDIRECT_TYPE_PERMANENT:
-      return "308";
-    default:  // FOUND, and unset, which means FOUND
-      return "302";
-  }
+  // A type this build does not know shows as the default, FOUND.
+  return absl::StrCat(RedirectStatusOf(type).value_or(302));
 }
 
 std::string StateName(v1::LinkState state) {
