@@ -195,6 +195,10 @@ TEST_CASE("batcher over gRPC: a call is cut at the earliest deadline of its code
   ServiceClient client(server.channel, Timeout(absl::Seconds(30)));
   ResolveBatcher batcher(&client, {});
   Replies replies;
+  // Connected first: on a busy machine a first connection alone can take
+  // longer than the deadline below, and the call must reach the service.
+  REQUIRE(server.channel->WaitForConnected(std::chrono::system_clock::now() +
+                                           std::chrono::seconds(20)));
   server.service.Hold();
   const Clock::time_point sent = Clock::now();
   batcher.Resolve("held", sent + std::chrono::milliseconds(300), replies.For("held"));
@@ -203,6 +207,8 @@ TEST_CASE("batcher over gRPC: a call is cut at the earliest deadline of its code
   CHECK(held.outcome == ResolveOutcome::kTimedOut);
   CHECK(held.when >= sent + std::chrono::milliseconds(300));
   CHECK(batcher.GetStats().expired_in_call == 1);
+  // The call reached the service (it may arrive after the client gave up).
+  CHECK(server.service.WaitForCalls(1));
   CHECK(server.service.Calls().size() == 1);
 }
 
