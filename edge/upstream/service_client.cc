@@ -10,24 +10,12 @@
 #include "grpcpp/client_context.h"
 #include "lib/common/log.h"
 #include "lib/grpcutil/status.h"
+#include "proto/redirect_type.h"
 
 namespace shortener::edge {
 namespace {
 
 namespace pb = ::shortener::v1;
-
-int RedirectStatus(pb::RedirectType type) {
-  switch (type) {
-    case pb::REDIRECT_TYPE_MOVED_PERMANENTLY:
-      return 301;
-    case pb::REDIRECT_TYPE_TEMPORARY:
-      return 307;
-    case pb::REDIRECT_TYPE_PERMANENT:
-      return 308;
-    default:
-      return 302;
-  }
-}
 
 // One call's state, alive until its callback has run.
 struct ResolveCall {
@@ -84,7 +72,8 @@ ResolveReply ReplyFromResolve(const grpc::Status& status, const pb::ResolveRespo
   switch (response.state()) {
     case pb::LINK_STATE_ACTIVE:
       reply.outcome = ResolveOutcome::kActive;
-      reply.redirect_status = RedirectStatus(response.redirect_type());
+      // A type this edge does not know (a newer service's): the default.
+      reply.redirect_status = RedirectStatusOf(response.redirect_type()).value_or(302);
       reply.location = response.long_url();
       break;
     case pb::LINK_STATE_REVOKED:

@@ -16,6 +16,7 @@
 #include "lib/codec/short_codec.h"
 #include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
+#include "proto/redirect_type.h"
 #include "tests/edge/upstream/link_resolver_contract.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/service_process.h"
@@ -32,19 +33,6 @@ std::unique_ptr<grpc::ClientContext> Context() {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   return context;
-}
-
-pb::RedirectType TypeOf(int status) {
-  switch (status) {
-    case 301:
-      return pb::REDIRECT_TYPE_MOVED_PERMANENTLY;
-    case 307:
-      return pb::REDIRECT_TYPE_TEMPORARY;
-    case 308:
-      return pb::REDIRECT_TYPE_PERMANENT;
-    default:
-      return pb::REDIRECT_TYPE_FOUND;
-  }
 }
 
 // A private cluster and a shorten-service on it; links are made with the
@@ -91,7 +79,7 @@ class ServiceContractUpstream final : public ContractUpstream {
     pb::ShortenRequest request;
     request.set_long_url(link.long_url);
     request.set_force_new(true);
-    request.set_redirect_type(TypeOf(link.redirect_status));
+    request.set_redirect_type(RedirectTypeOf(link.redirect_status));
     if (link.expire_time.has_value()) {
       *request.mutable_expire_time() = grpcutil::ToProtoTimestamp(*link.expire_time);
     }
