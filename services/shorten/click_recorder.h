@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/clicks/click_batch_limits.h"
 #include "lib/clicks/click_store.h"
 #include "lib/geoip/country_db.h"
 #include "services/shorten/shortener.h"
@@ -91,8 +92,9 @@ struct ClickRecorderOptions {
   bool record_visits = true;
   // Store full client IPs instead of anonymised ones. Default false.
   bool keep_full_ips = false;
-  // Most events in one batch. Default 10000.
-  size_t max_events = 10000;
+  // Most events in one batch. Default 10000, the RecordClicks bound both
+  // ends share (lib/clicks/click_batch_limits.h).
+  size_t max_events = clicks::kMaxClickBatchEvents;
   // Where visits get their country (from the full client IP, before
   // anonymisation); null: no country. Outlives the recorder.
   const geoip::CountryDbHolder* countries = nullptr;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "lib/clicks/click_batch_limits.h"
 #include "lib/clicks/in_memory_click_store.h"
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
@@ -199,6 +200,22 @@ TEST_CASE("malformed click batches and store failures are errors", "[service][cl
   f.click_faults.FailNext(1, absl::AbortedError("record clicks: deadlocked 3 times"));
   CHECK_THAT(f.recorder->Record(in), HasCode(absl::StatusCode::kAborted));
   CHECK(f.clicks.BatchCount() == 1);
+}
+
+TEST_CASE("by default a batch may hold as many events as the edge puts in one",
+          "[service][clicks]") {
+  Fixture f;
+  ShortenOutput link = f.Shorten("https://example.com/a");
+  RecordClicksInput in;
+  in.batch_id = "full";
+  in.events.assign(clicks::kMaxClickBatchEvents + 1, Event(link.link.code));
+  CHECK_THAT(f.recorder->Record(in), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                       "events: must be 1 to 10000, got 10001"));
+  in.events.pop_back();
+  absl::StatusOr<RecordClicksOutput> out = f.recorder->Record(in);
+  REQUIRE_THAT(out, IsOk());
+  CHECK(out->accepted == 10000);
+  CHECK(f.click_faults.batch_sizes("Record") == std::vector<size_t>{10000});
 }
 
 TEST_CASE("a batch the store failed counts once when the edge sends it again",
