@@ -118,6 +118,20 @@ size_t CharLength(absl::string_view s) {
   return scan.valid ? scan.length : 0;
 }
 
+DecodedChar DecodeChar(absl::string_view s) {
+  if (s.empty()) return {};
+  const Scan scan = ScanChar(s);
+  if (!scan.valid) return {};
+  // ScanChar has checked the bytes: the lead's payload, then six bits from
+  // each continuation byte.
+  static constexpr uint8_t kLeadBits[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t code_point = static_cast<uint8_t>(s[0]) & kLeadBits[scan.length];
+  for (size_t i = 1; i < scan.length; ++i) {
+    code_point = (code_point << 6) | (static_cast<uint8_t>(s[i]) & 0x3F);
+  }
+  return {code_point, scan.length};
+}
+
 bool IsValid(absl::string_view s) {
   size_t i = 0;
   while (i < s.size()) {

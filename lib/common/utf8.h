@@ -1,6 +1,8 @@
 // UTF-8 for text that came from outside: whether bytes are well-formed
-// UTF-8, where they stop being so, cutting at a character boundary, and
-// repairing them into well-formed text.
+// UTF-8, where they stop being so, decoding one character, cutting at a
+// character boundary, and repairing them into well-formed text. The one
+// UTF-8 decoder of the project: other libraries call these rather than
+// decode by hand.
 //
 // "Well-formed" is the Unicode Standard's definition (chapter 3, table 3-7;
 // RFC 3629): no overlong forms, no surrogates (U+D800..U+DFFF, bytes ED A0..
@@ -34,6 +36,16 @@ inline bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
 // The length (1..4) of the well-formed character at the start of `s`, or 0
 // if `s` is empty or does not start with one.
 size_t CharLength(absl::string_view s);
+
+// One character decoded: its code point and its length in bytes.
+struct DecodedChar {
+  char32_t code_point = 0;
+  size_t length = 0;  // 1..4; 0 when there is no well-formed character
+};
+
+// The well-formed character at the start of `s`, or length 0 (code point 0)
+// if `s` is empty or does not start with one. Length as CharLength(s).
+DecodedChar DecodeChar(absl::string_view s);
 
 // Whether all of `s` is well-formed UTF-8 (the empty string is).
 bool IsValid(absl::string_view s);

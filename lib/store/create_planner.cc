@@ -8,13 +8,13 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "lib/common/redirect_status.h"
+#include "lib/common/utf8.h"
 
 namespace shortener::store {
 namespace {
@@ -164,41 +164,8 @@ void SortUnique(std::vector<T>& v) {
 
 }  // namespace
 
-// No overlongs, no surrogates, nothing above U+10FFFF.
 bool IsStorableText(absl::string_view s) {
-  static constexpr uint32_t kLeadMask[] = {0x7F, 0x1F, 0x0F, 0x07};
-  static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-  size_t i = 0;
-  // Eight bytes at a time while they are ASCII without NUL (normalised URLs
-  // are, whole): no high bit set, and no zero byte (a byte b is zero exactly
-  // when (b - 1) & ~b has its high bit set). The first other chunk and the
-  // rest go byte by byte below.
-  constexpr uint64_t kOnes = 0x0101010101010101;
-  constexpr uint64_t kHighBits = 0x8080808080808080;
-  while (s.size() - i >= 8) {
-    uint64_t chunk;
-    std::memcpy(&chunk, s.data() + i, sizeof(chunk));
-    if ((chunk & kHighBits) != 0 || ((chunk - kOnes) & ~chunk & kHighBits) != 0) break;
-    i += 8;
-  }
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int extra = c < 0x80             ? 0
-                : (c & 0xE0) == 0xC0 ? 1
-                : (c & 0xF0) == 0xE0 ? 2
-                : (c & 0xF8) == 0xF0 ? 3
-                                     : -1;
-    if (c == 0 || extra < 0 || s.size() - i <= static_cast<size_t>(extra)) return false;
-    uint32_t cp = c & kLeadMask[extra];
-    for (int k = 1; k <= extra; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
+  return s.find('\0') == absl::string_view::npos && utf8::IsValid(s);
 }
 
 int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256) {

@@ -7,42 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/common/status_macros.h"
+#include "lib/common/utf8.h"
 
 namespace shortener::url::internal {
 namespace {
 
 constexpr size_t kMaxQuotedBytes = 64;
-
-// One decoded UTF-8 sequence; `length` is 0 when the bytes are not valid
-// UTF-8 (truncated, overlong, surrogate or beyond U+10FFFF).
-struct Utf8Char {
-  char32_t code_point = 0;
-  size_t length = 0;
-};
-
-Utf8Char DecodeUtf8(absl::string_view s) {
-  const auto byte = [&s](size_t i) { return static_cast<uint8_t>(s[i]); };
-  const uint8_t lead = byte(0);
-  size_t length = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2, cp = lead & 0x1F, min = 0x80;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3, cp = lead & 0x0F, min = 0x800;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4, cp = lead & 0x07, min = 0x10000;
-  } else {
-    return {};  // ASCII is handled by the caller; the rest never leads.
-  }
-  if (s.size() < length) return {};
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return {};
-    cp = (cp << 6) | (byte(i) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
-  return {cp, length};
-}
 
 absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("long_url: ", message));
@@ -166,7 +136,7 @@ absl::Status CheckCharacters(absl::string_view raw) {
       ++pos;
       continue;
     }
-    const Utf8Char ch = DecodeUtf8(raw.substr(pos));
+    const utf8::DecodedChar ch = utf8::DecodeChar(raw.substr(pos));
     if (ch.length == 0) {
       return Invalid(absl::StrFormat("invalid UTF-8 at position %d", pos));
     }
@@ -228,10 +198,8 @@ std::string EncodeDisallowedBytes(absl::string_view component) {
 
 std::string QuoteForMessage(absl::string_view s) {
   if (s.size() <= kMaxQuotedBytes) return absl::StrCat("\"", s, "\"");
-  size_t cut = kMaxQuotedBytes;
-  // Back off UTF-8 continuation bytes so the message stays valid UTF-8.
-  while (cut > 0 && (static_cast<uint8_t>(s[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat("\"", s.substr(0, cut), "...\"");
+  // Never half a character, so that the message stays valid UTF-8.
+  return absl::StrCat("\"", utf8::TruncateAtBoundary(s, kMaxQuotedBytes), "...\"");
 }
 
 }  // namespace shortener::url::internal

@@ -128,27 +128,35 @@ std::string RandomText(std::mt19937_64& rng, size_t max_pieces) {
   return out;
 }
 
-TEST_CASE("IsValid agrees with a reference decoder on every string of up to three bytes",
-          "[common][utf8]") {
+// Calls `check` with every string of up to three bytes.
+template <typename Check>
+void ForEveryShortString(Check check) {
   std::string s;
-  uint64_t checked = 0;
-  uint64_t mismatches = 0;
   for (int len = 0; len <= 3; ++len) {
     const uint32_t end = 1u << (8 * len);
     s.assign(len, '\0');
     for (uint32_t v = 0; v < end; ++v) {
       for (int k = 0; k < len; ++k) s[k] = static_cast<char>((v >> (8 * k)) & 0xFF);
-      const bool valid = IsValid(s);
-      if (valid != ReferenceValid(s)) {
-        if (++mismatches <= 5) FAIL_CHECK("mismatch on " << absl::CHexEscape(s));
-      }
-      // One character, when the whole is one.
-      if (len > 0 && valid && CharLength(s) == static_cast<size_t>(len)) {
-        CHECK(ReferenceValid(s));
-      }
-      ++checked;
+      check(s);
     }
   }
+}
+
+TEST_CASE("IsValid agrees with a reference decoder on every string of up to three bytes",
+          "[common][utf8]") {
+  uint64_t checked = 0;
+  uint64_t mismatches = 0;
+  ForEveryShortString([&](const std::string& s) {
+    const bool valid = IsValid(s);
+    if (valid != ReferenceValid(s)) {
+      if (++mismatches <= 5) FAIL_CHECK("mismatch on " << absl::CHexEscape(s));
+    }
+    // One character, when the whole is one.
+    if (!s.empty() && valid && CharLength(s) == s.size()) {
+      CHECK(ReferenceValid(s));
+    }
+    ++checked;
+  });
   CHECK(mismatches == 0);
   CHECK(checked == 1 + 256 + 65536 + 16777216);
 }
@@ -176,6 +184,32 @@ TEST_CASE("every code point encodes to one valid character, surrogates to none",
   CHECK(IsValid("\xED\x9F\xBF"));                    // U+D7FF
   CHECK(IsValid("\xEE\x80\x80"));                    // U+E000
   CHECK(IsValid("\xF4\x8F\xBF\xBF"));                // U+10FFFF
+}
+
+TEST_CASE("DecodeChar gives back every code point and refuses what IsValid refuses",
+          "[common][utf8]") {
+  uint64_t bad = 0;
+  for (uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const std::string s = Encode(cp) + "\x80";  // what follows is not read
+    const DecodedChar ch = DecodeChar(s);
+    if (ch.code_point != cp || ch.length != s.size() - 1) ++bad;
+  }
+  CHECK(bad == 0);
+  // Every string of up to three bytes: a character exactly where CharLength
+  // sees one, and then the code point whose encoding those bytes are.
+  ForEveryShortString([&bad](const std::string& s) {
+    const DecodedChar ch = DecodeChar(s);
+    if (ch.length != CharLength(s)) ++bad;
+    if (ch.length == 0 && ch.code_point != 0) ++bad;
+    if (ch.length > 0 && Encode(ch.code_point) != s.substr(0, ch.length)) ++bad;
+  });
+  CHECK(bad == 0);
+  CHECK(DecodeChar("").length == 0);
+  CHECK(DecodeChar("\xED\xA0\x80").length == 0);      // U+D800
+  CHECK(DecodeChar("\xC0\xAF").length == 0);          // "/", overlong
+  CHECK(DecodeChar("\xF4\x90\x80\x80").length == 0);  // U+110000
+  CHECK(DecodeChar("\xE2\x82").length == 0);          // cut short
 }
 
 TEST_CASE("IsValid agrees with the reference on seeded random strings", "[common][utf8]") {
