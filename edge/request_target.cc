@@ -8,11 +8,6 @@ namespace {
 // The request line around method and target: ' ' + target + " HTTP/1.1".
 constexpr size_t kLineOverhead = 1 + 9;
 
-bool IsCodeChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
 RequestTarget Bad(Method method, BadTargetReason reason) {
   RequestTarget result;
   result.kind = TargetKind::kBadRequest;
@@ -38,11 +33,12 @@ std::optional<TargetKind> MatchBuiltin(absl::string_view path) {
   return std::nullopt;
 }
 
-// The specific reason `code` is not valid code syntax, or kNone.
+// The specific reason `code` does not have alias syntax (codec::HasAliasSyntax,
+// which every code has too), or kNone.
 BadTargetReason CheckCodeSyntax(absl::string_view code) {
   if (code.empty()) return BadTargetReason::kEmpty;
-  // Specific reasons first (they matter for metrics), then the charset,
-  // which on its own would already reject all of them.
+  // Specific reasons first (they matter for metrics), then the alias
+  // character set, which on its own would already reject all of them.
   if (code.find("..") != absl::string_view::npos) {
     return BadTargetReason::kDotSegment;
   }
@@ -53,7 +49,7 @@ BadTargetReason CheckCodeSyntax(absl::string_view code) {
     return BadTargetReason::kSlash;
   }
   for (char c : code) {
-    if (!IsCodeChar(c)) return BadTargetReason::kBadCharacter;
+    if (!codec::IsAliasChar(c)) return BadTargetReason::kBadCharacter;
   }
   if (code.size() > kMaxCodeLength) return BadTargetReason::kTooLong;
   return BadTargetReason::kNone;

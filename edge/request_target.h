@@ -26,6 +26,7 @@
 #include <cstddef>
 
 #include "absl/strings/string_view.h"
+#include "lib/codec/alias.h"
 #include "lib/codec/short_codec.h"
 
 namespace shortener::edge {
@@ -59,8 +60,8 @@ enum class BadTargetReason {
   kTooLong,        // more than kMaxCodeLength characters
 };
 
-// Longest code or alias accepted (the alias rule's limit, codec/alias.cc).
-inline constexpr size_t kMaxCodeLength = 64;
+// Longest code or alias accepted: the alias rule's limit (lib/codec/alias.h).
+inline constexpr size_t kMaxCodeLength = codec::kMaxAliasLength;
 
 struct RequestTargetOptions {
   // Longest request line accepted, counted as

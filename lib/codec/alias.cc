@@ -1,4 +1,6 @@
-// ValidateAlias(): the custom-alias rules (declared in short_codec.h).
+// ValidateAlias(): the custom-alias rules (declared in alias.h).
+#include "lib/codec/alias.h"
+
 #include <array>
 
 #include "absl/strings/escaping.h"
@@ -9,8 +11,6 @@
 namespace shortener::codec {
 namespace {
 
-constexpr size_t kMaxAliasLength = 64;
-
 // Paths the edge serves itself or may serve later; compared
 // case-insensitively. Entries with '.' are also excluded by the character
 // rule but are listed so the message names the real reason.
@@ -20,11 +20,6 @@ constexpr std::array<absl::string_view, 24> kReservedPaths = {
     "login",      "logout",      "signup",      "register", "auth",   "oauth",
     "debug",      "status",      "health",      "shorten",  "docs",   "www",
 };
-
-bool IsAliasChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
 
 std::string Quote(absl::string_view alias) {
   return absl::StrCat("\"", absl::CHexEscape(alias.substr(0, 80)), "\"");

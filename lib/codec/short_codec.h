@@ -1,5 +1,5 @@
 // Short codes: the mapping between a link's numeric ID and the public code in
-// its URL, the custom-alias rules, and the codec secret file.
+// its URL, and the codec secret file. The custom-alias rules are in alias.h.
 //
 // A version-1 code is `body + check`: the body is the ID's position in its
 // length tier put through a keyed permutation (Feistel + HMAC-SHA256 + cycle
@@ -86,14 +86,6 @@ class ShortCodec {
 
   std::shared_ptr<const internal::CodecKeys> keys_;
 };
-
-// Custom alias (vanity code) rules: 1..64 characters of [A-Za-z0-9_-], not a
-// reserved path (healthz, readyz, metrics, api, favicon.ico, robots.txt,
-// static, admin, login, ..., compared case-insensitively), and not of the
-// generated shape of `codec` (so the edge's prefilter stays exact: a request
-// either is a generated code or is looked up as an alias). Returns OK or
-// INVALID_ARGUMENT with a message starting "custom_alias: " naming the rule.
-absl::Status ValidateAlias(absl::string_view alias, const ShortCodec& codec);
 
 // Secret files hold one line of hex (64 characters = 32 random bytes).
 

@@ -7,28 +7,16 @@
 #include <mutex>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/codec/alias.h"
 #include "lib/common/redirect_status.h"
 #include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
 
 namespace shortener::service {
 namespace {
-
-// Syntax of anything that could be an alias; the full rules (reserved words,
-// generated shape) apply only when creating one.
-bool LooksLikeAlias(absl::string_view s) {
-  if (s.empty() || s.size() > 64) return false;
-  for (char c : s) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
   if (id.size() > max_length) {
@@ -258,10 +246,13 @@ absl::StatusOr<std::optional<int64_t>> Shortener::ParseCode(absl::string_view co
     if (!id.ok()) return id.status();
     return std::optional<int64_t>(static_cast<int64_t>(*id));
   }
-  if (LooksLikeAlias(code)) return std::optional<int64_t>();
+  // Alias syntax only: the full rules (reserved words, generated shape)
+  // apply when an alias is created.
+  if (codec::HasAliasSyntax(code)) return std::optional<int64_t>();
   return absl::InvalidArgumentError(
       absl::StrCat("code: \"", absl::CHexEscape(code.substr(0, 80)),
-                   "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to 64 characters)"));
+                   "\" is neither a short code nor an alias ([A-Za-z0-9_-], 1 to ",
+                   codec::kMaxAliasLength, " characters)"));
 }
 
 absl::StatusOr<store::Link> Shortener::Found(absl::string_view code,

@@ -1,4 +1,7 @@
-// ValidateAlias: the custom alias rules.
+// lib/codec/alias.h: the alias syntax every code shares, and ValidateAlias,
+// the custom alias rules.
+#include "lib/codec/alias.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -51,6 +54,59 @@ TEST_CASE("bad aliases are refused with the rule they break", "[codec]") {
   CHECK_THAT(ValidateAlias("ab", MakeCodec(1)),
              HasCodeAndMessage(kInvalid, "shape of a generated code"));
   CHECK_THAT(ValidateAlias("a", MakeCodec(1)), IsOk());
+}
+
+TEST_CASE("IsAliasChar holds for exactly [A-Za-z0-9_-]", "[codec]") {
+  const std::string allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    INFO(b);
+    CHECK(IsAliasChar(c) == (allowed.find(c) != std::string::npos));
+  }
+}
+
+TEST_CASE("HasAliasSyntax: 1 to 64 alias characters, whatever the reserved words and shapes",
+          "[codec]") {
+  CHECK_FALSE(HasAliasSyntax(""));
+  CHECK(HasAliasSyntax("a"));
+  CHECK(HasAliasSyntax("-"));
+  CHECK(HasAliasSyntax(std::string(kMaxAliasLength, 'a')));
+  CHECK_FALSE(HasAliasSyntax(std::string(kMaxAliasLength + 1, 'a')));
+  CHECK(kMaxAliasLength == 64);
+  for (const char* bad : {"a b", "a/b", "a.b", "a%41", "h\xc3\xa9llo", "a\n", "..", "*"}) {
+    INFO(bad);
+    CHECK_FALSE(HasAliasSyntax(bad));
+  }
+  // Syntax only: what ValidateAlias refuses for other reasons still has it,
+  // and so does every generated code.
+  CHECK(HasAliasSyntax("healthz"));
+  CHECK(HasAliasSyntax("Abc1234"));
+  const ShortCodec codec = MakeCodec(1);
+  for (uint64_t id : {uint64_t{0}, uint64_t{61}, uint64_t{123456789}, codec.MaxId()}) {
+    absl::StatusOr<std::string> code = codec.Encode(id);
+    REQUIRE_THAT(code, IsOk());
+    CHECK(HasAliasSyntax(*code));
+  }
+}
+
+TEST_CASE("ValidateAlias accepts only strings of alias syntax", "[codec]") {
+  const ShortCodec codec = MakeCodec(6);
+  // Every string of up to two characters over an alphabet that crosses the
+  // syntax (good characters, '.', '/', space, a non-ASCII byte), and the
+  // lengths around the limit.
+  const std::string pieces = "aZ9_-./ \x80";
+  std::vector<std::string> inputs = {"", std::string(kMaxAliasLength, 'a'),
+                                     std::string(kMaxAliasLength + 1, 'a')};
+  for (char a : pieces) {
+    inputs.emplace_back(1, a);
+    for (char b : pieces) inputs.push_back(std::string{a, b});
+  }
+  for (const std::string& s : inputs) {
+    INFO(s);
+    const absl::Status status = ValidateAlias(s, codec);
+    if (status.ok()) CHECK(HasAliasSyntax(s));
+    if (!HasAliasSyntax(s)) CHECK_FALSE(status.ok());
+  }
 }
 
 }  // namespace

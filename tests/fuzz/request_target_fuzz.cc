@@ -18,6 +18,7 @@
 
 #include "absl/strings/string_view.h"
 #include "edge/request_target.h"
+#include "lib/codec/alias.h"
 #include "lib/codec/short_codec.h"
 #include "tests/fuzz/fuzz_check.h"
 

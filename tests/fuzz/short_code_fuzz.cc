@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "lib/codec/alias.h"
 #include "lib/codec/short_codec.h"
 #include "tests/fuzz/fuzz_check.h"
 
