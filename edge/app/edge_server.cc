@@ -247,9 +247,9 @@ absl::Duration MissDeadline(const EdgeConfig& config) {
              : config.resolve_timeout + absl::Milliseconds(500);
 }
 
-absl::Status RunEdge(const EdgeConfig& config) {
-  SHORTENER_RETURN_IF_ERROR(ValidateEdgeConfig(config));
-  SHORTENER_ASSIGN_OR_RETURN(TrustedProxies trusted, TrustedProxies::Parse(config.trusted_proxies));
+namespace {
+
+void WarnTooBroadProxies(const TrustedProxies& trusted) {
   for (const std::string& range : trusted.TooBroadRanges()) {
     LogWarning(
         "--trusted_proxies: %s covers a large part of the internet: every client in it "
@@ -258,6 +258,10 @@ absl::Status RunEdge(const EdgeConfig& config) {
         "--max_connections_per_client; list only your load balancers' addresses",
         range);
   }
+}
+
+// The codec of --codec_secret_file and --min_code_length (the service's).
+absl::StatusOr<codec::ShortCodec> LoadCodec(const EdgeConfig& config) {
   absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
   if (!secret.ok()) {
     return absl::Status(secret.status().code(),
@@ -266,13 +270,89 @@ absl::Status RunEdge(const EdgeConfig& config) {
   codec::CodecOptions codec_options;
   codec_options.secret = *std::move(secret);
   codec_options.min_body_length = config.min_code_length;
-  SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, codec::ShortCodec::Create(codec_options));
+  return codec::ShortCodec::Create(codec_options);
+}
+
+// The click path: spool, queue, sender. Opened before serving so that a bad
+// spool directory stops the start. Without --record_clicks none of it
+// exists and the handler records nothing.
+struct ClickPipeline {
+  std::unique_ptr<ClickSpool> spool;
+  std::unique_ptr<ClickQueue> queue;
+  std::unique_ptr<GrpcClickTransport> transport;
+  std::unique_ptr<ClickSender> sender;
+
+  ClickRecording recording() const { return {queue.get(), sender.get(), spool.get()}; }
+};
+
+absl::StatusOr<ClickPipeline> StartClickPipeline(const EdgeConfig& config,
+                                                 const std::shared_ptr<grpc::Channel>& channel) {
+  ClickPipeline clicks;
+  if (!config.record_clicks) {
+    LogInfo("--record_clicks=false: redirects are not counted%s",
+            config.clicks.spool_dir.empty()
+                ? ""
+                : "; --click_spool_dir is left alone (batches in it wait for an edge that "
+                  "records clicks)");
+    return clicks;
+  }
+  SHORTENER_ASSIGN_OR_RETURN(clicks.spool, OpenClickSpool(config.clicks));
+  clicks.queue = std::make_unique<ClickQueue>(config.clicks.queue);
+  clicks.transport = std::make_unique<GrpcClickTransport>(channel);
+  clicks.sender = std::make_unique<ClickSender>(clicks.queue.get(), clicks.spool.get(),
+                                                clicks.transport.get(), config.clicks.sender);
+  clicks.sender->Start();
+  return clicks;
+}
+
+RedirectHandlerOptions HandlerOptions(const EdgeConfig& config, const TrustedProxies& trusted,
+                                      const LocationPolicy& locations) {
+  RedirectHandlerOptions options;
+  options.target.max_request_line = config.max_request_line;
+  options.trusted_proxies = trusted;  // a copy: the server's exemption uses it too
+  options.access_log = config.access_log;
+  options.locations = locations;
+  options.miss_deadline = MissDeadline(config);
+  options.max_alias_misses = config.max_alias_misses;
+  return options;
+}
+
+ResolveBatcherOptions BatcherOptions(const EdgeConfig& config) {
+  ResolveBatcherOptions options;
+  options.max_batch = config.resolve_batch;
+  options.max_in_flight = config.resolve_in_flight;
+  options.max_queued = config.resolve_queue;
+  return options;
+}
+
+// The public listener's options (--listen was checked by ValidateEdgeConfig).
+http::HttpServerOptions PublicServerOptions(const EdgeConfig& config, int threads,
+                                            const ConnectionBudget& connections,
+                                            const TrustedProxies& trusted) {
+  http::HttpServerOptions options;
+  SplitHostPort("listen", config.listen, &options.host, &options.port).IgnoreError();
+  options.threads = threads;
+  options.max_request_line = config.max_request_line;
+  options.idle_timeout = config.idle_timeout;
+  options.max_connections = connections.max_connections;
+  options.max_connections_per_client = config.max_connections_per_client;
+  // A load balancer carries many people: the proxies whose X-Forwarded-For
+  // is believed are not limited per client.
+  options.exempt_from_client_limit = [trusted](const http::PeerAddress& peer) {
+    return trusted.Contains(IpAddress{peer.is_v6, peer.bytes});
+  };
+  return options;
+}
+
+}  // namespace
+
+absl::Status RunEdge(const EdgeConfig& config) {
+  SHORTENER_RETURN_IF_ERROR(ValidateEdgeConfig(config));
+  SHORTENER_ASSIGN_OR_RETURN(TrustedProxies trusted, TrustedProxies::Parse(config.trusted_proxies));
+  WarnTooBroadProxies(trusted);
+  SHORTENER_ASSIGN_OR_RETURN(codec::ShortCodec codec, LoadCodec(config));
   SHORTENER_ASSIGN_OR_RETURN(std::string api_key,
                              grpcutil::ReadApiKeyFile("api_key_file", config.api_key_file));
-
-  std::string host;
-  int port = 0;
-  SHORTENER_RETURN_IF_ERROR(SplitHostPort("listen", config.listen, &host, &port));
   const int threads = config.threads > 0
                           ? config.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -296,44 +376,10 @@ absl::Status RunEdge(const EdgeConfig& config) {
   // One channel for all of the edge's calls to the service: Resolve and
   // BatchResolve (the client), RecordClicks, WatchInvalidations.
   ServiceClient client(channel, client_options);
-
-  // Clicks: opened before serving so a bad spool directory stops the start.
-  // Without --record_clicks none of it exists and the handler records
-  // nothing.
-  std::unique_ptr<ClickSpool> click_spool;
-  std::unique_ptr<ClickQueue> click_queue;
-  std::unique_ptr<GrpcClickTransport> click_transport;
-  std::unique_ptr<ClickSender> click_sender;
-  if (config.record_clicks) {
-    SHORTENER_ASSIGN_OR_RETURN(click_spool, OpenClickSpool(config.clicks));
-    click_queue = std::make_unique<ClickQueue>(config.clicks.queue);
-    click_transport = std::make_unique<GrpcClickTransport>(channel);
-    click_sender = std::make_unique<ClickSender>(click_queue.get(), click_spool.get(),
-                                                 click_transport.get(), config.clicks.sender);
-    click_sender->Start();
-  } else {
-    LogInfo("--record_clicks=false: redirects are not counted%s",
-            config.clicks.spool_dir.empty()
-                ? ""
-                : "; --click_spool_dir is left alone (batches in it wait for an edge that "
-                  "records clicks)");
-  }
-
-  RedirectHandlerOptions handler_options;
-  handler_options.target.max_request_line = config.max_request_line;
-  handler_options.trusted_proxies = trusted;  // a copy: the server's exemption uses it too
-  handler_options.access_log = config.access_log;
-  handler_options.locations = locations;
-  handler_options.miss_deadline = MissDeadline(config);
-  handler_options.max_alias_misses = config.max_alias_misses;
-  ResolveBatcherOptions batcher_options;
-  batcher_options.max_batch = config.resolve_batch;
-  batcher_options.max_in_flight = config.resolve_in_flight;
-  batcher_options.max_queued = config.resolve_queue;
-  ResolveBatcher resolver(&client, batcher_options);
-  RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics,
-                          ClickRecording{click_queue.get(), click_sender.get(), click_spool.get()},
-                          std::move(handler_options));
+  SHORTENER_ASSIGN_OR_RETURN(ClickPipeline clicks, StartClickPipeline(config, channel));
+  ResolveBatcher resolver(&client, BatcherOptions(config));
+  RedirectHandler handler(&codec, &cache, &client, &resolver, &metrics, clicks.recording(),
+                          HandlerOptions(config, trusted, locations));
 
   InvalidationWatcherOptions watcher_options;
   watcher_options.subscriber = absl::StrCat("redirect-edge ", config.listen);
@@ -348,20 +394,8 @@ absl::Status RunEdge(const EdgeConfig& config) {
     watcher.Stop();
     return admin_server.status();
   }
-
-  http::HttpServerOptions server_options;
-  server_options.host = host;
-  server_options.port = port;
-  server_options.threads = threads;
-  server_options.max_request_line = config.max_request_line;
-  server_options.idle_timeout = config.idle_timeout;
-  server_options.max_connections = connections.max_connections;
-  server_options.max_connections_per_client = config.max_connections_per_client;
-  // A load balancer carries many people: the proxies whose X-Forwarded-For
-  // is believed are not limited per client.
-  server_options.exempt_from_client_limit = [trusted](const http::PeerAddress& peer) {
-    return trusted.Contains(IpAddress{peer.is_v6, peer.bytes});
-  };
+  const http::HttpServerOptions server_options =
+      PublicServerOptions(config, threads, connections, trusted);
   absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
       http::HttpServer::Start(server_options, &handler);
   if (!server.ok()) {
@@ -370,7 +404,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
                         absl::StrCat("--listen: ", server.status().message()));
   }
   handler.set_server(server->get());
-  LogInfo("redirect-edge listening on %s:%d (%d threads), service %s over %s", host,
+  LogInfo("redirect-edge listening on %s:%d (%d threads), service %s over %s", server_options.host,
           (*server)->port(), threads, config.service,
           grpcutil::TlsModeName(grpcutil::ClientTlsModeOf(config.service_tls)));
 
@@ -386,7 +420,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   if (*admin_server != nullptr) (*admin_server)->Shutdown(absl::Seconds(1));
   resolver.Drain();
   // Only now: answers to the misses drained above push clicks too.
-  if (click_sender != nullptr) click_sender->Stop(config.clicks.flush_timeout);
+  if (clicks.sender != nullptr) clicks.sender->Stop(config.clicks.flush_timeout);
   watcher.Stop();
   LogInfo("redirect-edge stopped");
   return absl::OkStatus();
