@@ -9,14 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/url/host_name.h"
 
 namespace shortener::auth {
 namespace {
 
-constexpr size_t kMaxLabel = 63;
-constexpr size_t kMaxName = 253;
-
-bool IsHostChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-'; }
+using url::IsHostNameChar;
+using url::kMaxHostLabelLength;
+using url::kMaxHostNameLength;
 
 // Lower case, one trailing dot removed.
 std::string Normalise(absl::string_view name) {
@@ -27,14 +27,17 @@ std::string Normalise(absl::string_view name) {
 // Checks `name` (normalised, no wildcard) label by label. Returns "" if it is
 // a valid host name, else the rule it breaks.
 std::string HostNameProblem(absl::string_view name) {
-  if (name.size() > kMaxName) return absl::StrCat("longer than ", kMaxName, " characters");
+  if (name.size() > kMaxHostNameLength) {
+    return absl::StrCat("longer than ", kMaxHostNameLength, " characters");
+  }
   for (absl::string_view label : absl::StrSplit(name, '.')) {
     if (label.empty()) return "empty label";
-    if (label.size() > kMaxLabel)
-      return absl::StrCat("label longer than ", kMaxLabel, " characters");
+    if (label.size() > kMaxHostLabelLength) {
+      return absl::StrCat("label longer than ", kMaxHostLabelLength, " characters");
+    }
     for (char c : label) {
       if (c == '*') return "'*' is allowed only as the whole leftmost label (\"*.example.com\")";
-      if (!IsHostChar(c)) {
+      if (!IsHostNameChar(c)) {
         return "only letters, digits, '-' and '.' are allowed (write IDNs as punycode, xn--...)";
       }
     }
@@ -82,7 +85,7 @@ absl::StatusOr<DomainAllowlist> DomainAllowlist::Parse(absl::string_view comma_s
 bool DomainAllowlist::Allows(absl::string_view host) const {
   if (empty()) return true;
   const std::string name = Normalise(host);
-  if (name.empty() || name.size() > kMaxName) return false;
+  if (name.empty() || name.size() > kMaxHostNameLength) return false;
   if (exact_.contains(name)) return true;
   if (wildcard_parents_.empty()) return false;
   // Each proper parent on a label boundary: a.b.example.com -> b.example.com,
@@ -93,7 +96,7 @@ bool DomainAllowlist::Allows(absl::string_view host) const {
     if (rest[i] != '.') {
       // Entries are LDH only, so a wildcard's own label must be too: a '*',
       // '_', '%' or non-ASCII byte means this is not a host we allow.
-      if (!IsHostChar(rest[i])) return false;
+      if (!IsHostNameChar(rest[i])) return false;
       continue;
     }
     if (i == label_start) return false;  // empty label

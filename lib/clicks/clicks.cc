@@ -11,14 +11,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "lib/common/sha256.h"
+#include "lib/url/host_name.h"
 
 namespace shortener::clicks {
 namespace {
 
 // Longest text an address literal can have (IPv6 with an embedded IPv4).
 constexpr size_t kMaxIpText = INET6_ADDRSTRLEN;
-// DNS limit on a host name.
-constexpr size_t kMaxHost = 253;
 
 struct ParsedIp {
   int family = 0;  // AF_INET, AF_INET6, or 0 for invalid
@@ -57,9 +56,10 @@ std::string FormatIp(const ParsedIp& ip) {
   return text;
 }
 
-bool IsSchemeChar(char c) { return absl::ascii_isalnum(c) || c == '+' || c == '-' || c == '.'; }
-
-bool IsHostChar(char c) { return absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_'; }
+// What a referrer's host name may hold: host name characters, the dots
+// between labels, and "_", which the URL policy refuses in targets but
+// browsers send in referrers (statistics count what was sent).
+bool IsReferrerHostChar(char c) { return url::IsHostNameChar(c) || c == '.' || c == '_'; }
 
 }  // namespace
 
@@ -83,34 +83,14 @@ std::string ClientId(absl::string_view ip, absl::string_view user_agent) {
 }
 
 std::string ReferrerHost(absl::string_view referer) {
-  // scheme ":" "//" authority [ "/" | "?" | "#" ...]
-  size_t colon = referer.find("://");
-  if (colon == absl::string_view::npos || colon == 0 || !absl::ascii_isalpha(referer[0])) {
-    return "";
-  }
-  for (char c : referer.substr(0, colon)) {
-    if (!IsSchemeChar(c)) return "";
-  }
-  absl::string_view authority = referer.substr(colon + 3);
-  authority = authority.substr(0, authority.find_first_of("/?#"));
-  size_t at = authority.rfind('@');
-  if (at != absl::string_view::npos) authority = authority.substr(at + 1);
-  absl::string_view host;
-  if (!authority.empty() && authority[0] == '[') {
-    size_t close = authority.find(']');
-    if (close == absl::string_view::npos) return "";
-    host = authority.substr(0, close + 1);
-    absl::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && rest[0] != ':') return "";
+  const absl::string_view host = url::HostOfUrl(referer);
+  if (host.empty() || host.size() > url::kMaxHostNameLength) return "";
+  if (host.front() == '[') {
     // The literal between the brackets must be an IPv6 address.
     if (ParseIp(host.substr(1, host.size() - 2)).family != AF_INET6) return "";
-  } else {
-    host = authority.substr(0, authority.find(':'));
-    for (char c : host) {
-      if (!IsHostChar(c)) return "";
-    }
+  } else if (!std::all_of(host.begin(), host.end(), IsReferrerHostChar)) {
+    return "";
   }
-  if (host.empty() || host.size() > kMaxHost) return "";
   return absl::AsciiStrToLower(host);
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/common/status_macros.h"
+#include "lib/url/host_name.h"
 #include "lib/url/url_scan.h"
 
 namespace shortener::url::internal {
@@ -91,25 +92,22 @@ bool IsDottedQuad(absl::string_view host) {
   return true;
 }
 
-// RFC 1123 host names (RFC 952 as amended by 1123 2.1, and RFC 5890's LDH
-// labels): letters, digits and hyphens. Not "_": DNS allows it in other
-// records (_dmarc, _sip._tcp service labels), and browsers take it in URLs
-// for compatibility, but it is no part of a host name, no web server lives
-// at a service label, and since 2019 no publicly trusted certificate may
-// name a host with one (CA/Browser Forum ballot SC12), so a URL with one is
-// either a mistake or a disguise.
-bool IsHostChar(char c) {
-  return absl::ascii_isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'z') || c == '-';
-}
-
 // One label of a (lower-case, ASCII) host name, RFC 1123 and RFC 5890: 1 to
-// 63 letters, digits and hyphens, no hyphen first or last, and hyphens in
-// the third and fourth place ("ab--c", RFC 5890's reserved LDH labels) only
-// in an A-label ("xn--", checked by ValidateALabels).
+// 63 letters, digits and hyphens (IsHostNameChar), no hyphen first or last,
+// and hyphens in the third and fourth place ("ab--c", RFC 5890's reserved
+// LDH labels) only in an A-label ("xn--", checked by ValidateALabels).
+//
+// Not "_": DNS allows it in other records (_dmarc, _sip._tcp service
+// labels), and browsers take it in URLs for compatibility, but it is no part
+// of a host name, no web server lives at a service label, and since 2019 no
+// publicly trusted certificate may name a host with one (CA/Browser Forum
+// ballot SC12), so a URL with one is either a mistake or a disguise.
 absl::Status CheckLabel(absl::string_view label) {
   if (label.empty()) return Malformed("empty label");
-  if (label.size() > 63) return Malformed("label longer than 63 bytes");
-  if (!std::all_of(label.begin(), label.end(), IsHostChar)) {
+  if (label.size() > kMaxHostLabelLength) {
+    return Malformed(absl::StrCat("label longer than ", kMaxHostLabelLength, " bytes"));
+  }
+  if (!std::all_of(label.begin(), label.end(), IsHostNameChar)) {
     return Malformed(absl::StrCat("bad character in ", QuoteForMessage(label),
                                   ": host names are letters, digits and hyphens"));
   }
@@ -146,7 +144,9 @@ absl::Status ValidateALabels(absl::string_view host) {
 // less the length bytes); a last label that is a number only as part of a
 // dotted-quad IPv4 address (no top-level domain is all digits).
 absl::Status CheckHostSyntax(absl::string_view host) {
-  if (host.size() > 253) return Malformed("longer than 253 bytes");
+  if (host.size() > kMaxHostNameLength) {
+    return Malformed(absl::StrCat("longer than ", kMaxHostNameLength, " bytes"));
+  }
   const std::vector<absl::string_view> labels = absl::StrSplit(host, '.');
   for (absl::string_view label : labels) SHORTENER_RETURN_IF_ERROR(CheckLabel(label));
   if (EndsInNumber(labels.back())) {

@@ -34,6 +34,7 @@
 #include "lib/store/pg/pg_link_store.h"
 #include "lib/store/read_batcher.h"
 #include "lib/url/deny_list_file.h"
+#include "lib/url/host_name.h"
 #include "lib/url/url_policy.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
@@ -48,14 +49,6 @@ namespace shortener::service {
 namespace {
 
 constexpr char kServiceName[] = "shortener.v1.ShortenService";
-
-// Host part of base_url ("http://sho.rt/" -> "sho.rt"), for the loop check.
-std::string HostOf(const std::string& base_url) {
-  size_t start = base_url.find("://");
-  start = start == std::string::npos ? 0 : start + 3;
-  size_t end = base_url.find_first_of(":/", start);
-  return base_url.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
 
 absl::StatusOr<codec::ShortCodec> LoadCodec(const ServerConfig& config) {
   absl::StatusOr<std::string> secret = codec::ReadSecretFile(config.codec_secret_file);
@@ -275,7 +268,8 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   url_options.max_length = config.max_url_length;
   url_options.allowed_schemes = config.allowed_schemes;
   url_options.short_domains = config.short_domains;
-  url_options.short_domains.push_back(HostOf(config.base_url));
+  // Our own host ("http://sho.rt/" -> "sho.rt"), for the loop check.
+  url_options.short_domains.emplace_back(url::HostOfUrl(config.base_url));
   url_options.denied_domains = config.denied_domains;
   url_options.allow_private_targets = config.allow_private_targets;
   parts.url_policy = std::make_unique<url::UrlPolicy>(url_options);

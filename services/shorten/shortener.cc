@@ -14,6 +14,7 @@
 #include "lib/common/redirect_status.h"
 #include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
+#include "lib/url/host_name.h"
 
 namespace shortener::service {
 namespace {
@@ -31,22 +32,12 @@ absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
   return absl::OkStatus();
 }
 
-// The host of a URL UrlPolicy normalised: between "://" and the first of
-// "/?#", without the port. Normalised URLs carry no userinfo; an IPv6 literal
-// keeps its brackets (and so never matches a domain list).
-absl::string_view HostOfNormalizedUrl(absl::string_view url) {
-  size_t start = url.find("://");
-  start = start == absl::string_view::npos ? 0 : start + 3;
-  absl::string_view rest = url.substr(start);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (!rest.empty() && rest.front() == '[') return rest.substr(0, rest.find(']') + 1);
-  return rest.substr(0, rest.find(':'));
-}
-
 // PERMISSION_DENIED unless the caller's key may shorten to the URL's host.
 absl::Status CheckTargetDomain(absl::string_view normalized_url, const auth::Principal& caller) {
   if (caller.allowed_domains.empty()) return absl::OkStatus();
-  absl::string_view host = HostOfNormalizedUrl(normalized_url);
+  // Canonical, as UrlPolicy normalised it; an IPv6 literal keeps its
+  // brackets (and so never matches a domain list).
+  absl::string_view host = url::HostOfUrl(normalized_url);
   if (caller.allowed_domains.Allows(host)) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat(
       "long_url: host \"", absl::CHexEscape(host), "\" is not among the domains api key \"",

@@ -8,7 +8,8 @@
 //    space, control or non-ASCII byte, none of "<>`{}|^\ and the double
 //    quote), starts with an allowed scheme and "://", has a canonical host
 //    that is neither one of our short domains nor on the deny list (nor
-//    under one), and is a fixed point: Normalize(result) == result;
+//    under one), which HostOfUrl reads as this harness does, and is a
+//    fixed point: Normalize(result) == result;
 //  - CanonicalDomain's result is canonical again (a fixed point) and has
 //    no upper-case letter and no trailing dot.
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "lib/url/host.h"
+#include "lib/url/host_name.h"
 #include "lib/url/url_policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -64,6 +66,7 @@ void CheckAccepted(const std::string& url) {
   for (char c : url) FUZZ_CHECK(!IsForbiddenByte(static_cast<unsigned char>(c)));
   FUZZ_CHECK(absl::StartsWith(url, "http://") || absl::StartsWith(url, "https://"));
   absl::string_view host = HostOf(url);
+  FUZZ_CHECK(HostOfUrl(url) == host);  // the library's reading, the same
   FUZZ_CHECK(!host.empty() && host.back() != '.');
   absl::StatusOr<std::string> canonical = internal::CanonicalHost(host);
   FUZZ_CHECK(canonical.ok() && *canonical == host);
