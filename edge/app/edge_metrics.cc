@@ -95,7 +95,17 @@ void EdgeMetrics::CountInvalidation(size_t codes, bool drop_all) {
 std::string EdgeMetrics::Render(const Gauges& gauges) const {
   std::string out;
   out.reserve(8192);
+  RenderRequests(gauges, out);
+  RenderCache(gauges.cache, out);
+  RenderResolves(gauges, out);
+  RenderInvalidations(gauges, out);
+  RenderHttpServer(gauges.server, out);
+  RenderClicks(gauges, out);
+  return out;
+}
 
+// Responses by status, prefilter rejections, malformed targets.
+void EdgeMetrics::RenderRequests(const Gauges& gauges, std::string& out) const {
   Header(out, "edge_http_responses_total", "counter", "Responses sent, by status code.");
   // The handler's responses plus those the HTTP layer wrote itself.
   std::array<uint64_t, kStatuses.size() + 1> by_status{};
@@ -123,8 +133,9 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
     absl::StrAppend(&out, "edge_bad_requests_total{reason=\"", kBadReasonNames[reason], "\"} ", sum,
                     "\n");
   }
+}
 
-  const LinkCacheStats& c = gauges.cache;
+void EdgeMetrics::RenderCache(const LinkCacheStats& c, std::string& out) {
   Header(out, "edge_cache_hits_total", "counter", "Look-ups answered from a fresh cache entry.");
   absl::StrAppend(&out, "edge_cache_hits_total ", c.hits, "\n");
   Header(out, "edge_cache_stale_hits_total", "counter",
@@ -151,7 +162,10 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   absl::StrAppend(&out, "edge_cache_negative_entries ", c.negative_entries, "\n");
   Header(out, "edge_cache_negative_bytes", "gauge", "Estimated bytes of those entries.");
   absl::StrAppend(&out, "edge_cache_negative_bytes ", c.negative_bytes, "\n");
+}
 
+// Calls to the service for misses, and the bounds that refused misses.
+void EdgeMetrics::RenderResolves(const Gauges& gauges, std::string& out) const {
   Header(out, "edge_resolve_duration_seconds", "histogram",
          "Time from sending a code to the shorten-service to its answer, per code.");
   uint64_t cumulative = 0;
@@ -194,7 +208,10 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
   Header(out, "edge_upstream_unsafe_locations_total", "counter",
          "Stored URLs refused as Location values (answered 502, never cached).");
   absl::StrAppend(&out, "edge_upstream_unsafe_locations_total ", Load(unsafe_locations_), "\n");
+}
 
+// The invalidation stream, and whether the service is reachable.
+void EdgeMetrics::RenderInvalidations(const Gauges& gauges, std::string& out) const {
   Header(out, "edge_invalidation_messages_total", "counter",
          "Messages received on the invalidation stream.");
   absl::StrAppend(&out, "edge_invalidation_messages_total ", Load(invalidation_messages_), "\n");
@@ -212,10 +229,6 @@ std::string EdgeMetrics::Render(const Gauges& gauges) const {
                   stream_up_.load(std::memory_order_relaxed) ? 1 : 0, "\n");
   Header(out, "edge_service_ready", "gauge", "1 while the shorten-service is reachable.");
   absl::StrAppend(&out, "edge_service_ready ", gauges.service_ready ? 1 : 0, "\n");
-
-  RenderHttpServer(gauges.server, out);
-  RenderClicks(gauges, out);
-  return out;
 }
 
 void EdgeMetrics::RenderClicks(const Gauges& gauges, std::string& out) {

@@ -98,6 +98,11 @@ class EdgeMetrics {
     counter.fetch_add(1, std::memory_order_relaxed);
   }
   static int StatusSlot(int status);
+  // Sections of Render, in the order they appear.
+  void RenderRequests(const Gauges& gauges, std::string& out) const;
+  static void RenderCache(const LinkCacheStats& c, std::string& out);
+  void RenderResolves(const Gauges& gauges, std::string& out) const;
+  void RenderInvalidations(const Gauges& gauges, std::string& out) const;
   static void RenderClicks(const Gauges& gauges, std::string& out);
 
   int loop_count_;
