@@ -3,14 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/common/store_time.h"
 
 namespace shortener::auth {
-namespace {
-
-// What PgApiKeyStore's timestamptz columns keep.
-absl::Time ToMicros(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
-
-}  // namespace
 
 InMemoryApiKeyStore::InMemoryApiKeyStore(const Clock& clock) : clock_(clock) {}
 
@@ -26,7 +21,7 @@ absl::StatusOr<ApiKeyRecord> InMemoryApiKeyStore::Create(const NewApiKey& key) {
   record.allowed_domains = key.allowed_domains;
   record.rate_per_second = key.rate_per_second;
   record.burst = key.burst;
-  record.create_time = ToMicros(clock_.Now());
+  record.create_time = StoreTime(clock_.Now());
   std::lock_guard<std::mutex> lock(mu_);
   if (by_hash_.contains(key.key_hash)) {
     return absl::AlreadyExistsError("create api key: a key with this hash exists already");
@@ -56,7 +51,7 @@ absl::StatusOr<ApiKeyRecord> InMemoryApiKeyStore::Revoke(int64_t id, absl::Time 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = keys_.find(id);
   if (it == keys_.end()) return absl::NotFoundError(absl::StrCat("no api key with id ", id));
-  if (!it->second.revoke_time.has_value()) it->second.revoke_time = ToMicros(when);
+  if (!it->second.revoke_time.has_value()) it->second.revoke_time = StoreTime(when);
   return it->second;
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "lib/common/redirect_status.h"
+#include "lib/common/store_time.h"
 #include "lib/common/utf8.h"
 
 namespace shortener::store {
@@ -181,8 +182,6 @@ int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256) {
   for (int i = 0; i < 8; ++i) key = (key << 8) | digest[i];
   return static_cast<int64_t>(key);  // two's complement, as bit(64)::bigint
 }
-
-absl::Time StoreTime(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
 
 bool IsLiveAt(const Link& link, absl::Time at) {
   return !link.revoke_time.has_value() && !link.clicks_exhausted_time.has_value() &&

@@ -42,10 +42,6 @@ using OwnerKey = std::pair<std::string, std::string>;
 // (owner, URL) is created without dedupe instead of being confused with it.
 int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256);
 
-// Stores keep times at microsecond precision (as PostgreSQL does): `t`
-// rounded down to a whole microsecond.
-absl::Time StoreTime(absl::Time t);
-
 // Whether `link` may be returned by dedupe for an item created at `at`: not
 // revoked, its click budget not exhausted, and not expired at `at`.
 bool IsLiveAt(const Link& link, absl::Time at);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "lib/auth/api_key.h"
+#include "lib/common/store_time.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::auth::testing {
@@ -29,8 +30,6 @@ NewApiKey MakeKey(const std::string& name) {
   key.scopes = ScopeSet{Scope::kShorten, Scope::kStats};
   return key;
 }
-
-absl::Time Micros(absl::Time t) { return absl::FromUnixMicros(absl::ToUnixMicros(t)); }
 
 namespace {
 
@@ -60,7 +59,7 @@ TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][con
   CHECK(created->burst == 40);
   CHECK(created->create_time > before);
   CHECK(created->create_time < absl::Now() + absl::Seconds(5));
-  CHECK(created->create_time == Micros(created->create_time));
+  CHECK(created->create_time == StoreTime(created->create_time));
   CHECK_FALSE(created->revoke_time.has_value());
 
   auto found = store->FindByHash(key.key_hash);
@@ -91,12 +90,12 @@ TEST_CASE("a created key is found by its hash, listed, and revoked", "[auth][con
   REQUIRE_THAT(revoked, IsOk());
   CHECK(revoked->id == created->id);
   REQUIRE(revoked->revoke_time.has_value());
-  CHECK(*revoked->revoke_time == Micros(kT1));
+  CHECK(*revoked->revoke_time == StoreTime(kT1));
   // A revoked key is data: still found, with its revoke time.
   found = store->FindByHash(key.key_hash);
   REQUIRE_THAT(found, IsOk());
   REQUIRE(found->revoke_time.has_value());
-  CHECK(*found->revoke_time == Micros(kT1));
+  CHECK(*found->revoke_time == StoreTime(kT1));
 }
 
 TEST_CASE("a key without domains or rate limit round-trips as empty and unset",
@@ -225,7 +224,7 @@ TEST_CASE("revoking twice keeps the first revoke time", "[auth][contract]") {
   auto second = store->Revoke(created->id, kT2);
   REQUIRE_THAT(second, IsOk());
   REQUIRE(second->revoke_time.has_value());
-  CHECK(*second->revoke_time == Micros(kT1));
+  CHECK(*second->revoke_time == StoreTime(kT1));
   CHECK(second->id == created->id);
   CHECK(second->name == "twice");
 }

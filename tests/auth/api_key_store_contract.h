@@ -24,9 +24,6 @@ std::unique_ptr<ApiKeyStore> NewContractStore();
 // of a freshly generated API key.
 NewApiKey MakeKey(const std::string& name);
 
-// `t` rounded down to the microsecond: what a store keeps.
-absl::Time Micros(absl::Time t);
-
 // Fixed times with sub-microsecond digits, an hour apart.
 inline const absl::Time kT1 = absl::FromUnixSeconds(1700000000) + absl::Nanoseconds(123456789);
 inline const absl::Time kT2 = kT1 + absl::Hours(1);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "lib/common/store_time.h"
 #include "tests/auth/api_key_store_contract.h"
 #include "tests/support/status_matchers.h"
 
@@ -24,16 +25,16 @@ TEST_CASE("the in-memory store stamps create_time from its clock, to the microse
   auto first = store.Create(MakeKey("first"));
   REQUIRE_THAT(first, IsOk());
   CHECK(first->id == 1);
-  CHECK(first->create_time == Micros(kT1));
+  CHECK(first->create_time == StoreTime(kT1));
   clock.Advance(absl::Minutes(3));
   auto second = store.Create(MakeKey("second"));
   REQUIRE_THAT(second, IsOk());
   CHECK(second->id == 2);
-  CHECK(second->create_time == Micros(kT1 + absl::Minutes(3)));
+  CHECK(second->create_time == StoreTime(kT1 + absl::Minutes(3)));
   // Revoke takes the time it is given, not the clock's.
   auto revoked = store.Revoke(first->id, kT2);
   REQUIRE_THAT(revoked, IsOk());
-  CHECK(revoked->revoke_time == Micros(kT2));
+  CHECK(revoked->revoke_time == StoreTime(kT2));
 }
 
 }  // namespace

@@ -90,11 +90,6 @@ TEST_CASE("IsStorableText finds a bad byte at any position of long ASCII text", 
   }
 }
 
-TEST_CASE("StoreTime rounds down to whole microseconds", "[store]") {
-  CHECK(StoreTime(absl::FromUnixNanos(1'999)) == absl::FromUnixMicros(1));
-  CHECK(StoreTime(absl::FromUnixMicros(5)) == absl::FromUnixMicros(5));
-}
-
 TEST_CASE("PlanCreate lists the rows to write, keys sorted, dead targets repointed", "[store]") {
   std::string owner = "o";
   NewLink b = MakeNewLink(owner, "https://example.com/b");

@@ -18,12 +18,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "lib/common/store_time.h"
+#include "lib/pg/arrays.h"
 #include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/pg/pg_error.h"
 #include "lib/store/create_planner.h"
 #include "lib/store/pg/copy_binary.h"
-#include "lib/store/pg/pg_arrays.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/store/pg_test_util.h"
 #include "tests/support/pg_cluster.h"
@@ -167,7 +168,7 @@ class ReferenceInsert {
     tx.commit();
   }
   absl::Duration Run(const std::vector<NewLink>& links) {
-    ArrayLiteral ids, urls, owners, times;
+    pg::ArrayLiteral ids, urls, owners, times;
     for (const NewLink& l : links) {
       ids.Add(l.id);
       urls.Add(l.long_url);
@@ -236,40 +237,6 @@ TEST_CASE("throughput of CreateLinks with 1000-link batches (printed)", "[.][ben
 }  // namespace shortener::store::testing
 
 namespace shortener::store::testing {
-
-TEST_CASE("PgTimestamp gives PostgreSQL the exact microsecond for any year it can hold", "[pg]") {
-  std::vector<absl::Time> times = {
-      absl::UnixEpoch(),
-      absl::FromUnixMicros(1),
-      absl::FromUnixMicros(-1),  // 1969-12-31 23:59:59.999999
-      absl::FromUnixMicros(1732500000123456),
-      absl::FromUnixNanos(1732500000123456789),  // truncated to the microsecond
-      absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone()),
-      absl::FromCivil(absl::CivilSecond(999, 3, 4, 5, 6, 7), absl::UTCTimeZone()),
-      absl::FromCivil(absl::CivilSecond(9999, 12, 31, 23, 59, 59), absl::UTCTimeZone()) +
-          absl::Microseconds(999999),
-      absl::FromCivil(absl::CivilSecond(2024, 2, 29, 12, 0, 0), absl::UTCTimeZone()),
-      absl::FromCivil(absl::CivilSecond(12345, 6, 7, 8, 9, 10), absl::UTCTimeZone()),
-  };
-  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
-  pqxx::nontransaction tx(conn);
-  for (absl::Time t : times) {
-    const std::string text = PgTimestamp(t);
-    INFO(text);
-    int64_t back =
-        tx.exec_params1("SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint", text)[0]
-            .as<int64_t>();
-    CHECK(back == absl::ToUnixMicros(StoreTime(t)));
-    // Four-digit years: the same text as the general formatter (the hand
-    // path only pads years below 1000, which %Y leaves unpadded).
-    const int64_t year = absl::ToCivilYear(t, absl::UTCTimeZone()).year();
-    if (year >= 1000) {
-      CHECK(text == absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone()));
-    }
-  }
-  CHECK(PgTimestamp(absl::FromCivil(absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())) ==
-        "0001-01-01 00:00:00.000000+00");
-}
 
 TEST_CASE("CopyBinary rows reach PostgreSQL's COPY byte for byte and NULLs stay NULL", "[pg]") {
   // Bytes COPY's text format would give a meaning to, the literal text \N,

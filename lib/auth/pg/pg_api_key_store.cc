@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/auth/pg/queries.h"
+#include "lib/pg/arrays.h"
 #include "lib/pg/pg_error.h"
 
 namespace shortener::auth {
@@ -16,11 +17,6 @@ void PrepareApiKeyQueries(pqxx::connection& conn) {
     conn.prepare(q.name, q.sql);
     conn.prepare_now(q.name);  // a schema problem shows at connect time
   }
-}
-
-// timestamptz text, microsecond precision, UTC.
-std::string PgTimestamp(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", t, absl::UTCTimeZone());
 }
 
 // One row in the order of SHORTENER_API_KEY_COLUMNS. INTERNAL when the stored
@@ -123,7 +119,7 @@ absl::StatusOr<std::vector<ApiKeyRecord>> PgApiKeyStore::List() {
 
 absl::StatusOr<ApiKeyRecord> PgApiKeyStore::Revoke(int64_t id, absl::Time when) {
   absl::StatusOr<std::vector<ApiKeyRecord>> rows =
-      Query("revoke api key", pg_queries::kRevoke.name, id, PgTimestamp(when),
+      Query("revoke api key", pg_queries::kRevoke.name, id, pg::PgTimestamp(when),
             options_.invalidation_channel);
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return absl::NotFoundError(absl::StrCat("no api key with id ", id));

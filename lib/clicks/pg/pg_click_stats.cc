@@ -7,7 +7,7 @@
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/clicks/pg/queries.h"
 #include "lib/common/status_macros.h"
-#include "lib/store/pg/pg_arrays.h"
+#include "lib/pg/arrays.h"
 
 namespace shortener::clicks {
 namespace {
@@ -28,8 +28,8 @@ absl::StatusOr<ClickStats> PgClickStore::Stats(int64_t link_id, absl::Time start
   SHORTENER_ASSIGN_OR_RETURN(const BucketRange range, BucketRangeOf(start, end, granularity));
   ClickStats stats;
   stats.buckets = range.ZeroBuckets();
-  const std::string from = store::PgTimestamp(range.first);
-  const std::string to = store::PgTimestamp(range.end);
+  const std::string from = pg::PgTimestamp(range.first);
+  const std::string to = pg::PgTimestamp(range.end);
   const std::string unit = granularity == StatsGranularity::kHour ? "hour" : "day";
   absl::Status status = pool_.Run("read click stats", Deadline(), [&](pqxx::connection& conn) {
     // Read committed (pqxx's read_transaction): each statement sees the

@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/clicks/pg/queries.h"
-#include "lib/store/pg/pg_arrays.h"
+#include "lib/pg/arrays.h"
 
 namespace shortener::clicks {
 namespace {
 
-using store::ArrayLiteral;
+using pg::ArrayLiteral;
 
 // The count upsert's four array parameters.
 struct CountArrays {
@@ -214,7 +214,7 @@ absl::Status PgClickStore::EnsurePartitions(const std::set<absl::Time>& months) 
     absl::Status status =
         pool_.Run("create visits partition", Deadline(), [&](pqxx::connection& conn) {
           pqxx::nontransaction tx(conn);
-          tx.exec_prepared(pg_queries::kCreatePartition.name, store::PgTimestamp(month));
+          tx.exec_prepared(pg_queries::kCreatePartition.name, pg::PgTimestamp(month));
           return absl::OkStatus();
         });
     if (!status.ok()) return status;
@@ -240,7 +240,7 @@ absl::StatusOr<std::vector<std::string>> PgClickStore::DropVisitPartitionsOlderT
       pool_.Run("drop visits partitions", Deadline(), [&](pqxx::connection& conn) {
         pqxx::nontransaction tx(conn);
         for (const pqxx::row& row :
-             tx.exec_prepared(pg_queries::kDropPartitions.name, store::PgTimestamp(cutoff))) {
+             tx.exec_prepared(pg_queries::kDropPartitions.name, pg::PgTimestamp(cutoff))) {
           dropped.push_back(row[0].as<std::string>());
         }
         return absl::OkStatus();

@@ -9,12 +9,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "lib/pg/arrays.h"
 #include "lib/store/pg/copy_binary.h"
-#include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/queries.h"
 
 namespace shortener::store {
 namespace {
+
+using pg::ArrayLiteral;
 
 using pg_queries::kCopyAliases;
 using pg_queries::kCopyLinks;

@@ -6,13 +6,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "lib/pg/arrays.h"
 #include "lib/pg/pg_error.h"
-#include "lib/store/pg/pg_arrays.h"
 #include "lib/store/pg/pg_batch.h"
 #include "lib/store/pg/queries.h"
 
 namespace shortener::store {
 namespace {
+
+using pg::ArrayLiteral;
+using pg::PgTimestamp;
 
 // How one CreateLinks attempt reads and writes.
 struct Attempt {

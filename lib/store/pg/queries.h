@@ -5,7 +5,7 @@
 //    come out as bigint microseconds since the epoch: exact both ways.
 //  - long_url_sha256 goes in as bytea[] whose elements are in bytea's hex
 //    form (ArrayLiteral::AddBytes): no per-row decode() call.
-//  - Batches go in as arrays (text literals built by pg_arrays.h) and are
+//  - Batches go in as arrays (text literals built by lib/pg/arrays.h) and are
 //    expanded with unnest, so a batch costs a constant number of statements.
 //  - Link columns always come out in the order of SHORTENER_LINK_COLUMNS
 //    (kLinkColumnCount of them), which ParseLink (pg_batch.h) reads.

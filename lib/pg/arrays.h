@@ -1,15 +1,16 @@
-// Text forms of parameter values for PgLinkStore's statements: PostgreSQL
-// array literals (for `unnest($1::text[])`) and timestamps.
+// Text forms of parameter values for our Postgres statements: PostgreSQL
+// array literals (for `unnest($1::text[])`) and timestamps. Every store on
+// PostgreSQL (links, clicks, API keys) builds its parameters with these.
 //
 // Array elements are always double-quoted with `"` and `\` backslash-escaped,
 // so any text (commas, braces, quotes, spaces, the word NULL) arrives
 // unchanged; a missing value is the unquoted NULL. The literal is bound as a
 // parameter, never spliced into SQL. Text must hold no NUL byte (libpq
-// parameters are C strings): callers validate first (ValidateNewLink).
+// parameters are C strings): callers validate first (e.g. ValidateNewLink).
 //
 // Thread-compatible.
-#ifndef SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_
-#define SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_
+#ifndef SHORTENER_LIB_PG_ARRAYS_H_
+#define SHORTENER_LIB_PG_ARRAYS_H_
 
 #include <cstdint>
 #include <optional>
@@ -18,9 +19,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace shortener::store {
+namespace shortener::pg {
 
-// "2024-05-01 12:00:00.123456+00": `t` at microsecond precision, in UTC.
+// "2024-05-01 12:00:00.123456+00": StoreTime(t) in UTC, for a timestamptz
+// parameter. Years are four digits, zero-padded ("0001-01-01 ..."; an
+// unpadded year 1 would read as 2001); years past 9999 take more digits.
 std::string PgTimestamp(absl::Time t);
 
 // Appends `bytes` as lower-case hex digits (the body of bytea's \x<hex>
@@ -52,6 +55,6 @@ class ArrayLiteral {
   size_t count_ = 0;
 };
 
-}  // namespace shortener::store
+}  // namespace shortener::pg
 
-#endif  // SHORTENER_LIB_STORE_PG_PG_ARRAYS_H_
+#endif  // SHORTENER_LIB_PG_ARRAYS_H_

@@ -1,11 +1,11 @@
-#include "lib/store/pg/pg_arrays.h"
+#include "lib/pg/arrays.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
-#include "lib/store/create_planner.h"
+#include "lib/common/store_time.h"
 
-namespace shortener::store {
+namespace shortener::pg {
 
 std::string PgTimestamp(absl::Time t) {
   // Every link row carries one or two of these, so years 1..9999 are
@@ -13,8 +13,7 @@ std::string PgTimestamp(absl::Time t) {
   // parser (~2 % of a BatchShorten's service CPU). The year is zero-padded:
   // %Y writes year 1 as "1", which PostgreSQL reads as 2001.
   const int64_t micros = absl::ToUnixMicros(t);
-  const absl::CivilSecond cs =
-      absl::ToCivilSecond(absl::FromUnixMicros(micros), absl::UTCTimeZone());
+  const absl::CivilSecond cs = absl::ToCivilSecond(StoreTime(t), absl::UTCTimeZone());
   if (cs.year() < 1 || cs.year() > 9999) {
     return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", StoreTime(t), absl::UTCTimeZone());
   }
@@ -90,4 +89,4 @@ ArrayLiteral& ArrayLiteral::AddNull() {
   return *this;
 }
 
-}  // namespace shortener::store
+}  // namespace shortener::pg
