@@ -4,20 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "edge/request_target.h"
+#include "lib/codec/alias.h"
 
 namespace shortener::edge {
 namespace {
-
-// The service's code syntax (services/shorten ParseCode): a generated code
-// or an alias, both 1 to kMaxCodeLength characters of [A-Za-z0-9_-].
-bool IsWellFormedCode(absl::string_view code) {
-  if (code.empty() || code.size() > kMaxCodeLength) return false;
-  return std::all_of(code.begin(), code.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-  });
-}
 
 ResolveReply NoAnswer(absl::Status error) {
   ResolveReply reply;
@@ -124,7 +114,9 @@ void InMemoryLinkResolver::Add(Call call) {
 
 ResolveReply InMemoryLinkResolver::AnswerLocked(const std::string& code) const {
   ResolveReply reply;
-  if (!IsWellFormedCode(code) || malformed_.count(code) != 0) {
+  // The service's code syntax (its ParseCode): generated codes have alias
+  // syntax too.
+  if (!codec::HasAliasSyntax(code) || malformed_.count(code) != 0) {
     reply.outcome = ResolveOutcome::kInvalid;
     return reply;
   }
