@@ -1,7 +1,7 @@
 // Every SQL statement of lib/pg, as named constants: schema migrations
 // (migrations.cc; the migration files' own SQL is embedded from
-// deploy/postgres/migrations), the code-secret check (codec_keys.cc) and the
-// connection pool's session setup (connection_pool.cc).
+// deploy/postgres/migrations) and the connection pool's session setup
+// (connection_pool.cc).
 //
 // These are one-off statements, run once at startup or once per new
 // connection, so they go through exec / exec_params (parameters, never text
@@ -40,19 +40,6 @@ inline constexpr char kRecordMigration[] =
 // The newest applied migration version; 0 when none is.
 inline constexpr char kNewestMigration[] =
     "SELECT coalesce(max(version), 0) FROM schema_migrations";
-
-// --- Code secret check (codec_keys.cc) ---
-
-// Records fingerprint $2 for format version $1 unless one is recorded
-// already (then does nothing: the caller compares).
-inline constexpr char kRecordCodecFingerprint[] =
-    "INSERT INTO codec_keys (format_version, fingerprint) VALUES ($1, $2) "
-    "ON CONFLICT (format_version) DO NOTHING";
-
-// The fingerprint recorded for format version $1 (exactly one row after
-// kRecordCodecFingerprint in the same transaction).
-inline constexpr char kReadCodecFingerprint[] =
-    "SELECT fingerprint FROM codec_keys WHERE format_version = $1";
 
 // --- Connection pool (connection_pool.cc) ---
 

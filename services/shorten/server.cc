@@ -17,6 +17,7 @@
 #include "lib/auth/token_bucket.h"
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/clicks/pg/visit_retention.h"
+#include "lib/codec/pg/codec_keys.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/clock.h"
 #include "lib/common/log.h"
@@ -27,7 +28,6 @@
 #include "lib/grpcutil/tls.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
-#include "lib/pg/codec_keys.h"
 #include "lib/pg/migrations.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/store/group_committer.h"
@@ -83,8 +83,8 @@ absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(5));
   }
-  return pg::VerifyOrRecordCodecFingerprint(config.postgres, codec::ShortCodec::kFormatVersion,
-                                            codec.Fingerprint());
+  return codec::VerifyOrRecordCodecFingerprint(config.postgres, codec::ShortCodec::kFormatVersion,
+                                               codec.Fingerprint());
 }
 
 }  // namespace

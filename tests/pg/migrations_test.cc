@@ -7,7 +7,6 @@
 #include <thread>
 #include <vector>
 
-#include "lib/pg/codec_keys.h"
 #include "lib/pg/pg_error.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
@@ -70,17 +69,6 @@ TEST_CASE("A database newer than the binary is refused", "[pg]") {
 TEST_CASE("An unreachable database is UNAVAILABLE, not a crash", "[pg]") {
   CHECK_THAT(ApplyMigrations("host=/nonexistent-dir port=1 dbname=x connect_timeout=2"),
              HasCode(absl::StatusCode::kUnavailable));
-}
-
-TEST_CASE("The code secret fingerprint is recorded once and then enforced", "[pg]") {
-  auto cluster = PgCluster::Start();
-  REQUIRE_THAT(cluster, IsOk());
-  const std::string conninfo = (*cluster)->ConnInfo();
-  CHECK_THAT(VerifyOrRecordCodecFingerprint(conninfo, 1, "aaaa"), IsOk());
-  CHECK_THAT(VerifyOrRecordCodecFingerprint(conninfo, 1, "aaaa"), IsOk());
-  CHECK_THAT(VerifyOrRecordCodecFingerprint(conninfo, 1, "bbbb"),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, "code secret mismatch"));
-  CHECK_THAT(VerifyOrRecordCodecFingerprint(conninfo, 2, "bbbb"), IsOk());
 }
 
 TEST_CASE("pqxx errors translate to canonical codes", "[pg]") {

@@ -1,14 +1,15 @@
 // Guards against starting a service with the wrong code secret: the first
-// start records the secret's fingerprint per format version in codec_keys;
-// every later start must present the same fingerprint. Thread-safe.
-#ifndef SHORTENER_LIB_PG_CODEC_KEYS_H_
-#define SHORTENER_LIB_PG_CODEC_KEYS_H_
+// start records the secret's fingerprint (ShortCodec::Fingerprint) per
+// format version in the codec_keys table; every later start must present
+// the same fingerprint. Thread-safe (each call opens its own connection).
+#ifndef SHORTENER_LIB_CODEC_PG_CODEC_KEYS_H_
+#define SHORTENER_LIB_CODEC_PG_CODEC_KEYS_H_
 
 #include <string>
 
 #include "absl/status/status.h"
 
-namespace shortener::pg {
+namespace shortener::codec {
 
 // Records `fingerprint` for `format_version` if none is stored, else compares.
 // FAILED_PRECONDITION when a different fingerprint is stored (the message says
@@ -17,6 +18,6 @@ namespace shortener::pg {
 absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo, int format_version,
                                             const std::string& fingerprint);
 
-}  // namespace shortener::pg
+}  // namespace shortener::codec
 
-#endif  // SHORTENER_LIB_PG_CODEC_KEYS_H_
+#endif  // SHORTENER_LIB_CODEC_PG_CODEC_KEYS_H_

@@ -1,20 +1,20 @@
-#include "lib/pg/codec_keys.h"
+#include "lib/codec/pg/codec_keys.h"
 
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "lib/codec/pg/queries.h"
 #include "lib/pg/pg_error.h"
-#include "lib/pg/sql.h"
 
-namespace shortener::pg {
+namespace shortener::codec {
 
 absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo, int format_version,
                                             const std::string& fingerprint) {
   try {
     pqxx::connection conn(conninfo);
     pqxx::work tx(conn);
-    tx.exec_params0(sql::kRecordCodecFingerprint, format_version, fingerprint);
-    pqxx::row stored = tx.exec_params1(sql::kReadCodecFingerprint, format_version);
+    tx.exec_params0(pg_queries::kRecordCodecFingerprint, format_version, fingerprint);
+    pqxx::row stored = tx.exec_params1(pg_queries::kReadCodecFingerprint, format_version);
     tx.commit();
     std::string stored_fp = stored[0].as<std::string>();
     if (stored_fp != fingerprint) {
@@ -27,8 +27,8 @@ absl::Status VerifyOrRecordCodecFingerprint(const std::string& conninfo, int for
     }
     return absl::OkStatus();
   } catch (...) {
-    return StatusFromCurrentException("verify code secret");
+    return pg::StatusFromCurrentException("verify code secret");
   }
 }
 
-}  // namespace shortener::pg
+}  // namespace shortener::codec
