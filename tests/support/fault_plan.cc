@@ -8,7 +8,19 @@ namespace shortener::testing {
 
 void FaultPlan::FailNext(int n, absl::Status status, absl::string_view method) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (int i = 0; i < n; ++i) failures_.push_back(Failure{std::string(method), status});
+  for (int i = 0; i < n; ++i) failures_.push_back(Failure{std::string(method), status, nullptr});
+}
+
+void FaultPlan::ThrowNext(int n, std::exception_ptr exception, absl::string_view method) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int i = 0; i < n; ++i) {
+    failures_.push_back(Failure{std::string(method), absl::OkStatus(), exception});
+  }
+}
+
+void FaultPlan::ClearFaults() {
+  std::lock_guard<std::mutex> lock(mu_);
+  failures_.clear();
 }
 
 void FaultPlan::SetLatency(absl::Duration latency) {
@@ -46,6 +58,12 @@ int64_t FaultPlan::items(absl::string_view method) const {
   return sum;
 }
 
+std::vector<std::thread::id> FaultPlan::threads(absl::string_view method) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = threads_.find(method);
+  return it == threads_.end() ? std::vector<std::thread::id>() : it->second;
+}
+
 bool FaultPlan::WaitForCalls(int64_t n, absl::string_view method, absl::Duration timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
   return changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] {
@@ -58,22 +76,26 @@ bool FaultPlan::WaitForCalls(int64_t n, absl::string_view method, absl::Duration
 absl::Status FaultPlan::OnCall(absl::string_view method, size_t items) {
   absl::Duration latency;
   absl::Status injected;
+  std::exception_ptr exception;
   {
     std::unique_lock<std::mutex> lock(mu_);
     ++total_calls_;
     batches_[std::string(method)].push_back(items);
+    threads_[std::string(method)].push_back(std::this_thread::get_id());
     changed_.notify_all();
     changed_.wait(lock, [this] { return gate_open_; });
     latency = latency_;
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
       if (it->method.empty() || it->method == method) {
         injected = it->status;
+        exception = it->exception;
         failures_.erase(it);
         break;
       }
     }
   }
   if (latency > absl::ZeroDuration()) absl::SleepFor(latency);
+  if (exception != nullptr) std::rethrow_exception(exception);
   return injected;
 }
 

@@ -1,8 +1,9 @@
 // FaultPlan: what a fault-injecting wrapper around a seam (FaultyLinkStore,
 // and the same kind of wrapper for the other store seams) does to the calls
-// it forwards: fail the next N calls with a given status instead of
-// forwarding them, make every call slower, hold calls at a gate until the
-// test opens it; and what it saw: calls and batch sizes per method.
+// it forwards: fail the next N calls with a given status (or throw) instead
+// of forwarding them, make every call slower, hold calls at a gate until the
+// test opens it; and what it saw: calls, batch sizes and calling threads
+// per method.
 //
 // A wrapper calls OnCall(method, items) first in each method and forwards
 // only if it returns OK; a failed call never reaches the wrapped object.
@@ -16,9 +17,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +35,12 @@ class FaultPlan {
   // The next `n` calls of `method` (of any method when empty) fail with
   // `status` (not OK). Later FailNext calls queue behind earlier ones.
   void FailNext(int n, absl::Status status, absl::string_view method = "");
+  // The next `n` calls of `method` (any when empty) throw `exception` from
+  // OnCall, i.e. out of the wrapper's method (a store broken by a bug).
+  // They queue with FailNext's failures, in order.
+  void ThrowNext(int n, std::exception_ptr exception, absl::string_view method = "");
+  // Drops the failures and throws not used yet.
+  void ClearFaults();
   // Every call sleeps `latency` before it is forwarded (or failed).
   void SetLatency(absl::Duration latency);
   // While closed, calls wait at the gate (after being counted) until
@@ -46,6 +55,8 @@ class FaultPlan {
   std::vector<size_t> batch_sizes(absl::string_view method) const;
   // Sum of batch_sizes(method).
   int64_t items(absl::string_view method) const;
+  // The thread of every call of `method`, in the order they started.
+  std::vector<std::thread::id> threads(absl::string_view method) const;
   // Whether `n` calls of `method` (all when empty) have started, waiting up
   // to `timeout`.
   bool WaitForCalls(int64_t n, absl::string_view method = "",
@@ -53,13 +64,14 @@ class FaultPlan {
 
   // For wrappers: counts the call (`items`: the batch size, 1 for a single
   // item), waits out the latency and the gate, and returns the injected
-  // failure or OK.
+  // failure or OK (or throws the injected exception).
   absl::Status OnCall(absl::string_view method, size_t items = 1);
 
  private:
   struct Failure {
     std::string method;  // empty: any
     absl::Status status;
+    std::exception_ptr exception;  // thrown instead, when set
   };
 
   mutable std::mutex mu_;
@@ -69,6 +81,7 @@ class FaultPlan {
   bool gate_open_ = true;
   int64_t total_calls_ = 0;
   std::map<std::string, std::vector<size_t>, std::less<>> batches_;
+  std::map<std::string, std::vector<std::thread::id>, std::less<>> threads_;
 };
 
 }  // namespace shortener::testing

@@ -4,6 +4,8 @@
 #include "tests/support/fault_plan.h"
 
 #include <catch2/catch.hpp>
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,6 +83,38 @@ TEST_CASE("fault plan: the gate holds calls until opened, and latency delays the
   const absl::Time start = absl::Now();
   CHECK_THAT(store.GetById(1).status(), HasCode(absl::StatusCode::kNotFound));
   CHECK(absl::Now() - start >= absl::Milliseconds(100));
+}
+
+TEST_CASE("fault plan: injected exceptions leave the wrapper's method and can be cleared",
+          "[support][faults]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  plan.ThrowNext(1, std::make_exception_ptr(std::runtime_error("store bug")), "CreateLinks");
+  plan.ThrowNext(1, std::make_exception_ptr(42));
+  const std::vector<store::NewLink> links = {Link(1)};
+  CHECK_THROWS_WITH(store.CreateLinks(links), "store bug");
+  CHECK_THROWS_AS(store.GetById(1), int);
+  // Nothing reached the wrapped store while throwing.
+  CHECK_THAT(memory.GetById(1).status(), HasCode(absl::StatusCode::kNotFound));
+  plan.ThrowNext(5, std::make_exception_ptr(std::runtime_error("store bug")));
+  plan.FailNext(5, absl::UnavailableError("database down"));
+  plan.ClearFaults();
+  CHECK(store.CreateLinks(links)[0].ok());
+  CHECK(store.GetById(1).ok());
+}
+
+TEST_CASE("fault plan: the calling thread of every call is recorded", "[support][faults]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  (void)store.GetById(1);
+  std::thread other([&] { (void)store.GetById(2); });
+  const std::thread::id other_id = other.get_id();
+  other.join();
+  CHECK(plan.threads("GetById") ==
+        std::vector<std::thread::id>{std::this_thread::get_id(), other_id});
+  CHECK(plan.threads("GetByIds").empty());
 }
 
 }  // namespace
