@@ -21,23 +21,26 @@
 //   past its deadline is answered kTimedOut. So `done` runs by the deadline
 //   (plus scheduling delay), whatever the service does.
 //
+// Built on batching::AdaptiveBatcher (lib/batching/adaptive_batcher.h):
+// the queue, its bound, the slots and the deadlines are its; what a batch
+// is sent as, and the replies, are here.
+//
 // Thread-safe; `done` runs on a gRPC thread, the expiry thread, or the
 // calling thread (refusals, shutdown).
 #ifndef SHORTENER_EDGE_UPSTREAM_RESOLVE_BATCHER_H_
 #define SHORTENER_EDGE_UPSTREAM_RESOLVE_BATCHER_H_
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "edge/upstream/link_resolver.h"
+#include "lib/batching/adaptive_batcher.h"
 
 namespace shortener::edge {
 
@@ -103,31 +106,22 @@ class ResolveBatcher {
     Done done;
   };
 
-  // Sends `batch` (non-empty), then keeps sending what queued meanwhile.
-  void Send(std::vector<Pending> batch);
-  // Ends one call: takes the next batch if any (else frees the slot).
-  std::vector<Pending> NextBatch();
-  // Answers queued codes at their deadlines until Drain.
-  void ExpireLoop();
-  // Moves the queued codes whose deadline is at or before `now` into
-  // `expired`; returns the earliest deadline left (max() if none). With mu_
-  // held.
-  Clock::time_point TakeExpired(Clock::time_point now, std::vector<Pending>& expired);
+  // Sends a batch as one Resolve (one code) or BatchResolve, and answers
+  // each code from the reply; refusals become the replies above.
+  class Sender final : public batching::AsyncBatchExecutor<Pending> {
+   public:
+    explicit Sender(LinkResolver* upstream) : upstream_(upstream) {}
+    void Start(std::vector<Pending> batch, batching::BatchFinished finished) override;
+    void Refuse(absl::Span<Pending> codes, const batching::Refusal& why) override;
 
-  LinkResolver* upstream_;
-  const ResolveBatcherOptions options_;
+    std::atomic<uint64_t> expired_in_call{0};
 
-  mutable std::mutex mu_;
-  std::condition_variable idle_;    // in_flight_ reached 0
-  std::condition_variable expiry_;  // an earlier deadline queued, or draining_
-  // Guarded by mu_:
-  std::deque<Pending> queue_;  // oldest first
-  int in_flight_ = 0;
-  bool draining_ = false;
-  // When the expiry thread wakes next (max(): only when notified).
-  Clock::time_point expiry_at_ = Clock::time_point::max();
-  Stats stats_;
-  std::thread expirer_;
+   private:
+    LinkResolver* const upstream_;
+  };
+
+  Sender sender_;
+  batching::AdaptiveBatcher<Pending> batcher_;
 };
 
 }  // namespace shortener::edge

@@ -21,28 +21,26 @@
 // thread (a call is never split by the bound; one arriving at an empty queue
 // is always taken, however large).
 //
+// Built on batching::AdaptiveBatcher (lib/batching/adaptive_batcher.h),
+// with a blocking executor and its parallel rule (backlog or age): the
+// queue, its bound and the committer threads are its; the transaction and
+// the results are here.
+//
 // Thread-safe. Callbacks run on a committer thread (or the calling thread
 // for a refusal): keep them short and never block in them on another
 // GroupCommitter call (that would stall a committer).
-// Synchronised with std::mutex, which ThreadSanitizer sees (the system
-// abseil is not instrumented, so absl::Mutex would look unsynchronised).
 #ifndef SHORTENER_LIB_STORE_GROUP_COMMITTER_H_
 #define SHORTENER_LIB_STORE_GROUP_COMMITTER_H_
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "lib/batching/adaptive_batcher.h"
 #include "lib/store/link_store.h"
 
 namespace shortener::store {
@@ -72,7 +70,7 @@ class GroupCommitter {
   GroupCommitter(LinkStore* store, GroupCommitOptions options);
   // Completes everything queued, then stops its threads. No call may start
   // once destruction has begun.
-  ~GroupCommitter();
+  ~GroupCommitter() = default;
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
 
@@ -118,59 +116,25 @@ class GroupCommitter {
     Done done;                    // a Create's callback...
     ManyResults* many = nullptr;  // ... or the CreateMany it is item `index` of
     size_t index = 0;
-    // Links of its Create/CreateMany call from this one on (1 for Create):
-    // lets a batch take a CreateMany whole or not at all when it fits.
-    size_t group_left = 1;
 
     // Hands `result` to the caller. Exactly once per Pending.
     void Complete(absl::StatusOr<CreateOutcome> result);
   };
 
-  void Enqueue(std::vector<Pending> items);
-  void CommitLoop(size_t slot);
-  // Waits until this idle committer may start a batch (see the class
-  // comment); false when stopping and nothing is queued. With mu_ held.
-  bool WaitForBatch(std::unique_lock<std::mutex>& lock, size_t slot);
-  // Whether an idle committer may start a batch now. With mu_ held.
-  bool MayStart(absl::Time now) const;
-  // Whether to wake an idle committer after the queue grew or a committer
-  // started a batch. With mu_ held.
-  bool ShouldWake() const;
-  std::vector<Pending> TakeBatch();  // with mu_ held
-  // The condition variable of the committer that went idle last, if any.
-  // With mu_ held; notified after unlocking.
-  std::condition_variable* PickIdle();
-  // Waits on this committer's condition variable (at most `timeout`, if
-  // set), listed in idle_ meanwhile. With mu_ held (released while waiting).
-  void Idle(std::unique_lock<std::mutex>& lock, size_t slot,
-            std::optional<std::chrono::nanoseconds> timeout);
-  void Commit(std::vector<Pending> batch);
+  // Commits a batch with one CreateLinks call.
+  class Committer final : public batching::BlockingBatchExecutor<Pending> {
+   public:
+    explicit Committer(LinkStore* store) : store_(store) {}
+    void Run(std::vector<Pending> batch) override;
+    void Refuse(absl::Span<Pending> links, const batching::Refusal& why) override;
 
-  LinkStore* const store_;
-  const size_t max_batch_;
-  const size_t max_queued_;
-  const size_t parallel_backlog_;
-  const absl::Duration parallel_after_;
+   private:
+    LinkStore* const store_;
+  };
 
-  mutable std::mutex mu_;
-  // One per committer (by slot): an idle committer may start, or stopping_.
-  // New work wakes the committer that went idle last, not the one idle the
-  // longest: under a steady stream of small Shorten calls the thread that
-  // just committed takes the next batch too, where a shared condition
-  // variable had the two committers take turns (Shorten 1.45x -> 1.55x of
-  // pgbench, side by side, docs/benchmarks.md).
-  std::unique_ptr<std::condition_variable[]> work_;
-  // Guarded by mu_:
-  std::vector<size_t> idle_;  // slots of waiting committers, last idle last
-  std::deque<Pending> queue_;
-  bool stopping_ = false;
-  int busy_ = 0;              // committers between TakeBatch and the end of Commit
-  bool timer_armed_ = false;  // an idle committer waits for parallel_after
-  // Per committer thread: when its current batch started (InfiniteFuture
-  // while idle).
-  std::vector<absl::Time> busy_since_;
-  Stats stats_;
-  std::vector<std::thread> threads_;
+  Committer committer_;
+  // A CreateMany is one group: one transaction when it fits.
+  batching::AdaptiveBatcher<Pending> batcher_;
 };
 
 }  // namespace shortener::store

@@ -35,31 +35,24 @@ Links GetNoThrow(Get get, size_t keys) {
   return absl::InternalError(absl::StrCat("get links: unexpected exception: ", what));
 }
 
+batching::AdaptiveBatcherOptions BatcherOptions(const ReadBatchOptions& options) {
+  batching::AdaptiveBatcherOptions batcher;
+  batcher.max_batch = options.max_batch;
+  batcher.max_in_flight = options.reader_threads;
+  batcher.max_queued = options.max_queued;
+  return batcher;
+}
+
 }  // namespace
 
 ReadBatcher::ReadBatcher(LinkStore* store, ReadBatchOptions options)
-    : store_(store),
-      max_batch_(static_cast<size_t>(std::max(1, options.max_batch))),
-      max_queued_(static_cast<size_t>(std::max(1, options.max_queued))) {
-  int n = std::max(1, options.reader_threads);
-  threads_.reserve(n);
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { ReadLoop(); });
-}
-
-ReadBatcher::~ReadBatcher() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  work_.notify_all();
-  for (std::thread& t : threads_) t.join();
-}
+    : reader_(store), batcher_(BatcherOptions(options), &reader_) {}
 
 void ReadBatcher::GetById(int64_t id, Done done) {
   Pending pending;
   pending.id = id;
   pending.done = std::move(done);
-  Enqueue(std::move(pending));
+  batcher_.Submit(std::move(pending));
 }
 
 void ReadBatcher::GetByAlias(std::string alias, Done done) {
@@ -67,27 +60,24 @@ void ReadBatcher::GetByAlias(std::string alias, Done done) {
   pending.alias = std::move(alias);
   pending.by_alias = true;
   pending.done = std::move(done);
-  Enqueue(std::move(pending));
+  batcher_.Submit(std::move(pending));
 }
 
-void ReadBatcher::Enqueue(Pending pending) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.size() < max_queued_) {
-      queue_.push_back(std::move(pending));
-      pending.done = nullptr;
-    } else {
-      ++stats_.refused;
-    }
+void ReadBatcher::Reader::Refuse(absl::Span<Pending> lookups, const batching::Refusal& why) {
+  absl::Status status;
+  switch (why.reason) {
+    case batching::Refusal::Reason::kQueueFull:
+      status = absl::ResourceExhaustedError(absl::StrCat("read batcher is full: ", why.max_queued,
+                                                         " look-ups are waiting; retry later"));
+      break;
+    case batching::Refusal::Reason::kShuttingDown:
+      status = absl::UnavailableError("read batcher is shutting down");
+      break;
+    case batching::Refusal::Reason::kExpired:  // look-ups carry no deadline
+      status = absl::DeadlineExceededError("look-up deadline passed before it was sent");
+      break;
   }
-  if (pending.done) {
-    pending.done(absl::ResourceExhaustedError(
-        absl::StrCat("read batcher is full: ", max_queued_, " look-ups are waiting; retry later")));
-    return;
-  }
-  // A reader that is idle takes it now; when all are busy the notification
-  // is lost harmlessly: each reader looks at the queue before it sleeps.
-  work_.notify_one();
+  for (Pending& p : lookups) p.done(status);
 }
 
 absl::StatusOr<Link> ReadBatcher::GetByIdAndWait(int64_t id) {
@@ -103,34 +93,16 @@ absl::StatusOr<Link> ReadBatcher::GetByAliasAndWait(std::string alias) {
 }
 
 ReadBatcher::Stats ReadBatcher::GetStats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  const auto batches = batcher_.GetStats();
+  Stats stats;
+  stats.batches = static_cast<int64_t>(batches.batches);
+  stats.lookups = static_cast<int64_t>(batches.items);
+  stats.queries = reader_.queries.load(std::memory_order_relaxed);
+  stats.refused = static_cast<int64_t>(batches.refused_queue_full);
+  return stats;
 }
 
-void ReadBatcher::ReadLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything is answered
-    std::vector<Pending> batch;
-    size_t n = std::min(queue_.size(), max_batch_);
-    batch.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    stats_.batches += 1;
-    stats_.lookups += static_cast<int64_t>(n);
-    // What did not fit goes to another idle reader now, not after this query.
-    bool more = !queue_.empty();
-    lock.unlock();
-    if (more) work_.notify_one();
-    Answer(std::move(batch));
-    lock.lock();
-  }
-}
-
-void ReadBatcher::Answer(std::vector<Pending> batch) {
+void ReadBatcher::Reader::Run(std::vector<Pending> batch) {
   // The same key asked twice (two edges missing one code) is looked up once.
   std::vector<int64_t> ids;
   std::vector<std::string> aliases;
@@ -148,10 +120,7 @@ void ReadBatcher::Answer(std::vector<Pending> batch) {
   if (!aliases.empty()) {
     by_alias = GetNoThrow([&] { return store_->GetByAliases(aliases); }, aliases.size());
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.queries += (ids.empty() ? 0 : 1) + (aliases.empty() ? 0 : 1);
-  }
+  queries.fetch_add((ids.empty() ? 0 : 1) + (aliases.empty() ? 0 : 1), std::memory_order_relaxed);
   for (Pending& p : batch) {
     const Links& links = p.by_alias ? by_alias : by_id;
     if (!links.ok()) {

@@ -27,22 +27,24 @@
 // them INTERNAL "get links: unexpected exception: <what()>"; otherwise each
 // caller gets its link or NOT_FOUND as GetById / GetByAlias would answer.
 //
+// Built on batching::AdaptiveBatcher (lib/batching/adaptive_batcher.h),
+// with a blocking executor: the queue, its bound and the reader threads are
+// its; the look-ups and the answers are here.
+//
 // Thread-safe. Callbacks run on a reader thread: keep them short and never
-// block in them (a blocked callback stalls a reader). std::mutex, which
-// ThreadSanitizer sees (the system abseil is not instrumented).
+// block in them (a blocked callback stalls a reader).
 #ifndef SHORTENER_LIB_STORE_READ_BATCHER_H_
 #define SHORTENER_LIB_STORE_READ_BATCHER_H_
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "lib/batching/adaptive_batcher.h"
 #include "lib/store/link_store.h"
 
 namespace shortener::store {
@@ -65,7 +67,7 @@ class ReadBatcher {
   ReadBatcher(LinkStore* store, ReadBatchOptions options);
   // Answers everything queued, then stops its threads. No call may start
   // once destruction has begun.
-  ~ReadBatcher();
+  ~ReadBatcher() = default;
   ReadBatcher(const ReadBatcher&) = delete;
   ReadBatcher& operator=(const ReadBatcher&) = delete;
 
@@ -99,21 +101,21 @@ class ReadBatcher {
     Done done;
   };
 
-  void Enqueue(Pending pending);
-  void ReadLoop();
-  void Answer(std::vector<Pending> batch);
+  // Answers a batch with one GetByIds and one GetByAliases call.
+  class Reader final : public batching::BlockingBatchExecutor<Pending> {
+   public:
+    explicit Reader(LinkStore* store) : store_(store) {}
+    void Run(std::vector<Pending> batch) override;
+    void Refuse(absl::Span<Pending> lookups, const batching::Refusal& why) override;
 
-  LinkStore* const store_;
-  const size_t max_batch_;
-  const size_t max_queued_;
+    std::atomic<int64_t> queries{0};  // GetByIds and GetByAliases calls
 
-  mutable std::mutex mu_;
-  std::condition_variable work_;  // something queued, or stopping_
-  // Guarded by mu_:
-  std::deque<Pending> queue_;
-  bool stopping_ = false;
-  Stats stats_;
-  std::vector<std::thread> threads_;
+   private:
+    LinkStore* const store_;
+  };
+
+  Reader reader_;
+  batching::AdaptiveBatcher<Pending> batcher_;
 };
 
 }  // namespace shortener::store
