@@ -5,6 +5,8 @@
 // Input: byte 0 is the byte budget (0..255); the rest is the text.
 // Invariants, besides no memory error or UB:
 //  - IsValid holds exactly when CharLength steps through all of the text;
+//    DecodeChar agrees with CharLength at every step, and its code point
+//    encodes back to the bytes it read;
 //    FindTextFault finds nothing exactly when it is valid without control
 //    characters, and otherwise names the byte at the position it gives;
 //  - TruncateAtBoundary is a prefix within the budget, at most three bytes
@@ -25,10 +27,31 @@
 namespace shortener::utf8 {
 namespace {
 
+// The UTF-8 encoding of a code point, written from the bit patterns.
+std::string Encode(char32_t cp) {
+  if (cp < 0x80) return std::string(1, static_cast<char>(cp));
+  std::string out;
+  if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  }
+  out += static_cast<char>(0x80 | (cp & 0x3F));
+  return out;
+}
+
 bool StepsThrough(absl::string_view s) {
   while (!s.empty()) {
     const size_t length = CharLength(s);
+    const DecodedChar ch = DecodeChar(s);
+    FUZZ_CHECK(ch.length == length);
     if (length == 0) return false;
+    FUZZ_CHECK(Encode(ch.code_point) == s.substr(0, length));
     FUZZ_CHECK(length <= 4 && length <= s.size());
     s.remove_prefix(length);
   }
