@@ -253,6 +253,7 @@ void AdaptiveBatcher<Item>::WorkLoop(size_t slot) {
     } else if (closing_ && queue_.empty()) {
       return;  // everything is done
     } else {
+      if (!queue_.empty()) ArmTimer();  // held back by the parallel rule
       Idle(lock, slot);
     }
   }

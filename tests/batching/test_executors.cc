@@ -140,6 +140,17 @@ void HeldSender::Open() {
   for (Held& h : held) Complete(std::move(h));
 }
 
+void HeldSender::ReleaseOne() {
+  std::deque<Held> oldest;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (held_.empty()) return;
+    oldest.push_back(std::move(held_.front()));
+    held_.pop_front();
+  }
+  Complete(std::move(oldest.front()));
+}
+
 void HeldSender::Complete(Held held) {
   for (int item : held.batch) journal_->Answered(item, "executed");
   held.finished();

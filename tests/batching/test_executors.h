@@ -88,6 +88,8 @@ class HeldSender final : public AsyncBatchExecutor<int> {
   void Close();
   // Answers the held batches (on this thread), and later ones at once.
   void Open();
+  // Answers the oldest held batch (on this thread); the gate stays closed.
+  void ReleaseOne();
 
  private:
   struct Held {
@@ -117,6 +119,8 @@ struct BlockingRig {
   ~BlockingRig() { Release(); }
   void Hold() { runner.plan.CloseGate(); }
   void Release() { runner.plan.OpenGate(); }
+  // Lets one held batch finish (any one).
+  void ReleaseOne() { runner.plan.PassOne(); }
 
   Journal journal;
   GatedRunner runner;
@@ -132,6 +136,8 @@ struct AsyncRig {
   ~AsyncRig() { Release(); }
   void Hold() { sender.Close(); }
   void Release() { sender.Open(); }
+  // Lets the oldest held batch finish.
+  void ReleaseOne() { sender.ReleaseOne(); }
 
   Journal journal;
   HeldSender sender;

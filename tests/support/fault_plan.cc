@@ -1,5 +1,6 @@
 #include "tests/support/fault_plan.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/time/clock.h"
@@ -36,6 +37,18 @@ void FaultPlan::CloseGate() {
 void FaultPlan::OpenGate() {
   std::lock_guard<std::mutex> lock(mu_);
   gate_open_ = true;
+  passes_for_next_ = 0;
+  changed_.notify_all();
+}
+
+void FaultPlan::PassOne() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (waiting_.empty()) {
+    ++passes_for_next_;
+    return;
+  }
+  passing_.insert(waiting_.front());
+  waiting_.pop_front();
   changed_.notify_all();
 }
 
@@ -73,6 +86,17 @@ bool FaultPlan::WaitForCalls(int64_t n, absl::string_view method, absl::Duration
   });
 }
 
+void FaultPlan::WaitAtGate(std::unique_lock<std::mutex>& lock, int64_t call) {
+  if (gate_open_) return;
+  if (passes_for_next_ > 0) {
+    --passes_for_next_;
+    return;
+  }
+  waiting_.push_back(call);
+  changed_.wait(lock, [&] { return gate_open_ || passing_.count(call) != 0; });
+  if (passing_.erase(call) == 0) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), call));
+}
+
 absl::Status FaultPlan::OnCall(absl::string_view method, size_t items) {
   absl::Duration latency;
   absl::Status injected;
@@ -83,7 +107,7 @@ absl::Status FaultPlan::OnCall(absl::string_view method, size_t items) {
     batches_[std::string(method)].push_back(items);
     threads_[std::string(method)].push_back(std::this_thread::get_id());
     changed_.notify_all();
-    changed_.wait(lock, [this] { return gate_open_; });
+    WaitAtGate(lock, total_calls_);
     latency = latency_;
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
       if (it->method.empty() || it->method == method) {

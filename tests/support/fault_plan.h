@@ -17,9 +17,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +49,9 @@ class FaultPlan {
   // OpenGate. Open at first.
   void CloseGate();
   void OpenGate();
+  // While the gate is closed, lets one call through: the one that has
+  // waited at it longest, or the next to arrive.
+  void PassOne();
 
   // Calls started so far, of `method` or of all when empty (failed ones
   // included).
@@ -68,6 +73,9 @@ class FaultPlan {
   absl::Status OnCall(absl::string_view method, size_t items = 1);
 
  private:
+  // Waits at the closed gate (until opened or passed). With mu_ held.
+  void WaitAtGate(std::unique_lock<std::mutex>& lock, int64_t call);
+
   struct Failure {
     std::string method;  // empty: any
     absl::Status status;
@@ -79,6 +87,11 @@ class FaultPlan {
   std::vector<Failure> failures_;  // in order; the first matching one is used
   absl::Duration latency_ = absl::ZeroDuration();
   bool gate_open_ = true;
+  // Calls at the closed gate by arrival (their call numbers), those PassOne
+  // let through, and passes for calls yet to arrive.
+  std::deque<int64_t> waiting_;
+  std::set<int64_t> passing_;
+  int passes_for_next_ = 0;
   int64_t total_calls_ = 0;
   std::map<std::string, std::vector<size_t>, std::less<>> batches_;
   std::map<std::string, std::vector<std::thread::id>, std::less<>> threads_;

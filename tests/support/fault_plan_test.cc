@@ -3,6 +3,7 @@
 // calls are counted per method with their batch sizes.
 #include "tests/support/fault_plan.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <exception>
 #include <stdexcept>
@@ -83,6 +84,35 @@ TEST_CASE("fault plan: the gate holds calls until opened, and latency delays the
   const absl::Time start = absl::Now();
   CHECK_THAT(store.GetById(1).status(), HasCode(absl::StatusCode::kNotFound));
   CHECK(absl::Now() - start >= absl::Milliseconds(100));
+}
+
+TEST_CASE("fault plan: PassOne lets the call that waited longest through the closed gate",
+          "[support][faults][concurrent]") {
+  store::InMemoryLinkStore memory;
+  FaultPlan plan;
+  FaultyLinkStore store(&memory, &plan);
+  plan.CloseGate();
+  std::atomic<int> returned{0};  // which caller returned first (1 or 2)
+  auto caller = [&](int64_t id) {
+    (void)store.GetById(id);
+    int none = 0;
+    returned.compare_exchange_strong(none, static_cast<int>(id));
+  };
+  std::thread first(caller, 1);
+  REQUIRE(plan.WaitForCalls(1, "GetById"));
+  std::thread second(caller, 2);
+  REQUIRE(plan.WaitForCalls(2, "GetById"));
+  plan.PassOne();
+  first.join();
+  CHECK(returned == 1);
+  // The other still waits, and so does a third after a pass was used.
+  CHECK_FALSE(plan.WaitForCalls(3, "", absl::Milliseconds(50)));
+  plan.OpenGate();
+  second.join();
+  // With nobody waiting, a pass is for the next call to arrive.
+  plan.CloseGate();
+  plan.PassOne();
+  CHECK_THAT(store.GetById(3).status(), HasCode(absl::StatusCode::kNotFound));
 }
 
 TEST_CASE("fault plan: injected exceptions leave the wrapper's method and can be cleared",
