@@ -1,11 +1,13 @@
-// GroupCommitter over InMemoryLinkStore (slowed down, so that batches form
-// the way they do in front of a real database).
+// GroupCommitter over InMemoryLinkStore behind a FaultPlan (slowed down or
+// held at a gate, so that batches form the way they do in front of a real
+// database; the plan records every CreateLinks batch).
 #include "lib/store/group_committer.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <future>
 #include <memory>
@@ -15,7 +17,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "lib/store/in_memory_link_store.h"
+#include "tests/store/faulty_memory_store.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/support/status_matchers.h"
 
@@ -26,70 +28,9 @@ using ::shortener::testing::HasCode;
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-// An InMemoryLinkStore whose CreateLinks takes `delay` (like a commit).
-class SlowStore : public InMemoryLinkStore {
- public:
-  explicit SlowStore(absl::Duration delay) : delay_(delay) {}
-  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
-    absl::SleepFor(delay_);
-    return InMemoryLinkStore::CreateLinks(links);
-  }
+using ::shortener::testing::FaultPlan;
 
- private:
-  absl::Duration delay_;
-};
-
-// An InMemoryLinkStore whose CreateLinks calls all wait until Open(), and
-// which records the size of every batch it was given.
-class GatedStore : public InMemoryLinkStore {
- public:
-  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      sizes_.push_back(links.size());
-      changed_.notify_all();
-      changed_.wait(lock, [this] { return open_; });
-    }
-    return InMemoryLinkStore::CreateLinks(links);
-  }
-
-  // Whether `calls` CreateLinks calls have started, waiting up to 10 s.
-  bool WaitForCalls(size_t calls) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(10),
-                             [&] { return sizes_.size() >= calls; });
-  }
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ = true;
-    changed_.notify_all();
-  }
-  std::vector<size_t> sizes() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return sizes_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  bool open_ = false;
-  std::vector<size_t> sizes_;
-};
-
-// An InMemoryLinkStore whose CreateLinks throws while `throwing` is set:
-// std::runtime_error, or an int when `throw_int`.
-class ThrowingStore : public InMemoryLinkStore {
- public:
-  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
-    if (throwing) {
-      if (throw_int) throw 42;
-      throw std::runtime_error("store bug");
-    }
-    return InMemoryLinkStore::CreateLinks(links);
-  }
-  std::atomic<bool> throwing{true};
-  std::atomic<bool> throw_int{false};
-};
+constexpr char kCreate[] = "CreateLinks";
 
 // Counts down completions; Wait returns whether all came within 10 s.
 class Countdown {
@@ -136,8 +77,10 @@ GroupCommitOptions ParallelOptions(int threads, int backlog, absl::Duration afte
 
 TEST_CASE("links that arrive while both committers are busy share one transaction",
           "[store][concurrent]") {
-  GatedStore store;
-  GroupCommitter committer(&store, GroupCommitOptions{/*max_batch=*/1000, /*committer_threads=*/2});
+  FaultyMemoryStore f;
+  f.plan.CloseGate();
+  GroupCommitter committer(&f.store,
+                           GroupCommitOptions{/*max_batch=*/1000, /*committer_threads=*/2});
   constexpr int kLinks = 64;
   std::string owner = UniqueName("owner");
   std::vector<NewLink> links;
@@ -149,14 +92,14 @@ TEST_CASE("links that arrive while both committers are busy share one transactio
   // One link occupies each committer (their CreateLinks wait at the gate; the
   // second starts after parallel_after); everything after that queues up.
   committer.Create(links[0], done);
-  REQUIRE(store.WaitForCalls(1));
+  REQUIRE(f.plan.WaitForCalls(1, kCreate));
   committer.Create(links[1], done);
-  REQUIRE(store.WaitForCalls(2));
+  REQUIRE(f.plan.WaitForCalls(2, kCreate));
   for (int i = 2; i < kLinks; ++i) committer.Create(links[i], done);
-  store.Open();
+  f.plan.OpenGate();
   REQUIRE(callers.all.Wait());
   CHECK(callers.ok == kLinks);
-  CHECK(store.sizes() == std::vector<size_t>{1, 1, kLinks - 2});
+  CHECK(f.plan.batch_sizes(kCreate) == std::vector<size_t>{1, 1, kLinks - 2});
   CHECK(committer.GetStats().batches == 3);
   CHECK(committer.GetStats().links == kLinks);
 }
@@ -173,19 +116,20 @@ std::vector<NewLink> NumberedLinks(int n) {
 
 TEST_CASE("a second committer starts only once parallel_backlog links are queued",
           "[store][concurrent]") {
-  GatedStore store;
-  GroupCommitter committer(&store, ParallelOptions(2, 8, absl::InfiniteDuration()));
+  FaultyMemoryStore f;
+  f.plan.CloseGate();
+  GroupCommitter committer(&f.store, ParallelOptions(2, 8, absl::InfiniteDuration()));
   std::vector<NewLink> links = NumberedLinks(9);
   Callers callers(9);
   auto done = callers.Callback();
   committer.Create(links[0], done);
-  REQUIRE(store.WaitForCalls(1));
+  REQUIRE(f.plan.WaitForCalls(1, kCreate));
   // 7 queued behind a busy committer: the idle one keeps waiting, so the 8th
   // finds them all still queued and the second batch takes the 8 at once.
   for (int i = 1; i < 9; ++i) committer.Create(links[i], done);
-  REQUIRE(store.WaitForCalls(2));
-  CHECK(store.sizes() == std::vector<size_t>{1, 8});
-  store.Open();
+  REQUIRE(f.plan.WaitForCalls(2, kCreate));
+  CHECK(f.plan.batch_sizes(kCreate) == std::vector<size_t>{1, 8});
+  f.plan.OpenGate();
   REQUIRE(callers.all.Wait());
   CHECK(callers.ok == 9);
   CHECK(committer.GetStats().batches == 2);
@@ -193,53 +137,34 @@ TEST_CASE("a second committer starts only once parallel_backlog links are queued
 
 TEST_CASE("below parallel_backlog the busy committer takes the queue when it is done",
           "[store][concurrent]") {
-  GatedStore store;
-  GroupCommitter committer(&store, ParallelOptions(3, 1000, absl::InfiniteDuration()));
+  FaultyMemoryStore f;
+  f.plan.CloseGate();
+  GroupCommitter committer(&f.store, ParallelOptions(3, 1000, absl::InfiniteDuration()));
   std::vector<NewLink> links = NumberedLinks(20);
   Callers callers(20);
   auto done = callers.Callback();
   committer.Create(links[0], done);
-  REQUIRE(store.WaitForCalls(1));
+  REQUIRE(f.plan.WaitForCalls(1, kCreate));
   for (int i = 1; i < 20; ++i) committer.Create(links[i], done);
-  store.Open();
+  f.plan.OpenGate();
   REQUIRE(callers.all.Wait());
   CHECK(callers.ok == 20);
-  CHECK(store.sizes() == std::vector<size_t>{1, 19});
+  CHECK(f.plan.batch_sizes(kCreate) == std::vector<size_t>{1, 19});
 }
-
-// Records which thread ran each CreateLinks.
-class ThreadRecordingStore : public InMemoryLinkStore {
- public:
-  std::vector<absl::StatusOr<CreateOutcome>> CreateLinks(absl::Span<const NewLink> links) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      threads_.push_back(std::this_thread::get_id());
-    }
-    return InMemoryLinkStore::CreateLinks(links);
-  }
-  std::vector<std::thread::id> threads() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return threads_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::thread::id> threads_;
-};
 
 TEST_CASE("one call after another is committed by the committer that went idle last",
           "[store][concurrent]") {
   // With one shared wake-up, idle committers took turns; the one that just
   // committed is the warm one (docs/benchmarks.md: Shorten ~7 % faster).
-  ThreadRecordingStore store;
-  GroupCommitter committer(&store, ParallelOptions(3, 1000, absl::InfiniteDuration()));
+  FaultyMemoryStore f;
+  GroupCommitter committer(&f.store, ParallelOptions(3, 1000, absl::InfiniteDuration()));
   constexpr int kCalls = 100;
   for (const NewLink& link : NumberedLinks(kCalls)) {
     REQUIRE_THAT(committer.CreateAndWait(link), IsOk());
     // Time for the committer to finish its loop and wait again.
     absl::SleepFor(absl::Milliseconds(2));
   }
-  std::vector<std::thread::id> threads = store.threads();
+  std::vector<std::thread::id> threads = f.plan.threads(kCreate);
   REQUIRE(threads.size() == kCalls);
   int switches = 0;
   for (size_t i = 1; i < threads.size(); ++i) switches += threads[i] != threads[i - 1] ? 1 : 0;
@@ -248,27 +173,30 @@ TEST_CASE("one call after another is committed by the committer that went idle l
 
 TEST_CASE("a second committer starts once the busy one has been committing parallel_after",
           "[store][concurrent]") {
-  GatedStore store;
-  GroupCommitter committer(&store, ParallelOptions(2, 1000, absl::Milliseconds(50)));
+  FaultyMemoryStore f;
+  f.plan.CloseGate();
+  GroupCommitter committer(&f.store, ParallelOptions(2, 1000, absl::Milliseconds(50)));
   std::vector<NewLink> links = NumberedLinks(2);
   Callers callers(2);
   auto done = callers.Callback();
   absl::Time start = absl::Now();
   committer.Create(links[0], done);
-  REQUIRE(store.WaitForCalls(1));
+  REQUIRE(f.plan.WaitForCalls(1, kCreate));
   committer.Create(links[1], done);
-  REQUIRE(store.WaitForCalls(2));  // while the first is still at the gate
+  REQUIRE(f.plan.WaitForCalls(2, kCreate));  // while the first is still at the gate
   CHECK(absl::Now() - start >= absl::Milliseconds(50));
-  store.Open();
+  f.plan.OpenGate();
   REQUIRE(callers.all.Wait());
   CHECK(callers.ok == 2);
-  CHECK(store.sizes() == std::vector<size_t>{1, 1});
+  CHECK(f.plan.batch_sizes(kCreate) == std::vector<size_t>{1, 1});
 }
 
 TEST_CASE("an exception escaping the store fails its batch INTERNAL, not the process",
           "[store][concurrent]") {
-  ThrowingStore store;
-  GroupCommitter committer(&store, GroupCommitOptions{});
+  FaultyMemoryStore f;
+  // More than the batches of the 8 calls below: cleared once they are done.
+  f.plan.ThrowNext(100, std::make_exception_ptr(std::runtime_error("store bug")), kCreate);
+  GroupCommitter committer(&f.store, GroupCommitOptions{});
   std::vector<std::thread> threads;
   std::atomic<int> internal{0};
   for (int t = 0; t < 8; ++t) {
@@ -283,7 +211,8 @@ TEST_CASE("an exception escaping the store fails its batch INTERNAL, not the pro
   for (std::thread& t : threads) t.join();
   CHECK(internal == 8);
 
-  store.throw_int = true;
+  f.plan.ClearFaults();
+  f.plan.ThrowNext(100, std::make_exception_ptr(42), kCreate);
   std::promise<std::vector<absl::StatusOr<CreateOutcome>>> many;
   committer.CreateMany(
       {MakeNewLink(UniqueName("owner"), "https://example.com/a"),
@@ -297,16 +226,17 @@ TEST_CASE("an exception escaping the store fails its batch INTERNAL, not the pro
   }
 
   // The committer threads survived: once the store behaves, links go through.
-  store.throwing = false;
+  f.plan.ClearFaults();
   CHECK_THAT(committer.CreateAndWait(MakeNewLink(UniqueName("owner"), "https://example.com/")),
              IsOk());
-  CHECK(store.LinkCount() == 1);
+  CHECK(f.memory.LinkCount() == 1);
 }
 
 TEST_CASE("64 threads each get their own result, grouped into fewer transactions",
           "[store][concurrent]") {
-  SlowStore store(absl::Milliseconds(1));
-  GroupCommitter committer(&store, GroupCommitOptions{});
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(1));
+  GroupCommitter committer(&f.store, GroupCommitOptions{});
   constexpr int kThreads = 64, kPerThread = 20;
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
@@ -325,7 +255,7 @@ TEST_CASE("64 threads each get their own result, grouped into fewer transactions
   GroupCommitter::Stats stats = committer.GetStats();
   CHECK(stats.links == kThreads * kPerThread);
   CHECK(stats.batches < stats.links / 4);
-  CHECK(store.LinkCount() == size_t{kThreads * kPerThread});
+  CHECK(f.memory.LinkCount() == size_t{kThreads * kPerThread});
 }
 
 TEST_CASE("CreateMany returns per-item results in input order", "[store][concurrent]") {
@@ -352,10 +282,10 @@ TEST_CASE("CreateMany returns per-item results in input order", "[store][concurr
   }
 }
 
-TEST_CASE("a CreateMany larger than max_batch is split and still answered in order",
+TEST_CASE("a CreateMany larger than max_batch goes out in full batches, answered in order",
           "[store][concurrent]") {
-  InMemoryLinkStore store;
-  GroupCommitter committer(&store, GroupCommitOptions{/*max_batch=*/10, 2});
+  FaultyMemoryStore f;
+  GroupCommitter committer(&f.store, GroupCommitOptions{/*max_batch=*/10, 2});
   std::string owner = UniqueName("owner");
   std::vector<NewLink> links;
   for (int i = 0; i < 25; ++i) {
@@ -370,7 +300,8 @@ TEST_CASE("a CreateMany larger than max_batch is split and still answered in ord
     REQUIRE_THAT(results[i], IsOk());
     CHECK(results[i]->link.id == links[i].id);
   }
-  CHECK(committer.GetStats().batches >= 3);
+  CHECK(committer.GetStats().batches == 3);
+  CHECK(f.plan.batch_sizes(kCreate) == std::vector<size_t>{10, 10, 5});
   bool empty_done = false;
   committer.CreateMany(
       {}, [&](std::vector<absl::StatusOr<CreateOutcome>> r) { empty_done = r.empty(); });
@@ -379,16 +310,17 @@ TEST_CASE("a CreateMany larger than max_batch is split and still answered in ord
 
 TEST_CASE("a call that would take the queue past max_queued is refused whole, at once",
           "[store][concurrent]") {
-  GatedStore store;
+  FaultyMemoryStore f;
+  f.plan.CloseGate();
   GroupCommitOptions options;
   options.committer_threads = 1;
   options.max_queued = 5;
-  GroupCommitter committer(&store, options);
+  GroupCommitter committer(&f.store, options);
   std::vector<NewLink> links = NumberedLinks(8);
   // Completions of the accepted calls: links 0, 1, 7 and the CreateMany.
   Callers callers(4);
   committer.Create(links[0], callers.Callback());
-  REQUIRE(store.WaitForCalls(1));  // taken: the queue is empty again
+  REQUIRE(f.plan.WaitForCalls(1, kCreate));  // taken: the queue is empty again
   committer.Create(links[1], callers.Callback());
   std::vector<absl::StatusOr<CreateOutcome>> many_results;
   committer.CreateMany({links[2], links[3]}, [&](std::vector<absl::StatusOr<CreateOutcome>> r) {
@@ -409,7 +341,7 @@ TEST_CASE("a call that would take the queue past max_queued is refused whole, at
   CHECK(committer.GetStats().refused == 3);
   // One more still fits.
   committer.Create(links[7], callers.Callback());
-  store.Open();
+  f.plan.OpenGate();
   REQUIRE(callers.all.Wait());
   CHECK(callers.ok == 3);
   REQUIRE(many_results.size() == 2);
@@ -417,7 +349,7 @@ TEST_CASE("a call that would take the queue past max_queued is refused whole, at
   CHECK_THAT(many_results[1], IsOk());
   // Nothing refused was stored.
   for (int i : {4, 5, 6}) {
-    CHECK_THAT(store.GetById(links[i].id), HasCode(absl::StatusCode::kNotFound));
+    CHECK_THAT(f.memory.GetById(links[i].id), HasCode(absl::StatusCode::kNotFound));
   }
 }
 
@@ -436,11 +368,12 @@ TEST_CASE("a call larger than max_queued is taken when the queue is empty", "[st
 }
 
 TEST_CASE("the destructor completes everything queued", "[store][concurrent]") {
-  SlowStore store(absl::Milliseconds(2));
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(2));
   std::atomic<int> ok{0};
   constexpr int kLinks = 300;
   {
-    GroupCommitter committer(&store, GroupCommitOptions{/*max_batch=*/16, 2});
+    GroupCommitter committer(&f.store, GroupCommitOptions{/*max_batch=*/16, 2});
     std::string owner = UniqueName("owner");
     for (int i = 0; i < kLinks; ++i) {
       committer.Create(MakeNewLink(owner, "https://example.com/" + std::to_string(i)),
@@ -450,7 +383,7 @@ TEST_CASE("the destructor completes everything queued", "[store][concurrent]") {
     }
   }
   CHECK(ok == kLinks);
-  CHECK(store.LinkCount() == size_t{kLinks});
+  CHECK(f.memory.LinkCount() == size_t{kLinks});
 }
 
 TEST_CASE("a store outage reaches every caller of the batch", "[store][concurrent]") {

@@ -1,11 +1,13 @@
-// ReadBatcher over InMemoryLinkStore, counting and slowing down GetByIds so
-// that batches form the way they do in front of a real database.
+// ReadBatcher over InMemoryLinkStore behind a FaultPlan, which counts,
+// slows down, holds or breaks GetByIds and GetByAliases so that batches
+// form the way they do in front of a real database.
 #include "lib/store/read_batcher.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <future>
 #include <map>
 #include <memory>
@@ -17,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "lib/store/in_memory_link_store.h"
+#include "tests/store/faulty_memory_store.h"
 #include "tests/store/link_store_contract.h"
 #include "tests/support/status_matchers.h"
 
@@ -28,72 +30,15 @@ using ::shortener::testing::HasCode;
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-// An InMemoryLinkStore whose GetByIds and GetByAliases take `delay` (like a
-// query), count their calls and keys, can be held (Hold/Release) and can be
-// made to throw.
-class CountingStore : public InMemoryLinkStore {
- public:
-  explicit CountingStore(absl::Duration delay = absl::ZeroDuration()) : delay_(delay) {}
+using ::shortener::testing::FaultPlan;
 
-  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByIds(
-      absl::Span<const int64_t> ids) override {
-    calls_.fetch_add(1);
-    ids_.fetch_add(static_cast<int64_t>(ids.size()));
-    Wait();
-    return InMemoryLinkStore::GetByIds(ids);
-  }
-  absl::StatusOr<std::vector<absl::StatusOr<Link>>> GetByAliases(
-      absl::Span<const std::string> aliases) override {
-    alias_calls_.fetch_add(1);
-    aliases_.fetch_add(static_cast<int64_t>(aliases.size()));
-    Wait();
-    return InMemoryLinkStore::GetByAliases(aliases);
-  }
-  absl::StatusOr<Link> GetById(int64_t) override {
-    single_calls_.fetch_add(1);
-    return absl::InternalError("the batcher must not call GetById");
-  }
-  absl::StatusOr<Link> GetByAlias(const std::string&) override {
-    single_calls_.fetch_add(1);
-    return absl::InternalError("the batcher must not call GetByAlias");
-  }
+constexpr char kGetByIds[] = "GetByIds";
+constexpr char kGetByAliases[] = "GetByAliases";
 
-  int64_t calls() const { return calls_.load(); }
-  int64_t ids() const { return ids_.load(); }
-  int64_t alias_calls() const { return alias_calls_.load(); }
-  int64_t aliases() const { return aliases_.load(); }
-  int64_t single_calls() const { return single_calls_.load(); }
-  void SetThrow(bool t) { throw_.store(t); }
-  // Queries wait until Release().
-  void Hold() {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_ = true;
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_ = false;
-    released_.notify_all();
-  }
-
- private:
-  void Wait() {
-    if (throw_.load()) throw std::runtime_error("boom");
-    absl::SleepFor(delay_);
-    std::unique_lock<std::mutex> lock(mu_);
-    released_.wait(lock, [this] { return !held_; });
-  }
-
-  absl::Duration delay_;
-  std::atomic<int64_t> calls_{0};
-  std::atomic<int64_t> ids_{0};
-  std::atomic<int64_t> alias_calls_{0};
-  std::atomic<int64_t> aliases_{0};
-  std::atomic<int64_t> single_calls_{0};
-  std::atomic<bool> throw_{false};
-  std::mutex mu_;
-  std::condition_variable released_;
-  bool held_ = false;
-};
+// Look-ups one at a time reached the store: the batcher must never make them.
+int64_t SingleCalls(const FaultPlan& plan) {
+  return plan.calls("GetById") + plan.calls("GetByAlias");
+}
 
 // Creates `n` links with aliases and returns the aliases.
 std::vector<std::string> AddAliases(LinkStore& store, int n) {
@@ -106,16 +51,6 @@ std::vector<std::string> AddAliases(LinkStore& store, int n) {
   }
   for (const auto& r : Create(store, std::move(links))) REQUIRE_THAT(r, IsOk());
   return aliases;
-}
-
-// Waits until `n` look-ups of either kind reached the store.
-bool WaitForQueries(const CountingStore& store, int64_t n) {
-  const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (store.calls() + store.alias_calls() < n) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
 }
 
 // Creates `n` links and returns their ids.
@@ -148,9 +83,9 @@ struct Answers {
 };
 
 TEST_CASE("an idle batcher answers a single look-up at once, with one query", "[store]") {
-  CountingStore store;
-  std::vector<int64_t> ids = AddLinks(store, 1);
-  ReadBatcher batcher(&store, ReadBatchOptions{});
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 1);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
   absl::Time start = absl::Now();
   absl::StatusOr<Link> link = batcher.GetByIdAndWait(ids[0]);
   // No batching window: a quiet service adds no latency (generous bound for
@@ -158,16 +93,16 @@ TEST_CASE("an idle batcher answers a single look-up at once, with one query", "[
   CHECK(absl::Now() - start < absl::Milliseconds(500));
   REQUIRE_THAT(link, IsOk());
   CHECK(link->id == ids[0]);
-  CHECK(store.calls() == 1);
-  CHECK(store.single_calls() == 0);
+  CHECK(f.plan.calls(kGetByIds) == 1);
+  CHECK(SingleCalls(f.plan) == 0);
   CHECK(batcher.GetStats().batches == 1);
   CHECK(batcher.GetStats().lookups == 1);
 }
 
 TEST_CASE("unknown ids are NOT_FOUND like GetById, present ones are answered", "[store]") {
-  CountingStore store;
-  std::vector<int64_t> ids = AddLinks(store, 2);
-  ReadBatcher batcher(&store, ReadBatchOptions{});
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 2);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
   int64_t unknown = NextId();
   CHECK_THAT(
       batcher.GetByIdAndWait(unknown),
@@ -177,9 +112,10 @@ TEST_CASE("unknown ids are NOT_FOUND like GetById, present ones are answered", "
 
 TEST_CASE("200 concurrent look-ups take far fewer queries and each gets its own answer",
           "[store][concurrent]") {
-  CountingStore store(absl::Milliseconds(5));
-  std::vector<int64_t> ids = AddLinks(store, 150);
-  ReadBatcher batcher(&store, ReadBatchOptions{});
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(5));
+  std::vector<int64_t> ids = AddLinks(f.memory, 150);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
   Answers answers;
   std::vector<int64_t> asked;
   for (int i = 0; i < 200; ++i) {
@@ -215,55 +151,61 @@ TEST_CASE("200 concurrent look-ups take far fewer queries and each gets its own 
   CHECK(not_found == 20);
   CHECK(wrong == 0);
   // Two readers: the first look-ups go alone, the rest queue behind them.
-  CHECK(store.calls() <= 20);
+  CHECK(f.plan.calls(kGetByIds) <= 20);
   CHECK(batcher.GetStats().lookups == 200);
-  CHECK(batcher.GetStats().batches == store.calls());
+  CHECK(batcher.GetStats().batches == f.plan.calls(kGetByIds));
   // An id asked twice in one batch is looked up once.
-  CHECK(store.ids() <= 200);
+  CHECK(f.plan.items(kGetByIds) <= 200);
 }
 
 TEST_CASE("look-ups that arrive while every reader is busy share the next query",
           "[store][concurrent]") {
-  CountingStore store(absl::Milliseconds(50));
-  std::vector<int64_t> ids = AddLinks(store, 100);
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 100);
   ReadBatchOptions options;
   options.reader_threads = 1;
-  ReadBatcher batcher(&store, options);
+  ReadBatcher batcher(&f.store, options);
   Answers answers;
   auto ask = [&](int64_t id) {
     batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
   };
+  // The reader takes the first one alone and is held in its query; then 99
+  // queue up.
+  f.plan.CloseGate();
   ask(ids[0]);
-  // Give the reader time to take the first one alone; then 99 queue up.
-  absl::SleepFor(absl::Milliseconds(20));
+  REQUIRE(f.plan.WaitForCalls(1, kGetByIds));
   for (int i = 1; i < 100; ++i) ask(ids[i]);
+  f.plan.OpenGate();
   REQUIRE(answers.WaitFor(100));
-  CHECK(store.calls() == 2);
+  CHECK(f.plan.batch_sizes(kGetByIds) == std::vector<size_t>{1, 99});
 }
 
 TEST_CASE("max_batch bounds the ids of one query", "[store][concurrent]") {
-  CountingStore store(absl::Milliseconds(20));
-  std::vector<int64_t> ids = AddLinks(store, 100);
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(20));
+  std::vector<int64_t> ids = AddLinks(f.memory, 100);
   ReadBatchOptions options;
   options.reader_threads = 1;
   options.max_batch = 30;
-  ReadBatcher batcher(&store, options);
+  ReadBatcher batcher(&f.store, options);
   Answers answers;
   for (int64_t id : ids) {
     batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
   }
   REQUIRE(answers.WaitFor(100));
   // At least ceil(100 / 30) queries, none over 30 ids.
-  CHECK(store.calls() >= 4);
-  CHECK(store.ids() == 100);
+  CHECK(f.plan.calls(kGetByIds) >= 4);
+  CHECK(f.plan.items(kGetByIds) == 100);
+  for (size_t n : f.plan.batch_sizes(kGetByIds)) CHECK(n <= 30);
 }
 
 TEST_CASE("a store outage fails every look-up of the batch with its status",
           "[store][concurrent]") {
-  CountingStore store(absl::Milliseconds(2));
-  std::vector<int64_t> ids = AddLinks(store, 50);
-  store.SetAvailable(false);
-  ReadBatcher batcher(&store, ReadBatchOptions{});
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(2));
+  std::vector<int64_t> ids = AddLinks(f.memory, 50);
+  f.memory.SetAvailable(false);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
   Answers answers;
   for (int64_t id : ids) {
     batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
@@ -278,13 +220,12 @@ TEST_CASE("a store outage fails every look-up of the batch with its status",
 
 TEST_CASE("an exception escaping GetByIds fails its read batch INTERNAL, not the process",
           "[store]") {
-  CountingStore store;
-  std::vector<int64_t> ids = AddLinks(store, 1);
-  ReadBatcher batcher(&store, ReadBatchOptions{});
-  store.SetThrow(true);
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 1);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
+  f.plan.ThrowNext(1, std::make_exception_ptr(std::runtime_error("boom")), kGetByIds);
   CHECK_THAT(batcher.GetByIdAndWait(ids[0]),
              HasCodeAndMessage(absl::StatusCode::kInternal, "unexpected exception: boom"));
-  store.SetThrow(false);
   CHECK_THAT(batcher.GetByIdAndWait(ids[0]), IsOk());
 }
 
@@ -306,17 +247,17 @@ struct AliasAnswers {
 
 TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
           "[store][concurrent]") {
-  CountingStore store;
-  std::vector<int64_t> ids = AddLinks(store, 1);
-  std::vector<std::string> aliases = AddAliases(store, 60);
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 1);
+  std::vector<std::string> aliases = AddAliases(f.memory, 60);
   ReadBatchOptions options;
   options.reader_threads = 1;
-  auto owned = std::make_unique<ReadBatcher>(&store, options);
+  auto owned = std::make_unique<ReadBatcher>(&f.store, options);
   ReadBatcher& batcher = *owned;
-  store.Hold();
+  f.plan.CloseGate();
   Answers first;
   batcher.GetById(ids[0], [&first](absl::StatusOr<Link> r) { first.Set(0, std::move(r)); });
-  REQUIRE(WaitForQueries(store, 1));
+  REQUIRE(f.plan.WaitForCalls(1, "", absl::Seconds(20)));
   // 60 known aliases, one asked twice, 10 unknown, and an id: one batch.
   AliasAnswers answers;
   auto ask = [&](const std::string& alias) {
@@ -327,14 +268,14 @@ TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
   ask(aliases[0]);
   for (int i = 0; i < 10; ++i) ask(UniqueName("unknown"));
   batcher.GetById(ids[0], [&first](absl::StatusOr<Link> r) { first.Set(1, std::move(r)); });
-  store.Release();
+  f.plan.OpenGate();
   REQUIRE(answers.WaitFor(71));
   REQUIRE(first.WaitFor(2));
   // The batch held both kinds: one query each, every key once.
-  CHECK(store.alias_calls() == 1);
-  CHECK(store.aliases() == 70);
-  CHECK(store.calls() == 2);
-  CHECK(store.single_calls() == 0);
+  CHECK(f.plan.calls(kGetByAliases) == 1);
+  CHECK(f.plan.items(kGetByAliases) == 70);
+  CHECK(f.plan.calls(kGetByIds) == 2);
+  CHECK(SingleCalls(f.plan) == 0);
   CHECK(batcher.GetStats().queries == 3);
   // The reader may still be releasing its copies of the answers: join it
   // before reading ours (abseil's reference counts are invisible to TSan).
@@ -353,20 +294,20 @@ TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
 
 TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTED",
           "[store][concurrent]") {
-  CountingStore store;
-  std::vector<int64_t> ids = AddLinks(store, 4);
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 4);
   ReadBatchOptions options;
   options.reader_threads = 1;
   options.max_queued = 3;
-  auto owned = std::make_unique<ReadBatcher>(&store, options);
+  auto owned = std::make_unique<ReadBatcher>(&f.store, options);
   ReadBatcher& batcher = *owned;
-  store.Hold();
+  f.plan.CloseGate();
   Answers answers;
   auto ask = [&](int64_t id) {
     batcher.GetById(id, [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
   };
   ask(ids[0]);
-  REQUIRE(WaitForQueries(store, 1));  // taken: the queue is empty again
+  REQUIRE(f.plan.WaitForCalls(1, "", absl::Seconds(20)));  // taken: the queue is empty again
   for (int i = 1; i < 4; ++i) ask(ids[i]);
   // The fourth waiting one: answered on this thread, before GetByAlias returns.
   absl::Status refused;
@@ -375,9 +316,9 @@ TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTE
              HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
                                "read batcher is full: 3 look-ups are waiting; retry later"));
   CHECK(batcher.GetStats().refused == 1);
-  store.Release();
+  f.plan.OpenGate();
   REQUIRE(answers.WaitFor(4));
-  CHECK(store.alias_calls() == 0);
+  CHECK(f.plan.calls(kGetByAliases) == 0);
   // And there is room again.
   AliasAnswers later;
   batcher.GetByAlias("still-unknown", [&later](absl::StatusOr<Link> r) {
@@ -392,13 +333,14 @@ TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTE
 }
 
 TEST_CASE("the destructor answers everything queued", "[store][concurrent]") {
-  CountingStore store(absl::Milliseconds(10));
-  std::vector<int64_t> ids = AddLinks(store, 40);
+  FaultyMemoryStore f;
+  f.plan.SetLatency(absl::Milliseconds(10));
+  std::vector<int64_t> ids = AddLinks(f.memory, 40);
   Answers answers;
   {
     ReadBatchOptions options;
     options.reader_threads = 1;
-    ReadBatcher batcher(&store, options);
+    ReadBatcher batcher(&f.store, options);
     for (int64_t id : ids) {
       batcher.GetById(id,
                       [&answers, id](absl::StatusOr<Link> r) { answers.Set(id, std::move(r)); });
