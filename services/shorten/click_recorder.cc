@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "lib/clicks/click_text.h"
+#include "lib/common/redirect_status.h"
 #include "lib/useragent/user_agent.h"
 
 namespace shortener::service {
@@ -38,7 +39,7 @@ std::string ClickEventProblem(const ClickInput& event) {
         " is outside 2020-01-01T00:00:00Z..2100-01-01T00:00:00Z");
   }
   const int s = event.http_status;
-  if (s != 301 && s != 302 && s != 307 && s != 308) {
+  if (!IsRedirectStatus(s)) {
     return absl::StrCat("http_status: ", s, " is not a redirect (301, 302, 307 or 308)");
   }
   return "";

@@ -14,6 +14,7 @@
 #include "lib/common/redirect_status.h"
 #include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
+#include "lib/common/utf8.h"
 #include "lib/url/host_name.h"
 
 namespace shortener::service {
@@ -25,7 +26,7 @@ absl::Status ValidateRequestId(const std::string& id, size_t max_length) {
         "request_id: is ", id.size(), " bytes, longer than the limit of ", max_length));
   }
   for (unsigned char c : id) {
-    if (c < 0x20 || c == 0x7f) {
+    if (utf8::IsControl(c)) {
       return absl::InvalidArgumentError("request_id: contains a control character");
     }
   }
