@@ -21,6 +21,7 @@
 #include "lib/auth/api_key.h"
 #include "lib/auth/in_memory_api_key_store.h"
 #include "lib/common/private_file.h"
+#include "lib/common/store_time.h"
 #include "tests/support/fault_plan.h"
 #include "tests/support/faulty_api_key_store.h"
 #include "tests/support/status_matchers.h"
@@ -76,7 +77,7 @@ TEST_CASE("Create makes a fresh key and stores only its hash, with the spec's fi
   CHECK(r.allowed_domains.ToString() == "*.example.org,example.com");
   CHECK(r.rate_per_second == 12.5);
   CHECK(r.burst == 40);
-  CHECK(r.create_time == absl::FromUnixMicros(absl::ToUnixMicros(a.clock.Now())));
+  CHECK(r.create_time == StoreTime(a.clock.Now()));
   CHECK_FALSE(r.revoke_time.has_value());
   // What the store holds is what Create returned; the key itself is nowhere.
   absl::StatusOr<auth::ApiKeyRecord> found = a.keys.FindByHash(auth::HashApiKey(created->key));
@@ -221,11 +222,11 @@ TEST_CASE("Revoke stamps the clock's time once; an unknown id is NOT_FOUND", "[s
   const absl::Time first = a.clock.Now();
   absl::StatusOr<auth::ApiKeyRecord> revoked = a.admin.Revoke(created->record.id);
   REQUIRE_THAT(revoked, IsOk());
-  CHECK(revoked->revoke_time == absl::FromUnixMicros(absl::ToUnixMicros(first)));
+  CHECK(revoked->revoke_time == StoreTime(first));
   a.clock.Advance(absl::Hours(1));
   revoked = a.admin.Revoke(created->record.id);
   REQUIRE_THAT(revoked, IsOk());
-  CHECK(revoked->revoke_time == absl::FromUnixMicros(absl::ToUnixMicros(first)));
+  CHECK(revoked->revoke_time == StoreTime(first));
   CHECK_THAT(a.admin.Revoke(created->record.id + 100),
              HasCodeAndMessage(absl::StatusCode::kNotFound,
                                absl::StrCat("no api key with id ", created->record.id + 100)));
