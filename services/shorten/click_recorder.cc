@@ -19,6 +19,43 @@ struct Resolution {
   std::string refusal;             // non-empty: malformed, and why
 };
 
+// Distinct codes of a batch and what each turned out to be.
+using CodeResolutions = absl::flat_hash_map<std::string, Resolution>;
+
+// What the codes of `events` turned out to be, but for events with a
+// problem (problems[i] non-empty); the look-up's error when one failed for
+// another reason than NOT_FOUND or a malformed code.
+absl::StatusOr<CodeResolutions> ResolveCodes(Shortener& shortener,
+                                             const std::vector<ClickInput>& events,
+                                             const std::vector<std::string>& problems) {
+  // A batch holds few distinct codes (one campaign link clicked many times):
+  // resolve each once, all together, so the aliases among them share the
+  // read batcher's queries.
+  CodeResolutions codes;
+  std::vector<std::string> distinct;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (problems[i].empty() && codes.try_emplace(events[i].code).second) {
+      distinct.push_back(events[i].code);
+    }
+  }
+  std::vector<absl::StatusOr<int64_t>> ids = shortener.LinkIdsOf(distinct);
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    Resolution& resolution = codes[distinct[i]];
+    if (ids[i].ok()) {
+      resolution.link_id = *ids[i];
+    } else if (absl::IsInvalidArgument(ids[i].status())) {
+      // Neither a short code nor an alias: a syntax rule, so the same
+      // answer on every retry.
+      resolution.refusal = std::string(ids[i].status().message());
+    } else if (!absl::IsNotFound(ids[i].status())) {
+      // The database failed an alias look-up (or the read batcher is full):
+      // the edge retries the batch.
+      return ids[i].status();
+    }
+  }
+  return codes;
+}
+
 }  // namespace
 
 std::string ClickEventProblem(const ClickInput& event) {
@@ -63,33 +100,13 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput
     return absl::InvalidArgumentError(
         absl::StrCat("events: must be 1 to ", options_.max_events, ", got ", input.events.size()));
   }
-  // A batch holds few distinct codes (one campaign link clicked many times):
-  // resolve each once, all together, so the aliases among them share the
-  // read batcher's queries.
   std::vector<std::string> problems(input.events.size());
-  absl::flat_hash_map<std::string, Resolution> codes;
-  std::vector<std::string> distinct;
   for (size_t i = 0; i < input.events.size(); ++i) {
     problems[i] = ClickEventProblem(input.events[i]);
-    if (problems[i].empty() && codes.try_emplace(input.events[i].code).second) {
-      distinct.push_back(input.events[i].code);
-    }
   }
-  std::vector<absl::StatusOr<int64_t>> ids = shortener_->LinkIdsOf(distinct);
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    Resolution& resolution = codes[distinct[i]];
-    if (ids[i].ok()) {
-      resolution.link_id = *ids[i];
-    } else if (absl::IsInvalidArgument(ids[i].status())) {
-      // Neither a short code nor an alias: a syntax rule, so the same
-      // answer on every retry.
-      resolution.refusal = std::string(ids[i].status().message());
-    } else if (!absl::IsNotFound(ids[i].status())) {
-      // The database failed an alias look-up (or the read batcher is full):
-      // the edge retries the batch.
-      return ids[i].status();
-    }
-  }
+  absl::StatusOr<CodeResolutions> resolved = ResolveCodes(*shortener_, input.events, problems);
+  if (!resolved.ok()) return resolved.status();
+  const CodeResolutions& codes = *resolved;
   RecordClicksOutput output;
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());

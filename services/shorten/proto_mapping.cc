@@ -8,6 +8,7 @@
 #include "lib/common/utf8.h"
 #include "lib/grpcutil/status.h"
 #include "proto/redirect_type.h"
+#include "services/shorten/client_status.h"
 
 namespace shortener::service {
 
@@ -27,6 +28,13 @@ absl::StatusOr<absl::Time> CheckedTime(const google::protobuf::Timestamp& ts,
         ": out of range (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z, nanos 0 to 999999999)"));
   }
   return FromProtoTimestamp(ts);
+}
+
+// A batch item's error as the client may see it.
+void SetItemError(const absl::Status& status, v1::ItemError* error) {
+  const grpc::Status item = ClientStatus(status);
+  error->set_code(static_cast<int>(item.error_code()));
+  error->set_message(item.error_message());
 }
 
 void ToProto(const std::vector<clicks::CountedValue>& values,
@@ -59,24 +67,43 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   return in;
 }
 
-BatchShortenInputs FromProto(const v1::BatchShortenRequest& request,
-                             const std::shared_ptr<const auth::Principal>& caller) {
-  BatchShortenInputs batch;
-  batch.inputs.reserve(request.requests_size());
-  batch.decode_errors.resize(request.requests_size());
-  for (int i = 0; i < request.requests_size(); ++i) {
-    absl::StatusOr<ShortenInput> in = FromProto(request.requests(i));
-    if (in.ok()) {
-      batch.inputs.push_back(*std::move(in));
-    } else {
-      batch.decode_errors[i] = in.status();
-      ShortenInput bad;
-      bad.redirect_status = -1;  // refused by validation; its answer is the decode error
-      batch.inputs.push_back(std::move(bad));
-    }
-    batch.inputs.back().caller = caller;
+std::vector<absl::StatusOr<ShortenInput>> FromProto(
+    const v1::BatchShortenRequest& request, const std::shared_ptr<const auth::Principal>& caller) {
+  std::vector<absl::StatusOr<ShortenInput>> items;
+  items.reserve(request.requests_size());
+  for (const v1::ShortenRequest& item : request.requests()) {
+    items.push_back(FromProto(item));
+    if (items.back().ok()) items.back()->caller = caller;
   }
-  return batch;
+  return items;
+}
+
+void ToProto(std::vector<absl::StatusOr<ShortenOutput>>&& results, v1::BatchShortenResponse* out) {
+  out->mutable_results()->Reserve(static_cast<int>(results.size()));
+  for (absl::StatusOr<ShortenOutput>& result : results) {
+    v1::BatchShortenResult* entry = out->add_results();
+    if (result.ok()) {
+      ToProto(*std::move(result), entry->mutable_response());
+    } else {
+      SetItemError(result.status(), entry->mutable_error());
+    }
+  }
+}
+
+std::vector<std::string> FromProto(const v1::BatchResolveRequest& request) {
+  return std::vector<std::string>(request.codes().begin(), request.codes().end());
+}
+
+void ToProto(const std::vector<absl::StatusOr<LinkView>>& views, v1::BatchResolveResponse* out) {
+  out->mutable_results()->Reserve(static_cast<int>(views.size()));
+  for (const absl::StatusOr<LinkView>& view : views) {
+    v1::BatchResolveResult* entry = out->add_results();
+    if (view.ok()) {
+      ToProto(*view, entry->mutable_response());
+    } else {
+      SetItemError(view.status(), entry->mutable_error());
+    }
+  }
 }
 
 v1::LinkState ToProto(LinkState state) {
@@ -113,6 +140,11 @@ void ToProto(const LinkView& view, v1::Link* out) {
   out->set_long_url(view.link.long_url);
   out->set_owner(view.link.owner);
   SetLinkScalars(view, out);
+}
+
+void ToProto(const LinkWithClicks& link, v1::Link* out) {
+  ToProto(link.view, out);
+  out->set_click_count(link.human_clicks);
 }
 
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out) {
@@ -174,6 +206,15 @@ ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request) {
   spec.rate_per_second = request.rate_per_second();
   spec.burst = request.burst();
   return spec;
+}
+
+void ToProto(const CreatedApiKey& created, v1::CreateApiKeyResponse* out) {
+  out->set_key(created.key);
+  ToProto(created.record, out->mutable_api_key());
+}
+
+void ToProto(const std::vector<auth::ApiKeyRecord>& keys, v1::ListApiKeysResponse* out) {
+  for (const auth::ApiKeyRecord& key : keys) ToProto(key, out->add_api_keys());
 }
 
 RecordClicksInput FromProto(const v1::RecordClicksRequest& request) {

@@ -1,10 +1,14 @@
-// Conversions between the domain types of Shortener and shortener.v1 protos.
-// Pure functions; thread-safe.
+// Conversions between the domain types of Shortener (and its siblings
+// LinkStats, ClickRecorder, KeyAdmin) and shortener.v1 protos: what every
+// ShortenServiceImpl handler decodes its request with and encodes its answer
+// with. Pure functions, apart from the per-item errors of the batch answers,
+// which go through ClientStatus (client_status.h: it logs the detail it
+// hides). Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 #define SHORTENER_SERVICES_SHORTEN_PROTO_MAPPING_H_
 
 #include <memory>
-#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,33 +17,34 @@
 #include "lib/clicks/click_stats.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_stats.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
 
 namespace shortener::service {
 
-// GetClickStats' request as given: unset fields are nullopt (defaults are
-// clicks::ResolveStatsRange's).
-struct ClickStatsQuery {
-  std::optional<absl::Time> start;
-  std::optional<absl::Time> end;
-  std::optional<clicks::StatsGranularity> granularity;
-};
-
 // INVALID_ARGUMENT for an unknown redirect_type value.
 absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request);
 
 // BatchShorten's items for Shortener::BatchShorten, in order, each asked by
-// `caller`. An item that FromProto refuses still has its slot, holding an
-// input that validation refuses, and its error in decode_errors[i] (OK for
-// the others): that error is the item's answer, not Shortener's.
-struct BatchShortenInputs {
-  std::vector<ShortenInput> inputs;
-  std::vector<absl::Status> decode_errors;
-};
-BatchShortenInputs FromProto(const v1::BatchShortenRequest& request,
-                             const std::shared_ptr<const auth::Principal>& caller);
+// `caller`: an item FromProto refuses keeps its slot, holding its error,
+// which Shortener::BatchShorten answers it with.
+std::vector<absl::StatusOr<ShortenInput>> FromProto(
+    const v1::BatchShortenRequest& request, const std::shared_ptr<const auth::Principal>& caller);
+// One result per item, in order: its response, or its error as ClientStatus
+// shows it. Moves the strings out of `results`.
+void ToProto(std::vector<absl::StatusOr<ShortenOutput>>&& results, v1::BatchShortenResponse* out);
+
+// The codes, in order.
+std::vector<std::string> FromProto(const v1::BatchResolveRequest& request);
+// One result per code, in order: as Resolve answers it, or its error as
+// ClientStatus shows it.
+void ToProto(const std::vector<absl::StatusOr<LinkView>>& views, v1::BatchResolveResponse* out);
+
+// click_count 0: see the LinkWithClicks form.
 void ToProto(const LinkView& view, v1::Link* out);
+// GetLink's answer: the link with its click count.
+void ToProto(const LinkWithClicks& link, v1::Link* out);
 // Field for field, the text fields as the bytes they are; an event's time is
 // an error ("time: missing", "time: out of range ...") when it has none or
 // one outside Timestamp's range: ClickRecorder refuses such events.
@@ -59,6 +64,10 @@ void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 
 void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out);
 ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request);
+// The key itself (shown this once) and its record.
+void ToProto(const CreatedApiKey& created, v1::CreateApiKeyResponse* out);
+// Every record, in order.
+void ToProto(const std::vector<auth::ApiKeyRecord>& keys, v1::ListApiKeysResponse* out);
 
 v1::LinkState ToProto(LinkState state);
 

@@ -40,6 +40,7 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_stats.h"
 #include "services/shorten/periodic_task.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/shorten_service.h"
@@ -197,6 +198,7 @@ struct ServiceParts {
   std::unique_ptr<clicks::PgClickStore> click_store;
   std::unique_ptr<geoip::CountryDbHolder> countries;  // null without --geoip_db
   std::unique_ptr<ClickRecorder> click_recorder;
+  std::unique_ptr<LinkStats> link_stats;
   // Daily: next month's visits partition, retention. Null without visits
   // and retention.
   std::unique_ptr<PeriodicTask> retention;
@@ -307,6 +309,8 @@ absl::Status BuildClicks(const ServerConfig& config, const std::string& invalida
   recorder_options.countries = parts.countries.get();
   parts.click_recorder =
       std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
+  parts.link_stats =
+      std::make_unique<LinkStats>(parts.shortener.get(), store, parts.blocking_pool.get());
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
   clicks::VisitRetentionOptions retention;
   retention.record_visits = config.record_visits;
@@ -419,7 +423,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ServerConfig& con
   SHORTENER_RETURN_IF_ERROR(BuildClicks(config, store_options.invalidation_channel, *parts));
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(), parts->authorizer.get(),
-      parts->key_admin.get(), parts->click_recorder.get(), parts->click_store.get(),
+      parts->key_admin.get(), parts->click_recorder.get(), parts->link_stats.get(),
       RequestLimits(config.max_url_length));
   return parts;
 }

@@ -1,15 +1,21 @@
-// ShortenServiceImpl: the thin gRPC adapter over Shortener. Each handler
-// counts the call (RpcCounters), has the Authorizer admit it (key, scope,
-// rate: see authorizer.h; nothing else here checks access), decodes the
-// proto, calls the domain logic with the caller's principal, encodes the
-// answer. Uses the callback API; blocking store calls run on
-// `blocking_pool` (or the Shortener's read batcher), never on a reactor
-// thread; when the pool's queue is full the call answers RESOURCE_EXHAUSTED
-// naming it ("blocking pool is full: ..."). Every request is checked against
-// its method's size and item limits (request_limits.h) before anything
-// else, key look-up included: INVALID_ARGUMENT naming the limit.
-// WatchInvalidations streams an InvalidationHub subscription
-// (invalidation_stream.h). Thread-safe.
+// ShortenServiceImpl: the thin gRPC adapter over the domain objects. Each
+// handler counts the call (RpcCounters), has the Authorizer admit it (key,
+// scope, rate: see authorizer.h; nothing else here checks access), decodes
+// the proto (proto_mapping.h), makes one call to the domain logic with the
+// caller's principal, and encodes the answer, errors as ClientStatus shows
+// them (client_status.h):
+//   Shorten, BatchShorten, Resolve, BatchResolve, Revoke  Shortener
+//   GetLink, GetClickStats                                 LinkStats
+//   RecordClicks                                           ClickRecorder
+//   CreateApiKey, ListApiKeys, RevokeApiKey                KeyAdmin
+//   WatchInvalidations                                     InvalidationHub
+//                                                          (invalidation_stream.h)
+// Uses the callback API; the domain calls that block (Revoke, RecordClicks,
+// the key admin calls) run on `blocking_pool`, never on a reactor thread;
+// when the pool's queue is full the call answers RESOURCE_EXHAUSTED naming
+// it ("blocking pool is full: ..."). Every request is checked against its
+// method's size and item limits (request_limits.h) before anything else,
+// key look-up included: INVALID_ARGUMENT naming the limit. Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 
@@ -17,12 +23,12 @@
 #include <memory>
 #include <utility>
 
-#include "lib/clicks/click_store.h"
 #include "lib/common/thread_pool.h"
 #include "services/shorten/authorizer.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_stats.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/rpc_counters.h"
 #include "services/shorten/shortener.h"
@@ -35,7 +41,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   // All outlive the service. `limits`: how large each request may be.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
                      Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
-                     clicks::ClickStore* click_store, RequestLimits limits)
+                     LinkStats* link_stats, RequestLimits limits)
       : limits_(limits),
         shortener_(shortener),
         blocking_pool_(blocking_pool),
@@ -43,7 +49,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
         authorizer_(authorizer),
         key_admin_(key_admin),
         clicks_(clicks),
-        click_store_(click_store) {}
+        link_stats_(link_stats) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -86,30 +92,26 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   using PrincipalPtr = Authorizer::PrincipalPtr;
 
   // Counts the call, checks `request` against the method's limits
-  // (RequestLimits), has it authorized (`cost` tokens), then runs
-  // body(principal, reactor), which must finish the reactor; a refusal
-  // finishes it with the limit's or the Authorizer's status.
+  // (RequestLimits), then has it authorized (`cost` tokens): `done` gets
+  // the caller's principal, or the limit's or the Authorizer's refusal (on
+  // this thread or the key look-up pool's).
+  void Admit(grpc::CallbackServerContext* ctx, Rpc rpc, const google::protobuf::Message& request,
+             int cost, Authorizer::Done done);
+  // Admit for a unary call: then runs body(principal, reactor), which must
+  // finish the reactor; a refusal finishes it with its status instead.
   template <typename Body>
   grpc::ServerUnaryReactor* Authorized(grpc::CallbackServerContext* ctx, Rpc rpc,
                                        const google::protobuf::Message& request, int cost,
                                        Body body) {
-    counters_.Count(rpc);
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-    // Before the key look-up: a request no client may send costs neither a
-    // database read nor a token of anyone's rate.
-    if (absl::Status within = CheckLimits(rpc, request); !within.ok()) {
-      FinishWith(reactor, within);
-      return reactor;
-    }
-    authorizer_->Authorize(
-        ctx, rpc, cost,
-        [reactor, body = std::move(body)](absl::StatusOr<PrincipalPtr> principal) mutable {
-          if (!principal.ok()) {
-            FinishWith(reactor, principal.status());
-            return;
-          }
-          body(*std::move(principal), reactor);
-        });
+    Admit(ctx, rpc, request, cost,
+          [reactor, body = std::move(body)](absl::StatusOr<PrincipalPtr> principal) mutable {
+            if (!principal.ok()) {
+              FinishWith(reactor, principal.status());
+              return;
+            }
+            body(*std::move(principal), reactor);
+          });
     return reactor;
   }
   static void FinishWith(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
@@ -128,7 +130,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   Authorizer* authorizer_;
   KeyAdmin* key_admin_;
   ClickRecorder* clicks_;
-  clicks::ClickStore* click_store_;  // statistics reads; ClickRecorder writes
+  LinkStats* link_stats_;
   RpcCounters counters_;
 };
 

@@ -1,6 +1,7 @@
 #include "services/shorten/shortener.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <memory>
@@ -138,15 +139,14 @@ void Shortener::Shorten(const ShortenInput& input, absl::Time deadline, ShortenD
   submit(std::move(link), std::move(done));
 }
 
-void Shortener::BatchShorten(
-    std::vector<ShortenInput> inputs, absl::Time deadline,
-    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done) {
-  if (inputs.empty()) {
+void Shortener::BatchShorten(std::vector<absl::StatusOr<ShortenInput>> items, absl::Time deadline,
+                             BatchShortenDone done) {
+  if (items.empty()) {
     done(absl::InvalidArgumentError("requests: at least one request is required"));
     return;
   }
-  if (inputs.size() > options_.max_batch_size) {
-    done(absl::InvalidArgumentError(absl::StrCat("requests: ", inputs.size(),
+  if (items.size() > options_.max_batch_size) {
+    done(absl::InvalidArgumentError(absl::StrCat("requests: ", items.size(),
                                                  " requests, more than the limit of ",
                                                  options_.max_batch_size)));
     return;
@@ -154,28 +154,28 @@ void Shortener::BatchShorten(
   // Validating up to 1000 URLs takes milliseconds and ids may need a wait:
   // off the caller's thread. `done` is copied in: a refusal still has it.
   absl::Status queued =
-      blocking_pool_->Schedule([this, inputs = std::move(inputs), deadline, done]() mutable {
-        PrepareBatch(inputs, deadline, std::move(done));
+      blocking_pool_->Schedule([this, items = std::move(items), deadline, done]() mutable {
+        PrepareBatch(items, deadline, std::move(done));
       });
   if (!queued.ok()) done(queued);
 }
 
-void Shortener::PrepareBatch(
-    const std::vector<ShortenInput>& inputs, absl::Time deadline,
-    std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done) {
-  // Items that fail validation get their error now; the rest go to the store
-  // together and their results are slotted back in input order.
+void Shortener::PrepareBatch(const std::vector<absl::StatusOr<ShortenInput>>& items,
+                             absl::Time deadline, BatchShortenDone done) {
+  // Items that fail decoding or validation get their error now; the rest go
+  // to the store together and their results are slotted back in input order.
   // Every slot is assigned below. Default slots hold a status with no
   // message: copies of one with a message would take and drop a reference
   // to it 1000 times per batch.
-  auto results = std::make_shared<std::vector<absl::StatusOr<ShortenOutput>>>(inputs.size());
+  auto results = std::make_shared<std::vector<absl::StatusOr<ShortenOutput>>>(items.size());
   std::vector<store::NewLink> to_create;
-  to_create.reserve(inputs.size());
+  to_create.reserve(items.size());
   auto positions = std::make_shared<std::vector<size_t>>();
-  positions->reserve(inputs.size());
+  positions->reserve(items.size());
   const absl::Time id_deadline = IdDeadline(deadline);  // one wait budget per batch
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    absl::StatusOr<store::NewLink> link = Prepare(inputs[i], id_deadline);
+  for (size_t i = 0; i < items.size(); ++i) {
+    absl::StatusOr<store::NewLink> link =
+        items[i].ok() ? Prepare(*items[i], id_deadline) : items[i].status();
     if (!link.ok()) {
       (*results)[i] = link.status();
       continue;
@@ -329,6 +329,33 @@ void Shortener::Resolve(absl::string_view code, ResolveDone done) {
     reads_->GetById(**id, std::move(answer));
   } else {
     reads_->GetByAlias(std::string(code), std::move(answer));
+  }
+}
+
+void Shortener::BatchResolve(std::vector<std::string> codes, BatchResolveDone done) {
+  const size_t n = codes.size();
+  if (n < 1 || n > options_.max_batch_size) {
+    done(absl::InvalidArgumentError(absl::StrCat("codes: BatchResolve takes 1 to ",
+                                                 options_.max_batch_size, " codes, got ", n)));
+    return;
+  }
+  // Every slot exists before any look-up starts: callbacks on different
+  // threads then each fill their own element and never touch the container;
+  // the last one to finish answers.
+  struct Batch {
+    Batch(size_t n, BatchResolveDone done) : views(n), remaining(n), done(std::move(done)) {}
+    std::vector<absl::StatusOr<LinkView>> views;
+    std::atomic<size_t> remaining;
+    BatchResolveDone done;
+  };
+  auto batch = std::make_shared<Batch>(n, std::move(done));
+  for (size_t i = 0; i < n; ++i) {
+    Resolve(codes[i], [batch, i](absl::StatusOr<LinkView> view) {
+      batch->views[i] = std::move(view);
+      if (batch->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        batch->done(std::move(batch->views));
+      }
+    });
   }
 }
 

@@ -2,8 +2,8 @@
 // types. It validates input, allocates ids, builds codes, and talks to the
 // store (writes through the group committer, reads directly).
 //
-// Thread-safe. Shorten/BatchShorten and the callback forms of Resolve and
-// GetLink never block the calling thread: they queue and complete through a
+// Thread-safe. Shorten/BatchShorten and the callback forms of Resolve,
+// BatchResolve and GetLink never block the calling thread: they queue and complete through a
 // callback (from a committer thread, a read batcher thread, or
 // `blocking_pool` when they had to wait for an id segment or validate a
 // large batch). Generated codes and aliases are resolved through the read
@@ -70,7 +70,7 @@ struct ShortenOutput {
 struct ShortenerOptions {
   std::string base_url;             // short_url = base_url + code
   std::string owner = "anonymous";  // owner of links made without a caller
-  size_t max_batch_size = 1000;     // BatchShorten items
+  size_t max_batch_size = 1000;     // BatchShorten items, BatchResolve codes
   size_t max_request_id_length = 128;
   // How long Shorten may wait for an id segment when none is leased.
   absl::Duration id_wait = absl::Seconds(2);
@@ -86,7 +86,8 @@ class Shortener {
             ShortenerOptions options, const Clock& clock = SystemClock());
 
   using ShortenDone = std::function<void(absl::StatusOr<ShortenOutput>)>;
-  using BatchDone = std::function<void(std::vector<absl::StatusOr<ShortenOutput>>)>;
+  using BatchShortenDone =
+      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)>;
 
   // Errors (through `done`): INVALID_ARGUMENT for bad input, ALREADY_EXISTS
   // (alias taken, request_id reused with another URL), UNAVAILABLE (no id
@@ -95,11 +96,13 @@ class Shortener {
   // refusals) or on a committer thread.
   void Shorten(const ShortenInput& input, absl::Time deadline, ShortenDone done);
 
-  // One result per input, in order; a bad item fails only itself.
-  // INVALID_ARGUMENT for the whole call when there are 0 or too many items.
-  void BatchShorten(
-      std::vector<ShortenInput> inputs, absl::Time deadline,
-      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
+  // One result per item, in order; a bad item fails only itself. An item
+  // that holds an error instead of an input (the caller could not decode
+  // it) has that error as its result, as it is: it is neither validated nor
+  // given an id. INVALID_ARGUMENT for the whole call when there are 0 or
+  // more than max_batch_size items.
+  void BatchShorten(std::vector<absl::StatusOr<ShortenInput>> items, absl::Time deadline,
+                    BatchShortenDone done);
 
   using ResolveDone = std::function<void(absl::StatusOr<LinkView>)>;
 
@@ -114,6 +117,14 @@ class Shortener {
   // the very message of a code that does not exist, unless `caller` is an
   // admin (or null: tests, tools). `caller` must stay valid until `done`.
   void GetLink(absl::string_view code, const auth::Principal* caller, ResolveDone done);
+  using BatchResolveDone =
+      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<LinkView>>>)>;
+  // Resolve of every code, one result per code in order; a code that fails
+  // fails only itself. INVALID_ARGUMENT for the whole call when there are 0
+  // or more than max_batch_size codes. Every look-up is queued before any
+  // is answered, so the codes of one call share the read batcher's queries.
+  // `done` runs once, on the calling thread or a read batcher thread.
+  void BatchResolve(std::vector<std::string> codes, BatchResolveDone done);
   // Resolve, waiting for the answer: for tests and tools. Never call it on a
   // read batcher thread (it would wait for a reader).
   absl::StatusOr<LinkView> Resolve(absl::string_view code);
@@ -140,9 +151,8 @@ class Shortener {
   // (absl::InfinitePast(): never wait).
   absl::StatusOr<store::NewLink> Prepare(const ShortenInput& input, absl::Time id_deadline);
   absl::Time IdDeadline(absl::Time call_deadline) const;
-  void PrepareBatch(
-      const std::vector<ShortenInput>& inputs, absl::Time deadline,
-      std::function<void(absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>)> done);
+  void PrepareBatch(const std::vector<absl::StatusOr<ShortenInput>>& items, absl::Time deadline,
+                    BatchShortenDone done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
   // By value: a view owns its link, and most callers hand over one they no
   // longer need (a 1000-link batch would otherwise copy every URL again).

@@ -33,6 +33,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "lib/auth/principal.h"
 #include "lib/codec/short_codec.h"
+#include "lib/common/clock.h"
 #include "lib/common/thread_pool.h"
 #include "lib/common/utf8.h"
 #include "lib/idalloc/segment_id_allocator.h"
@@ -87,7 +88,7 @@ struct Service {
         committer(&store, store::GroupCommitOptions{}),
         reads(&store, store::ReadBatchOptions{}),
         shortener(GetShared().codec.get(), GetShared().policy.get(), &ids, &store, &committer,
-                  &reads, &pool, Options(), [] { return absl::FromUnixSeconds(1800000000); }) {}
+                  &reads, &pool, Options(), clock) {}
 
   static ShortenerOptions Options() {
     ShortenerOptions options;
@@ -95,6 +96,7 @@ struct Service {
     return options;
   }
 
+  ManualClock clock{absl::FromUnixSeconds(1800000000)};
   idalloc::InMemorySegmentSource source;
   idalloc::SegmentIdAllocator ids;
   store::InMemoryLinkStore store;
@@ -151,13 +153,14 @@ void FuzzOne(uint8_t caller_selector, const v1::BatchShortenRequest& request) {
   const std::shared_ptr<const auth::Principal> caller =
       caller_selector % 2 == 0 ? nullptr : GetShared().tenant;
   Service service;
-  BatchShortenInputs batch = FromProto(request, caller);
-  FUZZ_CHECK(batch.inputs.size() == static_cast<size_t>(request.requests_size()));
-  FUZZ_CHECK(batch.decode_errors.size() == batch.inputs.size());
+  std::vector<absl::StatusOr<ShortenInput>> inputs = FromProto(request, caller);
+  FUZZ_CHECK(inputs.size() == static_cast<size_t>(request.requests_size()));
+  std::vector<absl::Status> decode_errors;
+  for (const absl::StatusOr<ShortenInput>& input : inputs) decode_errors.push_back(input.status());
 
   std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> done;
   service.shortener.BatchShorten(
-      std::move(batch.inputs), absl::Now() + absl::Seconds(5),
+      std::move(inputs), absl::Now() + absl::Seconds(5),
       [&done](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> results) {
         done.set_value(std::move(results));
       });
@@ -169,23 +172,21 @@ void FuzzOne(uint8_t caller_selector, const v1::BatchShortenRequest& request) {
     return;
   }
   FUZZ_CHECK(results.ok() && results->size() == static_cast<size_t>(items));
-  // The answer as ShortenServiceImpl::BatchShorten builds it.
-  v1::BatchShortenResponse response;
   for (int i = 0; i < items; ++i) {
-    v1::BatchShortenResult* result = response.add_results();
-    const absl::Status& decode_error = batch.decode_errors[i];
+    const absl::Status& decode_error = decode_errors[i];
     FUZZ_CHECK(decode_error.ok() || absl::IsInvalidArgument(decode_error));
     const absl::StatusOr<ShortenOutput>& out = (*results)[i];
-    const absl::Status status = decode_error.ok() ? out.status() : decode_error;
-    if (status.ok()) {
+    // A decode error is the item's answer, as it is.
+    FUZZ_CHECK(decode_error.ok() || out.status() == decode_error);
+    if (out.ok()) {
       CheckAccepted(service, request.requests(i), *out, caller.get());
-      ToProto(*out, result->mutable_response());
     } else {
-      CheckRefused(status);
-      result->mutable_error()->set_code(static_cast<int>(status.code()));
-      result->mutable_error()->set_message(std::string(status.message()));
+      CheckRefused(out.status());
     }
   }
+  // The answer as ShortenServiceImpl::BatchShorten builds it.
+  v1::BatchShortenResponse response;
+  ToProto(*std::move(results), &response);
   std::string wire;
   FUZZ_CHECK(response.SerializeToString(&wire));
   v1::BatchShortenResponse parsed;

@@ -66,17 +66,17 @@ TEST_CASE("a BatchShorten item that cannot be decoded keeps its slot and its own
   third->set_redirect_type(v1::REDIRECT_TYPE_PERMANENT);
   const auto caller = std::make_shared<const auth::Principal>();
 
-  const BatchShortenInputs batch = FromProto(request, caller);
-  REQUIRE(batch.inputs.size() == 3);
-  REQUIRE(batch.decode_errors.size() == 3);
-  CHECK(batch.decode_errors[0].ok());
-  CHECK(batch.decode_errors[1].code() == absl::StatusCode::kInvalidArgument);
-  CHECK(absl::StrContains(batch.decode_errors[1].message(), "redirect_type: unknown value 99"));
-  CHECK(batch.decode_errors[2].ok());
-  CHECK(batch.inputs[0].long_url == "https://example.com/a");
-  CHECK(batch.inputs[2].custom_alias == "spring-sale");
-  CHECK(batch.inputs[2].redirect_status == 308);
-  for (const ShortenInput& in : batch.inputs) CHECK(in.caller == caller);
+  const std::vector<absl::StatusOr<ShortenInput>> items = FromProto(request, caller);
+  REQUIRE(items.size() == 3);
+  REQUIRE(items[0].ok());
+  CHECK(items[1].status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(items[1].status().message(), "redirect_type: unknown value 99"));
+  REQUIRE(items[2].ok());
+  CHECK(items[0]->long_url == "https://example.com/a");
+  CHECK(items[2]->custom_alias == "spring-sale");
+  CHECK(items[2]->redirect_status == 308);
+  CHECK(items[0]->caller == caller);
+  CHECK(items[2]->caller == caller);
 }
 
 }  // namespace

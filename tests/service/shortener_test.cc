@@ -15,6 +15,7 @@
 #include "lib/idalloc/segment_source.h"
 #include "lib/store/in_memory_link_store.h"
 #include "services/shorten/rpc_counters.h"
+#include "tests/service/shortener_stack.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::service {
@@ -24,25 +25,13 @@ using shortener::testing::HasCode;
 using shortener::testing::HasCodeAndMessage;
 using shortener::testing::IsOk;
 
-// Everything a Shortener needs, in memory, with a settable clock.
-struct Fixture {
-  Fixture() {
-    codec::CodecOptions codec_options;
-    codec_options.secret = std::string(32, 'k');
-    codec = std::make_unique<codec::ShortCodec>(*codec::ShortCodec::Create(codec_options));
-    url::UrlPolicyOptions url_options;
-    url_options.short_domains = {"sho.rt"};
-    policy = std::make_unique<url::UrlPolicy>(url_options);
-    source.AddSequence("links", 1);
-    ids = std::make_unique<idalloc::SegmentIdAllocator>(&source, idalloc::IdAllocatorOptions{});
-    committer = std::make_unique<store::GroupCommitter>(&store, store::GroupCommitOptions{});
-    reads = std::make_unique<store::ReadBatcher>(&store, store::ReadBatchOptions{});
-    ShortenerOptions options;
-    options.base_url = "https://sho.rt/";
-    shortener = std::make_unique<Shortener>(codec.get(), policy.get(), ids.get(), &store,
-                                            committer.get(), reads.get(), &pool, options, clock);
-  }
+// BatchShorten's items: every input decoded.
+std::vector<absl::StatusOr<ShortenInput>> Items(const std::vector<ShortenInput>& inputs) {
+  return std::vector<absl::StatusOr<ShortenInput>>(inputs.begin(), inputs.end());
+}
 
+// Everything a Shortener needs, in memory, with a settable clock.
+struct Fixture : ShortenerStack {
   absl::StatusOr<ShortenOutput> Shorten(const ShortenInput& in) {
     std::promise<absl::StatusOr<ShortenOutput>> p;
     shortener->Shorten(in, absl::Now() + absl::Seconds(5),
@@ -56,16 +45,8 @@ struct Fixture {
     return Shorten(in);
   }
 
-  ManualClock clock{absl::FromUnixSeconds(1800000000)};
-  std::unique_ptr<codec::ShortCodec> codec;
-  std::unique_ptr<url::UrlPolicy> policy;
-  idalloc::InMemorySegmentSource source;
-  std::unique_ptr<idalloc::SegmentIdAllocator> ids;
-  store::InMemoryLinkStore store;
-  std::unique_ptr<store::GroupCommitter> committer;
-  std::unique_ptr<store::ReadBatcher> reads;
-  ThreadPool pool{2};
-  std::unique_ptr<Shortener> shortener;
+  store::InMemoryLinkStore& store = link_memory;
+  ThreadPool& pool = *blocking_pool;
 };
 
 TEST_CASE("Shorten creates a link with a 7-character code that resolves to the normalised URL",
@@ -276,7 +257,7 @@ TEST_CASE("BatchShorten answers every item in order and a bad item fails only it
   inputs[2].long_url = "https://example.com/3";
   inputs[3].long_url = "https://example.com/1";
   std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> p;
-  f.shortener->BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+  f.shortener->BatchShorten(Items(inputs), absl::Now() + absl::Seconds(5),
                             [&p](auto results) { p.set_value(std::move(results)); });
   auto results = p.get_future().get();
   REQUIRE_THAT(results, IsOk());
@@ -289,10 +270,87 @@ TEST_CASE("BatchShorten answers every item in order and a bad item fails only it
   CHECK_FALSE((*results)[3]->created);
 
   std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> too_many;
-  f.shortener->BatchShorten(std::vector<ShortenInput>(1001), absl::Now() + absl::Seconds(5),
+  f.shortener->BatchShorten(Items(std::vector<ShortenInput>(1001)), absl::Now() + absl::Seconds(5),
                             [&too_many](auto r) { too_many.set_value(std::move(r)); });
   CHECK_THAT(too_many.get_future().get(),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "1001"));
+}
+
+TEST_CASE("a BatchShorten item that holds a decode error is answered with it and takes no id",
+          "[service]") {
+  Fixture f;
+  std::vector<absl::StatusOr<ShortenInput>> items(3);
+  items[0] = ShortenInput{};
+  items[0]->long_url = "https://example.com/before";
+  items[1] = absl::InvalidArgumentError("redirect_type: unknown value 99");
+  items[2] = ShortenInput{};
+  items[2]->long_url = "https://example.com/after";
+  std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> p;
+  f.shortener->BatchShorten(std::move(items), absl::Now() + absl::Seconds(5),
+                            [&p](auto results) { p.set_value(std::move(results)); });
+  auto results = p.get_future().get();
+  REQUIRE_THAT(results, IsOk());
+  REQUIRE(results->size() == 3);
+  REQUIRE_THAT((*results)[0], IsOk());
+  CHECK_THAT((*results)[1], HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                              "redirect_type: unknown value 99"));
+  REQUIRE_THAT((*results)[2], IsOk());
+  // Ids are consecutive: the undecodable item between them took none.
+  CHECK((*results)[2]->link.link.id == (*results)[0]->link.link.id + 1);
+}
+
+// Shortener::BatchResolve, waiting for its answer.
+absl::StatusOr<std::vector<absl::StatusOr<LinkView>>> BatchResolve(Fixture& f,
+                                                                   std::vector<std::string> codes) {
+  std::promise<absl::StatusOr<std::vector<absl::StatusOr<LinkView>>>> p;
+  f.shortener->BatchResolve(std::move(codes), [&p](auto views) { p.set_value(std::move(views)); });
+  return p.get_future().get();
+}
+
+TEST_CASE("BatchResolve answers every code in order as Resolve would, each failing alone",
+          "[service]") {
+  Fixture f;
+  auto generated = f.Shorten("https://example.com/generated");
+  ShortenInput aliased;
+  aliased.long_url = "https://example.com/aliased";
+  aliased.custom_alias = "summer-sale";
+  auto alias = f.Shorten(aliased);
+  auto revoked = f.Shorten("https://example.com/revoked");
+  REQUIRE_THAT(generated, IsOk());
+  REQUIRE_THAT(alias, IsOk());
+  REQUIRE_THAT(revoked, IsOk());
+  REQUIRE_THAT(f.shortener->Revoke(revoked->link.code), IsOk());
+
+  auto views = BatchResolve(f, {"no-such-alias", generated->link.code, "bad/code", "summer-sale",
+                                revoked->link.code, generated->link.code});
+  REQUIRE_THAT(views, IsOk());
+  REQUIRE(views->size() == 6);
+  CHECK_THAT((*views)[0], HasCodeAndMessage(absl::StatusCode::kNotFound,
+                                            "code \"no-such-alias\" does not exist"));
+  REQUIRE_THAT((*views)[1], IsOk());
+  CHECK((*views)[1]->code == generated->link.code);
+  CHECK((*views)[1]->link.long_url == "https://example.com/generated");
+  CHECK_THAT((*views)[2], HasCode(absl::StatusCode::kInvalidArgument));
+  REQUIRE_THAT((*views)[3], IsOk());
+  CHECK((*views)[3]->link.long_url == "https://example.com/aliased");
+  REQUIRE_THAT((*views)[4], IsOk());
+  CHECK((*views)[4]->state == LinkState::kRevoked);
+  REQUIRE_THAT((*views)[5], IsOk());
+  CHECK((*views)[5]->link.id == generated->link.link.id);
+}
+
+TEST_CASE("BatchResolve takes 1 to 1000 codes", "[service]") {
+  Fixture f;
+  CHECK_THAT(BatchResolve(f, {}),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "codes: BatchResolve takes 1 to 1000 codes, got 0"));
+  CHECK_THAT(BatchResolve(f, std::vector<std::string>(1001, "spring-sale")),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "codes: BatchResolve takes 1 to 1000 codes, got 1001"));
+  auto full = BatchResolve(f, std::vector<std::string>(1000, "spring-sale"));
+  REQUIRE_THAT(full, IsOk());
+  CHECK(full->size() == 1000);
+  for (const auto& view : *full) CHECK_THAT(view, HasCode(absl::StatusCode::kNotFound));
 }
 
 TEST_CASE("Shorten fails UNAVAILABLE when no id segment can be leased", "[service]") {
@@ -323,7 +381,7 @@ TEST_CASE("Concurrent resolves go through the read batcher and each gets its own
     inputs[i].long_url = absl::StrCat("https://example.com/many/", i);
   }
   std::promise<absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>>> p;
-  f.shortener->BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+  f.shortener->BatchShorten(Items(inputs), absl::Now() + absl::Seconds(5),
                             [&p](auto results) { p.set_value(std::move(results)); });
   auto created = p.get_future().get();
   REQUIRE_THAT(created, IsOk());
@@ -423,12 +481,12 @@ TEST_CASE("a full blocking pool fails BatchShorten with RESOURCE_EXHAUSTED, at o
   inputs[0].long_url = "https://example.com/full";
   auto first = std::make_shared<std::promise<absl::Status>>();
   absl::Status second;
-  shortener.BatchShorten(inputs, absl::Now() + absl::Seconds(5),
+  shortener.BatchShorten(Items(inputs), absl::Now() + absl::Seconds(5),
                          [first](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) {
                            first->set_value(r.status());
                          });
   shortener.BatchShorten(
-      inputs, absl::Now() + absl::Seconds(5),
+      Items(inputs), absl::Now() + absl::Seconds(5),
       [&](absl::StatusOr<std::vector<absl::StatusOr<ShortenOutput>>> r) { second = r.status(); });
   CHECK_THAT(second, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
                                        "blocking pool is full: 1 tasks are waiting; retry later"));
