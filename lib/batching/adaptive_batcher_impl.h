@@ -325,7 +325,10 @@ void AdaptiveBatcher<Item>::TimerLoop() {
       }
       std::condition_variable* wake = PickIdle();
       if (wake != nullptr) wake->notify_one();
-    } else if (busy_ > 0 && busy_ < options_.max_in_flight && !queue_.empty()) {
+    } else if (busy_ > 0) {
+      // Armed for the age rule while any batch is out, queue empty or not:
+      // items queued meanwhile then find it armed and need not wake it (one
+      // wake per parallel_after, not one per batch).
       const Clock::time_point at = ParallelAt();
       if (at > now) next = std::min(next, at);
     }
