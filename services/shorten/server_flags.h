@@ -3,7 +3,7 @@
 #ifndef SHORTENER_SERVICES_SHORTEN_SERVER_FLAGS_H_
 #define SHORTENER_SERVICES_SHORTEN_SERVER_FLAGS_H_
 
-#include "services/shorten/server.h"
+#include "services/shorten/server_config.h"
 
 namespace shortener::service {
 

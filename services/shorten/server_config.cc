@@ -1,0 +1,131 @@
+#include "services/shorten/server_config.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/codec/short_codec.h"
+#include "lib/common/status_macros.h"
+#include "lib/url/url_policy.h"
+#include "services/shorten/request_limits.h"
+
+namespace shortener::service {
+namespace {
+
+// What must be given, and the shape of the short links.
+absl::Status CheckRequired(const ServerConfig& c) {
+  if (c.postgres.empty()) {
+    return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
+  }
+  if (c.codec_secret_file.empty()) {
+    return absl::InvalidArgumentError("--codec_secret_file is required");
+  }
+  if (!absl::StartsWith(c.base_url, "http://") && !absl::StartsWith(c.base_url, "https://")) {
+    return absl::InvalidArgumentError("--base_url must start with http:// or https://");
+  }
+  if (!absl::EndsWith(c.base_url, "/")) {
+    return absl::InvalidArgumentError("--base_url must end with /");
+  }
+  if (c.min_code_length < 1 || c.min_code_length > codec::ShortCodec::kMaxBodyLength) {
+    return absl::InvalidArgumentError("--min_code_length must be between 1 and 10");
+  }
+  return absl::OkStatus();
+}
+
+// Threads, and how reads, writes and invalidations batch.
+absl::Status CheckThreadsAndBatches(const ServerConfig& c) {
+  if (c.db_pool_size < 1 || c.group_commit_threads < 1 || c.blocking_threads < 1) {
+    return absl::InvalidArgumentError(
+        "--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1");
+  }
+  if (c.group_commit_parallel_backlog < 1) {
+    return absl::InvalidArgumentError("--group_commit_parallel_backlog must be >= 1");
+  }
+  if (c.group_commit_parallel_after < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--group_commit_parallel_after must not be negative");
+  }
+  if (c.resolve_batch < 1 || c.resolve_batch > 10000 || c.resolve_threads < 1) {
+    return absl::InvalidArgumentError(
+        "--resolve_batch must be between 1 and 10000 and --resolve_threads >= 1");
+  }
+  if (c.invalidation_flush < absl::ZeroDuration() || c.invalidation_flush > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--invalidation_flush must be between 0 and 1s");
+  }
+  if (c.invalidation_max_pending < 1) {
+    return absl::InvalidArgumentError("--invalidation_max_pending must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
+// The bounds of the queues, the calls per connection and the URLs.
+absl::Status CheckBounds(const ServerConfig& c) {
+  if (c.blocking_queue < 1 || c.key_lookup_queue < 1 || c.resolve_queue < 1) {
+    return absl::InvalidArgumentError(
+        "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1");
+  }
+  // A BatchShorten of up to 1000 links must fit the queue of an idle
+  // committer (a larger one is taken only when the queue is empty).
+  if (c.group_commit_queue < static_cast<int>(kMaxBatchItems)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--group_commit_queue must be >= ", kMaxBatchItems, " (a full BatchShorten)"));
+  }
+  if (c.max_concurrent_streams < 1 || c.max_invalidation_subscribers < 1) {
+    return absl::InvalidArgumentError(
+        "--max_concurrent_streams and --max_invalidation_subscribers must be >= 1");
+  }
+  if (c.max_url_length < 1 || c.max_url_length > 64 * 1024) {
+    return absl::InvalidArgumentError("--max_url_length must be between 1 and 65536");
+  }
+  return absl::OkStatus();
+}
+
+// Keepalives, the commit batch, the key cache and the id steps.
+absl::Status CheckTimesAndSteps(const ServerConfig& c) {
+  if (c.keepalive_time < absl::Seconds(1) || c.keepalive_timeout < absl::Seconds(1) ||
+      c.keepalive_time > absl::Hours(24) || c.keepalive_timeout > absl::Hours(24)) {
+    return absl::InvalidArgumentError(
+        "--keepalive_time and --keepalive_timeout must be between 1s and 24h");
+  }
+  if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
+    return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
+  }
+  if (c.api_key_cache_ttl < absl::ZeroDuration() || c.api_key_cache_ttl > absl::Minutes(10)) {
+    return absl::InvalidArgumentError("--api_key_cache_ttl must be between 0 and 10m");
+  }
+  if (c.id_initial_step < 1 || c.id_max_step < c.id_initial_step) {
+    return absl::InvalidArgumentError("--id_initial_step must be >= 1 and <= --id_max_step");
+  }
+  return absl::OkStatus();
+}
+
+// The long-URL schemes and the denied domains given on the command line.
+absl::Status CheckUrlLists(const ServerConfig& c) {
+  if (absl::Status schemes = url::ValidateSchemes(c.allowed_schemes); !schemes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--allowed_schemes: ", schemes.message()));
+  }
+  // Checked like the file's entries: a typo must not silently deny nothing.
+  for (const std::string& domain : c.denied_domains) {
+    if (absl::StatusOr<std::string> entry = url::CanonicalDomain(domain); !entry.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--denied_domains: ", entry.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
+  SHORTENER_RETURN_IF_ERROR(CheckRequired(config));
+  SHORTENER_RETURN_IF_ERROR(CheckThreadsAndBatches(config));
+  SHORTENER_RETURN_IF_ERROR(CheckBounds(config));
+  SHORTENER_RETURN_IF_ERROR(CheckTimesAndSteps(config));
+  SHORTENER_RETURN_IF_ERROR(CheckUrlLists(config));
+  if (config.visits_retention_months < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--visits_retention_months: must be 0 (keep forever) or more, got ",
+                     config.visits_retention_months));
+  }
+  SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateServerTlsOptions(config.tls));
+  return ValidServerConfig(std::move(config));
+}
+
+}  // namespace shortener::service

@@ -1,0 +1,101 @@
+// ServerConfig: everything shorten-service is built from, and its checks
+// that need no I/O. ValidateConfig turns a ServerConfig into a
+// ValidServerConfig or the first problem; the builders (service_parts.h)
+// and RunServer (server.h) take only the validated kind.
+//
+// Messages name a field by the flag that sets it ("--blocking_queue must be
+// >= 1"), here and in the builders' start errors ("--geoip_db: ..."). Each
+// field has exactly one flag, of the same name (server_flags.cc; the TLS
+// fields are --tls_cert, --tls_key, --tls_client_ca, as lib/grpcutil/tls.h
+// names them for both daemons), and a flag is the only way an operator sets
+// one: that is the spelling they typed and will search their command line
+// for. Field names without the dashes would need a table turning them back
+// into flags in server_flags.cc, one more thing to keep in step for no
+// reader's benefit.
+//
+// Thread safety: plain values; ValidateConfig is a pure function.
+#ifndef SHORTENER_SERVICES_SHORTEN_SERVER_CONFIG_H_
+#define SHORTENER_SERVICES_SHORTEN_SERVER_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/grpcutil/tls.h"
+
+namespace shortener::service {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";
+  grpcutil::ServerTlsOptions tls;  // --tls_*; none set: plaintext
+  std::string postgres;            // libpq connection string (required)
+  std::string base_url = "http://localhost:8080/";
+  std::string codec_secret_file;                         // required
+  std::string bootstrap_admin_key_file;                  // empty: none (keys must exist already)
+  absl::Duration api_key_cache_ttl = absl::Seconds(10);  // revocations still apply within ~1 s
+  bool create_codec_secret = false;                      // generate the secret file if missing
+  int min_code_length = 6;                               // body characters, 1..10
+  size_t max_url_length = 2048;
+  std::vector<std::string> allowed_schemes = {"http", "https"};  // long_url schemes
+  std::vector<std::string> short_domains;  // the base_url host is always added
+  std::vector<std::string> denied_domains;
+  std::string denied_domains_file;     // empty: none; merged with denied_domains
+  bool allow_private_targets = false;  // loopback, private, localhost ... (url_policy.h)
+  int db_pool_size = 8;
+  int group_commit_batch = 1000;
+  int group_commit_threads = 2;
+  int group_commit_parallel_backlog = 256;  // queued links that start a parallel commit
+  absl::Duration group_commit_parallel_after = absl::Milliseconds(10);  // ... or a commit this long
+  int blocking_threads = 16;  // for store calls off reactor threads
+  int resolve_batch = 256;    // look-ups per batched Resolve query
+  int resolve_threads = 2;    // batched Resolve queries in flight
+  // Bounds of the queues in front of every pool (RESOURCE_EXHAUSTED beyond):
+  int blocking_queue = 256;        // tasks waiting for a blocking thread
+  int key_lookup_queue = 256;      // API key look-ups waiting for a thread
+  int resolve_queue = 16384;       // look-ups waiting for a batched query
+  int group_commit_queue = 20000;  // links waiting for a transaction
+  // HTTP/2 streams (calls) open at once on one client connection.
+  int max_concurrent_streams = 256;
+  int max_invalidation_subscribers = 1024;                     // WatchInvalidations streams at once
+  absl::Duration invalidation_flush = absl::Milliseconds(10);  // batching window
+  int invalidation_max_pending = 10000;                        // per subscriber, then drop_all
+  absl::Duration keepalive_time = absl::Seconds(10);           // gRPC pings to idle clients
+  absl::Duration keepalive_timeout = absl::Seconds(5);  // unanswered ping: drop the connection
+  int64_t id_initial_step = 1000;
+  int64_t id_max_step = 1 << 20;
+  absl::Duration id_segment_lifetime = absl::Minutes(15);
+  absl::Duration db_startup_timeout = absl::Seconds(60);
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  bool record_visits = true;         // a visits row per click besides the hourly counts
+  bool keep_full_ips = false;        // false: IPv4 /24, IPv6 /48
+  int visits_retention_months = 13;  // visits partitions kept; 0: forever
+  std::string geoip_db;              // MaxMind country database; empty: no country
+};
+
+// A ServerConfig that ValidateConfig accepted; only ValidateConfig makes
+// one, so nothing that takes it sees an unchecked config.
+class ValidServerConfig {
+ public:
+  const ServerConfig& operator*() const { return config_; }
+  const ServerConfig* operator->() const { return &config_; }
+
+ private:
+  friend absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config);
+  explicit ValidServerConfig(ServerConfig config) : config_(std::move(config)) {}
+
+  ServerConfig config_;
+};
+
+// Checks the values that need no I/O (ranges, required fields, URL and
+// domain syntax, TLS flags that go together); INVALID_ARGUMENT naming the
+// flag of the first field that fails, as above. Files, the database and the
+// listen address are checked when the parts are built.
+absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config);
+
+}  // namespace shortener::service
+
+#endif  // SHORTENER_SERVICES_SHORTEN_SERVER_CONFIG_H_
