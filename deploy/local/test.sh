@@ -14,6 +14,7 @@
 #   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
 #   SHORTENER_SKIP_FUZZ=1 deploy/local/test.sh         # skip the fuzz step
 #   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
+#   SHORTENER_SKIP_SYSTEMD=1 deploy/local/test.sh      # skip the systemd units' check
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source deploy/local/deps.sh
@@ -40,6 +41,16 @@ cd build
 # --no-tests=error: a misconfigured build that registers no test must fail.
 ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
 cd ..
+
+# The systemd units (deploy/systemd/, docs/deploy.md): systemd-analyze verify
+# and security against build/bin, then the units run under a systemd of their
+# own where the machine allows it (it prints what it skips). About 15 s.
+if [ -z "${SHORTENER_SKIP_SYSTEMD:-}" ]; then
+  echo "== systemd units: tests/deploy/systemd_check.sh"
+  tests/deploy/systemd_check.sh build
+else
+  echo "== systemd units: skipped: SHORTENER_SKIP_SYSTEMD is set"
+fi
 
 if [ -z "${SHORTENER_SKIP_FUZZ:-}" ]; then
   # docs/fuzzing.md. A crash, leak or timeout fails the step and prints the
