@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Builds the OCI images of shorten-service (with shortenctl) and
+# redirect-edge with no container registry (docs/deploy.md, "Container
+# images"): a Release build of the binaries, a minimal Debian 12 root made by
+# mmdebstrap holding only the packages of the shared libraries the binaries
+# load (runtime-packages.sh derives them from the binaries), a non-root user,
+# no shell, imported with `podman import`, the binary as the entrypoint.
+#   deploy/container/build.sh                    # both images, tagged with the commit
+#   deploy/container/build.sh --tag 1.2.0
+#   deploy/container/build.sh --binaries build/bin  # package binaries built elsewhere (debug info stripped)
+#   deploy/container/build.sh --test-postgres    # also the smoke test's PostgreSQL 15 image
+# Images: localhost/shortener/shorten-service:TAG, localhost/shortener/redirect-edge:TAG
+# (and localhost/shortener/test-postgres:TAG). Needs root, or a user with
+# subordinate ids (mmdebstrap's unshare mode); packages come from the Debian
+# mirror apt uses here (SHORTENER_DEBIAN_MIRROR overrides: a mirror URL or a
+# sources file). Build directory: build/container (SHORTENER_CONTAINER_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+tag=""
+binaries=""
+test_postgres=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tag) tag="$2"; shift 2 ;;
+    --binaries) binaries="$2"; shift 2 ;;
+    --test-postgres) test_postgres=1; shift ;;
+    -h | --help) usage ;;
+    *) echo "unknown argument: $1" >&2; usage ;;
+  esac
+done
+if [ -z "$tag" ]; then
+  tag=$(git rev-parse --short=12 HEAD 2>/dev/null || echo dev)
+  if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    tag="$tag-dirty"
+  fi
+fi
+
+for tool in mmdebstrap podman; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "$tool is missing: deploy/local/deps.sh --containers installs it" >&2
+    exit 1
+  fi
+done
+
+build_dir=${SHORTENER_CONTAINER_BUILD_DIR:-build/container}
+if [ -z "$binaries" ]; then
+  echo "== Release build of the binaries ($build_dir)"
+  launcher=()
+  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHORTENER_BUILD_TESTS=OFF \
+    -DSHORTENER_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)" --target shorten-service shortenctl redirect-edge
+  binaries="$build_dir/bin"
+fi
+
+# The Debian sources the root's packages come from: the host's, so that a
+# machine behind its own mirror builds as its apt does.
+mirror=()
+if [ -n "${SHORTENER_DEBIAN_MIRROR:-}" ]; then
+  mirror=("$SHORTENER_DEBIAN_MIRROR")
+elif [ -f /etc/apt/sources.list.d/debian.sources ]; then
+  mirror=(/etc/apt/sources.list.d/debian.sources)
+fi
+
+stage_root="$build_dir/images"
+mkdir -p "$stage_root"
+stage_root=$(cd "$stage_root" && pwd)
+finish_root="$(pwd)/deploy/container/finish-root.sh"
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+
+# make_image NAME USER UID PACKAGES CHANGES... : the root (mmdebstrap, extract
+# variant: the packages' files only, no maintainer scripts, no dpkg/apt) with
+# the binaries in $stage_root/NAME/bin, imported as
+# localhost/shortener/NAME:TAG with the Containerfile-style CHANGES.
+make_image() {
+  local name=$1 user=$2 uid=$3 packages=$4
+  shift 4
+  local stage="$stage_root/$name"
+  local hook_args="$stage/bin $user $uid" excludes=()
+  if [ "$name" = test-postgres ]; then
+    # initdb starts the server through /bin/sh. PostgreSQL's JIT (LLVM, Z3),
+    # Perl (postgresql-common's cluster tools) and locale sources are not
+    # needed by a test cluster started with jit=off and --locale=C.
+    hook_args="$hook_args --shell"
+    excludes=(--dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/libLLVM*'
+      --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/libz3*'
+      --dpkgopt='path-exclude=/usr/lib/postgresql/15/lib/llvmjit*'
+      --dpkgopt='path-exclude=/usr/lib/postgresql/15/lib/bitcode/*'
+      --dpkgopt='path-exclude=/usr/share/perl/*' --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/perl*'
+      --dpkgopt='path-exclude=/usr/share/i18n/*')
+  fi
+  rm -f "$stage/root.tar"
+  echo "== $name: mmdebstrap bookworm + $(echo "$packages" | wc -w) packages"
+  # Documentation, manual pages, translations and iconv modules are not
+  # needed by a daemon (glibc's built-in UTF-8 and ASCII conversions remain).
+  mmdebstrap --variant=extract --mode=auto --quiet --format=tar \
+    --include="$(echo "$packages" | tr ' \n' ',,')" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
+    --dpkgopt='path-exclude=/usr/share/gdb/*' --dpkgopt='path-exclude=/usr/share/gcc/*' \
+    --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/gconv/*' "${excludes[@]}" \
+    --extract-hook="$finish_root \"\$1\" $hook_args" \
+    bookworm "$stage/root.tar" "${mirror[@]}"
+  # The runtime mounts its own /dev, /etc/resolv.conf and /etc/hostname; apt's
+  # and dpkg's configuration is of no use without apt and dpkg.
+  tar --delete --wildcards -f "$stage/root.tar" './dev/?*' ./etc/apt ./etc/dpkg \
+    ./etc/resolv.conf ./etc/hostname ./var/log/apt ./var/lib/apt ./var/cache/apt
+  local previous
+  previous=$(podman image inspect --format '{{.Id}}' "localhost/shortener/$name:$tag" 2>/dev/null ||
+    true)
+  podman import --quiet --message "shortener $name $revision" \
+    --change "USER $uid:$uid" --change "WORKDIR /var/lib/shortener" \
+    --change "LABEL org.opencontainers.image.title=$name" \
+    --change "LABEL org.opencontainers.image.revision=$revision" \
+    --change "LABEL org.opencontainers.image.source=deploy/container/build.sh" \
+    "$@" "$stage/root.tar" "localhost/shortener/$name:$tag" >/dev/null
+  rm -f "$stage/root.tar"
+  # A rebuild under the same tag leaves the previous image untagged: drop it.
+  if [ -n "$previous" ] && [ -z "$(podman image inspect --format '{{.RepoTags}}' "$previous" |
+    tr -d '[]')" ]; then
+    podman rmi "$previous" >/dev/null 2>&1 || true
+  fi
+}
+
+# stage_binaries NAME BINARY... : copies without debug information (a
+# RelWithDebInfo binary is mostly DWARF; symbols stay for backtraces).
+stage_binaries() {
+  local name=$1 binary
+  shift
+  rm -rf "${stage_root:?}/$name"
+  mkdir -p "$stage_root/$name/bin"
+  for binary in "$@"; do
+    if [ ! -x "$binaries/$binary" ]; then
+      echo "missing $binaries/$binary (build it, or leave out --binaries)" >&2
+      exit 1
+    fi
+    objcopy --strip-debug "$binaries/$binary" "$stage_root/$name/bin/$binary"
+  done
+}
+
+stage_binaries shorten-service shorten-service shortenctl
+make_image shorten-service shortener 10001 \
+  "$(deploy/container/runtime-packages.sh "$stage_root"/shorten-service/bin/*)" \
+  --change 'ENTRYPOINT ["/usr/local/bin/shorten-service"]' --change 'EXPOSE 50051'
+
+stage_binaries redirect-edge redirect-edge
+make_image redirect-edge shortener 10001 \
+  "$(deploy/container/runtime-packages.sh "$stage_root"/redirect-edge/bin/*)" \
+  --change 'ENTRYPOINT ["/usr/local/bin/redirect-edge"]' --change 'EXPOSE 8080' \
+  --change 'EXPOSE 9090'
+
+images=(shorten-service redirect-edge)
+if [ "$test_postgres" -eq 1 ]; then
+  # Debian's PostgreSQL 15 for the smoke test (tests/deploy/container_smoke.sh):
+  # a fresh cluster in the container on each start, trust authentication,
+  # TCP on the pod's loopback. Not a production database image.
+  rm -rf "${stage_root:?}/test-postgres"
+  mkdir -p "$stage_root/test-postgres/bin"
+  install -m 0755 deploy/container/test-postgres-start.sh "$stage_root/test-postgres/bin/"
+  make_image test-postgres postgres 10002 "postgresql-15 dash" \
+    --change 'ENTRYPOINT ["/usr/local/bin/test-postgres-start.sh"]' --change 'EXPOSE 5432'
+  images+=(test-postgres)
+fi
+
+echo "== images"
+for name in "${images[@]}"; do
+  size=$(podman image inspect --format '{{.Size}}' "localhost/shortener/$name:$tag")
+  printf '  localhost/shortener/%s:%s  %d MB\n' "$name" "$tag" $(((size + 500000) / 1000000))
+done
