@@ -13,6 +13,7 @@ SHORTENER_PACKAGES=(
   libmaxmind-db-writer-perl  # the GeoIP tests write a tiny MaxMind database with it
   clang-14 libclang-rt-14-dev  # libFuzzer and the fuzz build (tests/fuzz/run.sh)
   clang-format-14  # the format check in test.sh (.clang-format)
+  python3  # tests/layout_check.py (ctest tests/layout)
   systemd  # systemd-analyze and a systemd to run the units under (tests/deploy/systemd_check.sh)
 )
 

@@ -4,7 +4,7 @@
 // it, and its KeyCache finds them by hash on a miss.
 //
 // Two implementations pass one contract suite
-// (tests/auth/api_key_store_contract.*):
+// (tests/lib/auth/api_key_store_contract.*):
 //  - PgApiKeyStore (lib/auth/pg): the table api_keys; a revocation is
 //    announced to every replica (NOTIFY).
 //  - InMemoryApiKeyStore: unit tests and local runs without a database.

@@ -1,6 +1,6 @@
 // InMemoryApiKeyStore: the ApiKeyStore (lib/auth/api_key_store.h) of unit
 // tests and of local runs without a database. Same semantics, codes and
-// messages as PgApiKeyStore (both pass the contract suite in tests/auth),
+// messages as PgApiKeyStore (both pass the contract suite in tests/lib/auth),
 // nothing durable. create_time is `clock`'s time; ids count up from 1. It
 // announces revocations to nobody (PgApiKeyStore's NOTIFY has no stand-in:
 // tests invalidate a KeyCache themselves). To make calls fail or wait, wrap

@@ -11,7 +11,7 @@
 // everything queued (up to max_batch) as its next batch, on its own thread.
 // The busier the system, the bigger the batches.
 //
-// Rules (each has a test in tests/batching/adaptive_batcher_test.cc):
+// Rules (each has a test in tests/lib/batching/adaptive_batcher_test.cc):
 // - Bound: at most max_queued items wait. A Submit that would take the queue
 //   past it is refused whole at once, on the calling thread (kQueueFull),
 //   and nothing of it is queued; one that finds the queue empty is always

@@ -3,7 +3,7 @@
 // and GetLink) and where clicks are kept.
 // Implementations: PgClickStore (lib/clicks/pg, PostgreSQL, shared by every
 // service replica) and InMemoryClickStore (unit tests of the logic above the
-// seam). Both pass the contract suite in tests/clicks/click_store_contract*.
+// seam). Both pass the contract suite in tests/lib/clicks/click_store_contract*.
 //
 // One interface for writes and reads, not a writer and a reader: what Stats
 // and HumanTotal answer is defined by what Record wrote (its hourly counts,

@@ -1,6 +1,6 @@
 // InMemoryClickStore: the ClickStore of unit tests (ClickRecorder, the
 // service's statistics) and of runs without a database. Same semantics as
-// PgClickStore (both pass the contract suite in tests/clicks): exactly once
+// PgClickStore (both pass the contract suite in tests/lib/clicks): exactly once
 // per batch id, hourly counts per bot flag, visits, and the same Stats and
 // HumanTotal answers. Nothing durable, and no click budgets: it does not
 // know links, so RecordOutcome::exhausted is always empty (budgets are

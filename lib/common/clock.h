@@ -3,7 +3,7 @@
 // times). Code that reads the time takes a `const Clock&` (or pointer) and
 // never calls absl::Now() itself, so tests can put it anywhere in time.
 //
-// Two implementations pass one contract suite (tests/common/clock_test.cc):
+// Two implementations pass one contract suite (tests/lib/common/clock_test.cc):
 //  - SystemClock(): the process's real clock (absl::Now()).
 //  - ManualClock: stands still until a test sets or advances it.
 //

@@ -5,7 +5,7 @@
 //
 // Implementations: PgSegmentSource (lib/idalloc/pg, one atomic UPDATE per
 // lease) and InMemorySegmentSource below (tests, benchmarks, single-process
-// tools). Both pass tests/idalloc/segment_source_contract.h.
+// tools). Both pass tests/lib/idalloc/segment_source_contract.h.
 //
 // Thread safety: every implementation is safe to call from several threads.
 #ifndef SHORTENER_LIB_IDALLOC_SEGMENT_SOURCE_H_

@@ -1,6 +1,6 @@
 // InMemoryLinkStore: the LinkStore of unit tests and of local runs without a
 // database. Same semantics as PgLinkStore (both pass the contract suite in
-// tests/store), nothing durable. SetAvailable(false) makes every call fail
+// tests/lib/store), nothing durable. SetAvailable(false) makes every call fail
 // with UNAVAILABLE, to test how callers handle a database outage.
 // SetRevocationObserver is its stand-in for PgLinkStore's NOTIFY: it gets the
 // code of every link a Revoke call actually revoked.

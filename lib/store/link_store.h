@@ -1,6 +1,6 @@
 // LinkStore: the seam between the service logic and the database.
 // Implementations: PgLinkStore (lib/store/pg), InMemoryLinkStore (unit tests
-// of the logic above the store). Both pass tests/store/link_store_contract.
+// of the logic above the store). Both pass tests/lib/store/link_store_contract.
 // Implementations are thread-safe.
 #ifndef SHORTENER_LIB_STORE_LINK_STORE_H_
 #define SHORTENER_LIB_STORE_LINK_STORE_H_

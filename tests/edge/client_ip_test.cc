@@ -22,7 +22,7 @@ TrustedProxies Trusted(const std::vector<std::string>& cidrs) {
   return *trusted;
 }
 
-TEST_CASE("ip addresses parse and format canonically", "[client_ip]") {
+TEST_CASE("ip addresses parse and format canonically", "[edge][client_ip]") {
   CHECK(IpAddressToString(Ip("192.0.2.7")) == "192.0.2.7");
   CHECK(IpAddressToString(Ip(" 192.0.2.7:443 ")) == "192.0.2.7");
   CHECK(IpAddressToString(Ip("2001:DB8:0:0::1")) == "2001:db8::1");
@@ -45,7 +45,8 @@ TEST_CASE("ip addresses parse and format canonically", "[client_ip]") {
 // Found by tests/fuzz/forwarded_address_fuzz.cc: a bracketed IPv4-mapped
 // address (as RFC 7239 and proxies with ports write a dual-stack peer) was
 // refused while the same address bare was read as IPv4.
-TEST_CASE("an IPv4-mapped address in brackets is the IPv4 address, as it is bare", "[client_ip]") {
+TEST_CASE("an IPv4-mapped address in brackets is the IPv4 address, as it is bare",
+          "[edge][client_ip]") {
   for (const char* text : {"[::ffff:192.0.2.7]", "[::ffff:192.0.2.7]:443", "[::FFFF:c000:0207]"}) {
     INFO(text);
     const IpAddress ip = Ip(text);
@@ -59,7 +60,7 @@ TEST_CASE("an IPv4-mapped address in brackets is the IPv4 address, as it is bare
 
 // Found by tests/fuzz/forwarded_address_fuzz.cc: inet_pton stops at a NUL,
 // so "::" followed by a NUL and anything at all was read as "::".
-TEST_CASE("an address with a NUL byte inside is no address", "[client_ip]") {
+TEST_CASE("an address with a NUL byte inside is no address", "[edge][client_ip]") {
   using namespace std::string_literals;
   IpAddress ip;
   for (const std::string& text : {"::\0\0\0\0\0\0\0\0"
@@ -77,7 +78,7 @@ TEST_CASE("an address with a NUL byte inside is no address", "[client_ip]") {
   CHECK_FALSE(TrustedProxies::Parse({"10.0.0.0\0/8"s}).ok());
 }
 
-TEST_CASE("trusted proxy ranges match by prefix", "[client_ip]") {
+TEST_CASE("trusted proxy ranges match by prefix", "[edge][client_ip]") {
   const TrustedProxies trusted = Trusted({"10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"});
   CHECK(trusted.Contains(Ip("10.200.3.4")));
   CHECK_FALSE(trusted.Contains(Ip("11.0.0.1")));
@@ -93,7 +94,7 @@ TEST_CASE("trusted proxy ranges match by prefix", "[client_ip]") {
   CHECK_FALSE(Trusted({"172.16.0.0/12"}).Contains(Ip("172.32.0.0")));
 }
 
-TEST_CASE("trusted proxy ranges that cover much of the internet are found", "[client_ip]") {
+TEST_CASE("trusted proxy ranges that cover much of the internet are found", "[edge][client_ip]") {
   struct Case {
     const char* range;
     bool too_broad;
@@ -139,7 +140,7 @@ TEST_CASE("trusted proxy ranges that cover much of the internet are found", "[cl
   CHECK_FALSE(IsTooBroadProxyRange(any, 32));
 }
 
-TEST_CASE("bad trusted proxy entries are refused with the entry named", "[client_ip]") {
+TEST_CASE("bad trusted proxy entries are refused with the entry named", "[edge][client_ip]") {
   using ::shortener::testing::HasCodeAndMessage;
   CHECK_THAT(TrustedProxies::Parse({"10.0.0.0/33"}).status(),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "\"10.0.0.0/33\""));
@@ -153,7 +154,8 @@ TEST_CASE("bad trusted proxy entries are refused with the entry named", "[client
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "not an IP address"));
 }
 
-TEST_CASE("client ip comes from the socket unless the peer is a trusted proxy", "[client_ip]") {
+TEST_CASE("client ip comes from the socket unless the peer is a trusted proxy",
+          "[edge][client_ip]") {
   const TrustedProxies trusted = Trusted({"10.0.0.0/8"});
   const IpAddress proxy = Ip("10.1.1.1");
   const IpAddress stranger = Ip("203.0.113.50");

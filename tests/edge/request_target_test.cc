@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/codec/codec_test_util.h"
 #include "tests/edge/alloc_counter.h"
+#include "tests/lib/codec/codec_test_util.h"
 
 namespace shortener::edge {
 namespace {

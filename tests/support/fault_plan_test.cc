@@ -30,7 +30,7 @@ store::NewLink Link(int64_t id) {
 }
 
 TEST_CASE("fault plan: the next N calls fail, then calls reach the wrapped store",
-          "[support][faults]") {
+          "[support][faults][concurrent]") {
   store::InMemoryLinkStore memory;
   FaultPlan plan;
   FaultyLinkStore store(&memory, &plan);
@@ -55,7 +55,8 @@ TEST_CASE("fault plan: the next N calls fail, then calls reach the wrapped store
   CHECK(plan.items("GetById") == 2);
 }
 
-TEST_CASE("fault plan: a failure for one method leaves the others alone", "[support][faults]") {
+TEST_CASE("fault plan: a failure for one method leaves the others alone",
+          "[support][faults][concurrent]") {
   store::InMemoryLinkStore memory;
   FaultPlan plan;
   FaultyLinkStore store(&memory, &plan);
@@ -116,7 +117,7 @@ TEST_CASE("fault plan: PassOne lets the call that waited longest through the clo
 }
 
 TEST_CASE("fault plan: injected exceptions leave the wrapper's method and can be cleared",
-          "[support][faults]") {
+          "[support][faults][concurrent]") {
   store::InMemoryLinkStore memory;
   FaultPlan plan;
   FaultyLinkStore store(&memory, &plan);
@@ -134,7 +135,8 @@ TEST_CASE("fault plan: injected exceptions leave the wrapper's method and can be
   CHECK(store.GetById(1).ok());
 }
 
-TEST_CASE("fault plan: the calling thread of every call is recorded", "[support][faults]") {
+TEST_CASE("fault plan: the calling thread of every call is recorded",
+          "[support][faults][concurrent]") {
   store::InMemoryLinkStore memory;
   FaultPlan plan;
   FaultyLinkStore store(&memory, &plan);

@@ -106,12 +106,12 @@ void StopsEverything(int signo) {
 }
 
 TEST_CASE("shorten_bench stopped by SIGTERM stops its cluster and service and removes their dirs",
-          "[bench][pg]") {
+          "[bench/shorten][pg]") {
   StopsEverything(SIGTERM);
 }
 
 TEST_CASE("shorten_bench stopped by SIGINT stops its cluster and service and removes their dirs",
-          "[bench][pg]") {
+          "[bench/shorten][pg]") {
   StopsEverything(SIGINT);
 }
 

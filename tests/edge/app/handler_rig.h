@@ -32,8 +32,8 @@
 #include "edge/upstream/resolve_batcher.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/clock.h"
-#include "tests/codec/codec_test_util.h"
 #include "tests/edge/http/protocol_harness.h"
+#include "tests/lib/codec/codec_test_util.h"
 
 namespace shortener::edge::testing {
 

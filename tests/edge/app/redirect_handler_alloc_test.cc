@@ -14,7 +14,7 @@
 namespace shortener::edge::testing {
 namespace {
 
-TEST_CASE("handler: a cached redirect allocates nothing", "[edge][app]") {
+TEST_CASE("handler: a cached redirect allocates nothing", "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(501);
   rig.upstream.SetLink(code, "https://example.com/hot");

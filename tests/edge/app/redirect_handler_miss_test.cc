@@ -31,7 +31,7 @@ RigOptions ShortTtl() {
 }
 
 TEST_CASE("miss: past its TTL an entry is served stale only while the upstream cannot answer",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   HandlerRig rig(ShortTtl());
   const std::string code = rig.Code(101);
   rig.upstream.SetLink(code, "https://example.com/old");
@@ -59,7 +59,7 @@ TEST_CASE("miss: past its TTL an entry is served stale only while the upstream c
 }
 
 TEST_CASE("miss: a revoked or unknown answer is never replaced by a stale redirect",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   HandlerRig rig(ShortTtl());
   const std::string code = rig.Code(102);
   rig.upstream.SetLink(code, "https://example.com/r");
@@ -72,7 +72,8 @@ TEST_CASE("miss: a revoked or unknown answer is never replaced by a stale redire
   CHECK(StatusLine(rig.Get("/" + code)) == kGone);  // the stale entry is the 410
 }
 
-TEST_CASE("miss: a cached link whose expire_time passes is no longer redirected", "[edge][app]") {
+TEST_CASE("miss: a cached link whose expire_time passes is no longer redirected",
+          "[edge/app][concurrent]") {
   HandlerRig rig;  // a 60 s TTL: the link's expiry, not the TTL, ends the entry
   const std::string code = rig.Code(103);
   InMemoryLink link;
@@ -95,7 +96,7 @@ TEST_CASE("miss: a cached link whose expire_time passes is no longer redirected"
 }
 
 TEST_CASE("miss: an active answer already past its expire_time by the edge's clock is a 410",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   // The upstream's clock runs 5 s behind the edge's: it still calls the
   // link active.
   ManualClock upstream_clock(absl::FromTimeT(ProtocolHarness::kUnixSecond) - absl::Seconds(5));
@@ -121,7 +122,8 @@ TEST_CASE("miss: an active answer already past its expire_time by the edge's clo
   batcher.Drain();
 }
 
-TEST_CASE("miss: no answer within miss_deadline of the request's arrival is a 503", "[edge][app]") {
+TEST_CASE("miss: no answer within miss_deadline of the request's arrival is a 503",
+          "[edge/app][concurrent]") {
   RigOptions options;
   options.handler.miss_deadline = absl::Milliseconds(200);
   HandlerRig rig(options);
@@ -157,7 +159,7 @@ TEST_CASE("miss: no answer within miss_deadline of the request's arrival is a 50
 }
 
 TEST_CASE("miss: with the resolve queue full a miss is answered 503 at once, without asking",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   RigOptions options;
   options.batcher.max_in_flight = 1;
   options.batcher.max_queued = 1;
@@ -190,7 +192,8 @@ TEST_CASE("miss: with the resolve queue full a miss is answered 503 at once, wit
   }
 }
 
-TEST_CASE("miss: alias look-ups in flight are bounded; generated codes are not", "[edge][app]") {
+TEST_CASE("miss: alias look-ups in flight are bounded; generated codes are not",
+          "[edge/app][concurrent]") {
   RigOptions options;
   options.handler.max_alias_misses = 1;
   HandlerRig rig(options);
@@ -220,7 +223,7 @@ TEST_CASE("miss: alias look-ups in flight are bounded; generated codes are not",
   CHECK(rig.upstream.Calls().size() == 3);
 }
 
-TEST_CASE("miss: concurrent misses for one code share one look-up", "[edge][app]") {
+TEST_CASE("miss: concurrent misses for one code share one look-up", "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(110);
   rig.upstream.SetLink(code, "https://example.com/shared");

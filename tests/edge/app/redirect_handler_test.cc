@@ -34,7 +34,7 @@ std::string RedirectBytes(absl::string_view status_and_reason, absl::string_view
 }
 
 TEST_CASE("handler: an active link is redirected with its status; the hit that follows is the same",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   struct Case {
     int status;
     const char* status_and_reason;
@@ -59,7 +59,7 @@ TEST_CASE("handler: an active link is redirected with its status; the hit that f
   }
 }
 
-TEST_CASE("handler: the 302 of a miss, byte for byte", "[edge][app]") {
+TEST_CASE("handler: the 302 of a miss, byte for byte", "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(42);
   rig.upstream.SetLink(code, "https://example.com/a?b=c");
@@ -74,7 +74,7 @@ TEST_CASE("handler: the 302 of a miss, byte for byte", "[edge][app]") {
 }
 
 TEST_CASE("handler: outcomes that are not redirects get their status, headers and body",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string unknown = rig.Code(7);
   const std::string revoked = rig.Code(8);
@@ -119,7 +119,7 @@ TEST_CASE("handler: outcomes that are not redirects get their status, headers an
 }
 
 TEST_CASE("handler: an unreachable upstream with nothing cached is a 503 that is not cached",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(11);
   rig.upstream.SetLink(code, "https://example.com/u");
@@ -141,7 +141,7 @@ TEST_CASE("handler: an unreachable upstream with nothing cached is a 503 that is
   CHECK(StatusLine(rig.Get("/" + code)) == "HTTP/1.1 302 Found");
 }
 
-TEST_CASE("handler: HEAD gets the headers of GET without the body", "[edge][app]") {
+TEST_CASE("handler: HEAD gets the headers of GET without the body", "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(12);
   rig.upstream.SetLink(code, "https://example.com/h");
@@ -160,7 +160,7 @@ TEST_CASE("handler: HEAD gets the headers of GET without the body", "[edge][app]
   CHECK(rig.Ask(Request("/" + rig.Code(13), "", "HEAD")) == head_not_found);
 }
 
-TEST_CASE("handler: Connection: close is honoured on a deferred answer", "[edge][app]") {
+TEST_CASE("handler: Connection: close is honoured on a deferred answer", "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(14);
   rig.upstream.SetLink(code, "https://example.com/c");
@@ -169,7 +169,7 @@ TEST_CASE("handler: Connection: close is honoured on a deferred answer", "[edge]
   CHECK(rig.Connection().protocol().finishing());
 }
 
-TEST_CASE("handler: /readyz follows the upstream's readiness", "[edge][app]") {
+TEST_CASE("handler: /readyz follows the upstream's readiness", "[edge/app][concurrent]") {
   HandlerRig rig;
   CHECK(rig.Get("/readyz") ==
         "HTTP/1.1 200 OK\r\n"
@@ -196,7 +196,7 @@ TEST_CASE("handler: /readyz follows the upstream's readiness", "[edge][app]") {
 }
 
 TEST_CASE("handler: as the invalidation sink, DropAll empties the cache and Invalidate one code",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string a = rig.Code(21);
   const std::string b = rig.Code(22);
@@ -230,7 +230,8 @@ TEST_CASE("handler: as the invalidation sink, DropAll empties the cache and Inva
   CHECK(rig.Metric("edge_invalidation_stream_up") == 0);
 }
 
-TEST_CASE("handler: a Location the edge refuses is never sent or cached", "[edge][app]") {
+TEST_CASE("handler: a Location the edge refuses is never sent or cached",
+          "[edge/app][concurrent]") {
   HandlerRig rig;
   const std::string code = rig.Code(23);
   rig.upstream.SetLink(code, "javascript:alert(1)");
@@ -246,7 +247,8 @@ TEST_CASE("handler: a Location the edge refuses is never sent or cached", "[edge
 // The events the handler queued so far.
 std::vector<ClickEvent> Clicks(HandlerRig& rig) { return rig.clicks->Pop(1000); }
 
-TEST_CASE("handler: a redirect of a GET is one click, on a miss and on a hit", "[edge][app]") {
+TEST_CASE("handler: a redirect of a GET is one click, on a miss and on a hit",
+          "[edge/app][concurrent]") {
   RigOptions options;
   options.record_clicks = true;
   HandlerRig rig(options);
@@ -276,7 +278,7 @@ TEST_CASE("handler: a redirect of a GET is one click, on a miss and on a hit", "
 }
 
 TEST_CASE("handler: HEAD, prefetches and answers that are not redirects are not clicks",
-          "[edge][app]") {
+          "[edge/app][concurrent]") {
   RigOptions options;
   options.record_clicks = true;
   HandlerRig rig(options);
@@ -300,7 +302,8 @@ TEST_CASE("handler: HEAD, prefetches and answers that are not redirects are not 
   CHECK(rig.clicks->Stats().pushed == 1);
 }
 
-TEST_CASE("handler: without a click queue redirects record nothing and still work", "[edge][app]") {
+TEST_CASE("handler: without a click queue redirects record nothing and still work",
+          "[edge/app][concurrent]") {
   HandlerRig rig;  // ClickRecording all null
   const std::string code = rig.Code(34);
   rig.upstream.SetLink(code, "https://example.com/none");

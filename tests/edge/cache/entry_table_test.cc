@@ -21,7 +21,7 @@ ResolveResult ActiveResult() {
 }
 
 TEST_CASE("cache: entry table agrees with a model through random inserts erases and evictions",
-          "[edge][cache]") {
+          "[edge/cache]") {
   EntryTable table;
   std::map<std::string, std::string> model;  // key -> location
   std::mt19937 rng(42);
@@ -75,7 +75,7 @@ TEST_CASE("cache: entry table agrees with a model through random inserts erases 
   CHECK(table.bytes() == 0);
 }
 
-TEST_CASE("cache: entry table evicts a dead entry even when it is referenced", "[edge][cache]") {
+TEST_CASE("cache: entry table evicts a dead entry even when it is referenced", "[edge/cache]") {
   EntryTable table;
   for (const char* key : {"a", "b", "c"}) {
     table.Insert(HashedKey::Of(key), ActiveResult(), "https://x.example/", 10,

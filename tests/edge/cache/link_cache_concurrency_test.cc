@@ -40,7 +40,7 @@ class StartLine {
 };
 
 TEST_CASE("cache: misses for one key from several threads share one ticket",
-          "[edge][cache][concurrent]") {
+          "[edge/cache][concurrent]") {
   LinkCache cache({});
   constexpr int kJoinsPerThread = 500;
   std::atomic<int> calls{0};
@@ -93,7 +93,7 @@ struct ThreadLog {
 };
 
 TEST_CASE("cache: four threads mixing every operation on overlapping keys keep the invariants",
-          "[edge][cache][concurrent]") {
+          "[edge/cache][concurrent]") {
   LinkCacheOptions o;
   o.shards = 4;
   o.max_entries = 24;

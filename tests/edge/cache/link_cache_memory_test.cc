@@ -69,7 +69,7 @@ Measurement FillAndMeasure(size_t n, LinkCacheOptions options) {
   return m;
 }
 
-TEST_CASE("cache: the byte estimate is within a fifth of the heap really used", "[edge][cache]") {
+TEST_CASE("cache: the byte estimate is within a fifth of the heap really used", "[edge/cache]") {
   if (!kRealMalloc) {
     WARN("sanitizer allocator: heap use not measurable, nothing checked");
     return;
@@ -84,7 +84,7 @@ TEST_CASE("cache: the byte estimate is within a fifth of the heap really used", 
   CHECK(m.heap_per_entry >= 0.8 * m.estimate_per_entry);
 }
 
-TEST_CASE("cache: memory for a million entries with 60-byte URLs", "[.][memory]") {
+TEST_CASE("cache: memory for a million entries with 60-byte URLs", "[edge/cache][.][memory]") {
   const Measurement m = FillAndMeasure(1'000'000, LinkCacheOptions{});
   std::printf(
       "entries %zu, heap %.1f bytes/entry, estimate %.1f bytes/entry, resident growth %.1f MB\n",

@@ -39,7 +39,7 @@ LinkCacheOptions OneShardLinksOnly() {
 }
 
 TEST_CASE("cache: a Location outside the edge's --allowed_schemes is never stored",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());  // default policy: http, https
   REQUIRE(Fill(cache, "ftp", Active("ftp://files.example/a.iso"), 0));
   REQUIRE(Fill(cache, "rel", Active("//evil.example/"), 0));
@@ -56,7 +56,7 @@ TEST_CASE("cache: a Location outside the edge's --allowed_schemes is never store
 }
 
 TEST_CASE("cache: an entry is fresh within its TTL then stale within grace then a miss",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   REQUIRE(Fill(cache, "Ab3", Active(kUrl, 301), 0));
   const int64_t ttl = 60 * kSecondNs;
@@ -88,7 +88,7 @@ TEST_CASE("cache: an entry is fresh within its TTL then stale within grace then 
 }
 
 TEST_CASE("cache: negative answers get the short TTL and revoked or expired the long one",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   REQUIRE(Fill(cache, "nf", WithOutcome(ResolveOutcome::kNotFound), 0));
   REQUIRE(Fill(cache, "inv", WithOutcome(ResolveOutcome::kInvalid), 0));
@@ -110,7 +110,7 @@ TEST_CASE("cache: negative answers get the short TTL and revoked or expired the 
   CHECK(revoked.location.empty());
 }
 
-TEST_CASE("cache: a link's expiry caps its entry and leaves no stale period", "[edge][cache]") {
+TEST_CASE("cache: a link's expiry caps its entry and leaves no stale period", "[edge/cache]") {
   LinkCache cache(OneShard());
   SECTION("expiry before the TTL ends it fresh to miss") {
     REQUIRE(Fill(cache, "soon", Active(kUrl), 0, 5 * kSecondNs));
@@ -139,7 +139,7 @@ TEST_CASE("cache: a link's expiry caps its entry and leaves no stale period", "[
 }
 
 TEST_CASE("cache: the entry bound is enforced by evicting and evictions are counted",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 10;
   LinkCache cache(o);
@@ -156,7 +156,7 @@ TEST_CASE("cache: the entry bound is enforced by evicting and evictions are coun
 }
 
 TEST_CASE("cache: the byte bound is enforced and bytes return to zero after Clear",
-          "[edge][cache]") {
+          "[edge/cache]") {
   const std::string url = "https://example.com/" + std::string(200, 'x');
   const size_t per_entry = LinkCache::EstimatedEntryBytes("k00", url);
   LinkCacheOptions o = OneShardLinksOnly();
@@ -186,7 +186,7 @@ TEST_CASE("cache: the byte bound is enforced and bytes return to zero after Clea
   CHECK(cache.Stats().bytes == per_entry);
 }
 
-TEST_CASE("cache: bytes follow store replace invalidate and expiry exactly", "[edge][cache]") {
+TEST_CASE("cache: bytes follow store replace invalidate and expiry exactly", "[edge/cache]") {
   LinkCache cache(OneShard());
   const std::string short_url = "https://a.example/";
   const std::string long_url = "https://a.example/a/much/longer/path";
@@ -214,7 +214,7 @@ TEST_CASE("cache: bytes follow store replace invalidate and expiry exactly", "[e
 }
 
 TEST_CASE("cache: a recently hit key survives eviction pressure that evicts cold keys",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 4;
   LinkCache cache(o);
@@ -234,7 +234,7 @@ TEST_CASE("cache: a recently hit key survives eviction pressure that evicts cold
   CHECK(cache.Stats().evictions == 20);
 }
 
-TEST_CASE("cache: eviction takes an entry past its grace even if it was hit", "[edge][cache]") {
+TEST_CASE("cache: eviction takes an entry past its grace even if it was hit", "[edge/cache]") {
   LinkCacheOptions o = OneShardLinksOnly();
   o.max_entries = 3;
   LinkCache cache(o);
@@ -255,7 +255,7 @@ TEST_CASE("cache: eviction takes an entry past its grace even if it was hit", "[
 }
 
 TEST_CASE("cache: concurrent misses for one key share one fetch and every waiter gets it once",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache({});
   constexpr int kWaiters = 8;
   std::vector<Delivery> deliveries(kWaiters);
@@ -297,7 +297,7 @@ TEST_CASE("cache: concurrent misses for one key share one fetch and every waiter
 }
 
 TEST_CASE("cache: an unavailable service is answered from a stale entry within grace",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   REQUIRE(Fill(cache, "Ab3", Active(kUrl, 307), 0));
   const int64_t now = 300 * kSecondNs;  // past the TTL, within grace
@@ -322,7 +322,7 @@ TEST_CASE("cache: an unavailable service is answered from a stale entry within g
 }
 
 TEST_CASE("cache: a stale fallback's location stays valid while a waiter changes the cache",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   const std::string old_url = "https://old.example/path";
   const std::string new_url = "https://new.example/path";
@@ -341,7 +341,7 @@ TEST_CASE("cache: a stale fallback's location stays valid while a waiter changes
 }
 
 TEST_CASE("cache: an unavailable service without an entry within grace gives kUnavailable",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   Delivery d;
   SECTION("no entry") {
@@ -363,7 +363,7 @@ TEST_CASE("cache: an unavailable service without an entry within grace gives kUn
 }
 
 TEST_CASE("cache: a result fetched across an Invalidate is delivered but not stored",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
   Delivery d;
@@ -379,7 +379,7 @@ TEST_CASE("cache: a result fetched across an Invalidate is delivered but not sto
 }
 
 TEST_CASE("cache: a JoinFetch after an Invalidate starts a new fetch whose result is stored",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   Delivery before, after;
   std::optional<FetchTicket> old_ticket = cache.JoinFetch("Ab3", 0, Record(before));
@@ -401,7 +401,7 @@ TEST_CASE("cache: a JoinFetch after an Invalidate starts a new fetch whose resul
   CHECK(cache.CheckInvariantsForTesting().ok());
 }
 
-TEST_CASE("cache: a result fetched across a Clear is delivered but not stored", "[edge][cache]") {
+TEST_CASE("cache: a result fetched across a Clear is delivered but not stored", "[edge/cache]") {
   LinkCacheOptions o;
   o.shards = 8;
   LinkCache cache(o);
@@ -424,7 +424,7 @@ TEST_CASE("cache: a result fetched across a Clear is delivered but not stored", 
 }
 
 TEST_CASE("cache: a fetch in flight longer than the join window takes no more waiters",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCacheOptions o = OneShard();
   o.fetch_join_window = absl::Seconds(10);
   LinkCache cache(o);
@@ -444,7 +444,7 @@ TEST_CASE("cache: a fetch in flight longer than the join window takes no more wa
 }
 
 TEST_CASE("cache: a waiter joins a fetch only if it ends by the waiter's own deadline",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCacheOptions o = OneShard();
   o.fetch_deadline_slack = absl::Milliseconds(20);
   LinkCache cache(o);
@@ -478,7 +478,7 @@ TEST_CASE("cache: a waiter joins a fetch only if it ends by the waiter's own dea
   CHECK(Look(cache, "Ab3", 1000 * kMs).outcome == ResolveOutcome::kActive);
 }
 
-TEST_CASE("cache: a waiter may call back into the cache", "[edge][cache]") {
+TEST_CASE("cache: a waiter may call back into the cache", "[edge/cache]") {
   LinkCache cache(OneShard());
   CacheLookup seen_by_waiter = CacheLookup::kMiss;
   std::optional<FetchTicket> ticket = cache.JoinFetch("Ab3", 0, [&](const ResolveResult&) {
@@ -490,7 +490,7 @@ TEST_CASE("cache: a waiter may call back into the cache", "[edge][cache]") {
 }
 
 TEST_CASE("cache: a 502-worthy answer is delivered but not stored and drops the old entry",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCache cache(OneShard());
   for (const ResolveResult& bad :
        {Active("https://a.example/\r\nSet-Cookie: x"), Active(""), Active(kUrl, 303)}) {
@@ -507,7 +507,7 @@ TEST_CASE("cache: a 502-worthy answer is delivered but not stored and drops the 
   CHECK(cache.Stats().stores == 3);
 }
 
-TEST_CASE("cache: a hit does not allocate", "[edge][cache]") {
+TEST_CASE("cache: a hit does not allocate", "[edge/cache]") {
   LinkCache cache({});
   REQUIRE(Fill(cache, "Ab3", Active(kUrl), 0));
   REQUIRE(Fill(cache, "neg", WithOutcome(ResolveOutcome::kNotFound), 0));
@@ -530,7 +530,7 @@ TEST_CASE("cache: a hit does not allocate", "[edge][cache]") {
 }
 
 TEST_CASE("cache: a flood of negative answers evicts only negative entries, never a link",
-          "[edge][cache]") {
+          "[edge/cache]") {
   // 64 shards as in production: every positive shard filled to its share.
   LinkCacheOptions o;
   o.max_entries = 4096;
@@ -578,7 +578,7 @@ TEST_CASE("cache: a flood of negative answers evicts only negative entries, neve
 }
 
 TEST_CASE("cache: links never take the negative budget and an answer moves between kinds",
-          "[edge][cache]") {
+          "[edge/cache]") {
   LinkCacheOptions o = OneShard();
   o.max_entries = 8;
   o.negative_share = 0.25;  // 2 negative, 6 positive
@@ -615,7 +615,7 @@ TEST_CASE("cache: links never take the negative budget and an answer moves betwe
   CHECK(stats.negative_bytes == 0);
 }
 
-TEST_CASE("cache: shards share the bounds exactly", "[edge][cache]") {
+TEST_CASE("cache: shards share the bounds exactly", "[edge/cache]") {
   SECTION("more shards than entries") {
     LinkCacheOptions o;
     o.negative_share = 0;

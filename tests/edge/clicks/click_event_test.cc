@@ -11,7 +11,7 @@ namespace {
 
 using clicks::ClickTextProblem;
 
-TEST_CASE("HEAD requests and prefetches are not clicks", "[clicks]") {
+TEST_CASE("HEAD requests and prefetches are not clicks", "[edge/clicks]") {
   CHECK(CountsAsClick(false, "", ""));
   CHECK_FALSE(CountsAsClick(true, "", ""));
   CHECK_FALSE(CountsAsClick(false, "prefetch", ""));
@@ -22,7 +22,7 @@ TEST_CASE("HEAD requests and prefetches are not clicks", "[clicks]") {
   CHECK(CountsAsClick(false, "prefetc", "refetch"));
 }
 
-TEST_CASE("events cut User-Agent and Referer to 512 bytes", "[clicks]") {
+TEST_CASE("events cut User-Agent and Referer to 512 bytes", "[edge/clicks]") {
   const std::string long_value(2000, 'a');
   const ClickEvent e =
       MakeClickEvent("Ab3xYz9", absl::FromUnixSeconds(1), "10.0.0.1", long_value, long_value, 302);
@@ -32,7 +32,7 @@ TEST_CASE("events cut User-Agent and Referer to 512 bytes", "[clicks]") {
   CHECK(e.client_ip == "10.0.0.1");
 }
 
-TEST_CASE("a batch survives encoding and decoding", "[clicks]") {
+TEST_CASE("a batch survives encoding and decoding", "[edge/clicks]") {
   ClickBatch batch;
   batch.id = "00ff-7";
   batch.events.push_back(MakeClickEvent("abc", absl::FromUnixMillis(1700000000123), "::1",
@@ -49,7 +49,8 @@ TEST_CASE("a batch survives encoding and decoding", "[clicks]") {
   CHECK_FALSE(DecodeClickBatch("\xff\xff\xff").ok());
 }
 
-TEST_CASE("every value copied from a request becomes clean text within the bound", "[clicks]") {
+TEST_CASE("every value copied from a request becomes clean text within the bound",
+          "[edge/clicks]") {
   const std::string r = "\xEF\xBF\xBD";  // U+FFFD
   ClickEvent e = MakeClickEvent("Ab3xYz9", absl::FromUnixSeconds(1), "10.0.0.1", "\xFF\xFE",
                                 std::string("https://a.example/\0\r\n\x7F", 22), 302);
@@ -68,7 +69,7 @@ TEST_CASE("every value copied from a request becomes clean text within the bound
   CHECK(ClickTextProblem("referer", e.referer).empty());
 }
 
-TEST_CASE("a long User-Agent is cut before a character that would not fit", "[clicks]") {
+TEST_CASE("a long User-Agent is cut before a character that would not fit", "[edge/clicks]") {
   // The user's report: cut at 512 bytes, the old code left the first byte
   // of a three-byte character at the end.
   const std::string ua = std::string(510, 'a') + "\xE2\x82\xAC" + "more";
@@ -79,7 +80,8 @@ TEST_CASE("a long User-Agent is cut before a character that would not fit", "[cl
   CHECK(MakeClickEvent("c", absl::FromUnixSeconds(1), "", fits, "", 302).user_agent == fits);
 }
 
-TEST_CASE("a batch an older edge encoded with any bytes decodes into clean events", "[clicks]") {
+TEST_CASE("a batch an older edge encoded with any bytes decodes into clean events",
+          "[edge/clicks]") {
   v1::RecordClicksRequest old;
   old.set_batch_id("0011-9");
   v1::ClickEvent* e = old.add_events();
@@ -101,7 +103,7 @@ TEST_CASE("a batch an older edge encoded with any bytes decodes into clean event
   CHECK_FALSE(DecodeClickBatch("").ok());
 }
 
-TEST_CASE("EncodedSizeBound is never below what an event adds to a batch", "[clicks]") {
+TEST_CASE("EncodedSizeBound is never below what an event adds to a batch", "[edge/clicks]") {
   std::mt19937_64 rng(3);
   for (int i = 0; i < 2000; ++i) {
     ClickBatch batch;
@@ -124,7 +126,7 @@ TEST_CASE("EncodedSizeBound is never below what an event adds to a batch", "[cli
   }
 }
 
-TEST_CASE("half batch ids are distinct, stable and within the service's limit", "[clicks]") {
+TEST_CASE("half batch ids are distinct, stable and within the service's limit", "[edge/clicks]") {
   CHECK(HalfBatchId("0011-9", 0) == "0011-9.0");
   CHECK(HalfBatchId("0011-9", 1) == "0011-9.1");
   CHECK(HalfBatchId(HalfBatchId("0011-9", 1), 0) == "0011-9.1.0");
@@ -145,7 +147,7 @@ TEST_CASE("half batch ids are distinct, stable and within the service's limit", 
   }
 }
 
-TEST_CASE("SplitBatch keeps every event in order", "[clicks]") {
+TEST_CASE("SplitBatch keeps every event in order", "[edge/clicks]") {
   ClickBatch batch;
   batch.id = "b";
   for (int i = 0; i < 5; ++i) {
@@ -162,7 +164,7 @@ TEST_CASE("SplitBatch keeps every event in order", "[clicks]") {
   CHECK(second.events[2].code == "4");
 }
 
-TEST_CASE("only redirect statuses are clicks", "[clicks]") {
+TEST_CASE("only redirect statuses are clicks", "[edge/clicks]") {
   for (int status : {301, 302, 307, 308}) CHECK(IsRedirectStatus(status));
   for (int status : {200, 204, 304, 404, 410, 503}) CHECK_FALSE(IsRedirectStatus(status));
 }

@@ -21,7 +21,7 @@ std::chrono::steady_clock::time_point In(int ms) {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
 }
 
-TEST_CASE("the queue refuses and counts events past its event bound", "[clicks]") {
+TEST_CASE("the queue refuses and counts events past its event bound", "[edge/clicks]") {
   ClickQueueOptions options;
   options.max_events = 3;
   ClickQueue queue(options);
@@ -41,7 +41,7 @@ TEST_CASE("the queue refuses and counts events past its event bound", "[clicks]"
   CHECK(queue.Stats().events == 2);
 }
 
-TEST_CASE("the queue refuses events past its byte bound", "[clicks]") {
+TEST_CASE("the queue refuses events past its byte bound", "[edge/clicks]") {
   ClickQueueOptions options;
   options.max_bytes = 2 * Event("c0").ApproximateBytes();
   ClickQueue queue(options);
@@ -54,7 +54,7 @@ TEST_CASE("the queue refuses events past its byte bound", "[clicks]") {
 }
 
 TEST_CASE("WaitForBatch returns at the deadline with fewer events and at once with enough",
-          "[clicks]") {
+          "[edge/clicks]") {
   ClickQueue queue(ClickQueueOptions{});
   queue.Push(Event("a"));
   const auto start = std::chrono::steady_clock::now();
@@ -64,7 +64,7 @@ TEST_CASE("WaitForBatch returns at the deadline with fewer events and at once wi
   CHECK(queue.WaitForBatch(2, In(10'000)));
 }
 
-TEST_CASE("a closed queue wakes its consumer and refuses pushes", "[clicks]") {
+TEST_CASE("a closed queue wakes its consumer and refuses pushes", "[edge/clicks]") {
   ClickQueue queue(ClickQueueOptions{});
   std::thread closer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -80,7 +80,7 @@ TEST_CASE("a closed queue wakes its consumer and refuses pushes", "[clicks]") {
 }
 
 TEST_CASE("concurrent producers lose nothing below the bound and count every drop above it",
-          "[clicks][concurrent]") {
+          "[edge/clicks][concurrent]") {
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 5000;
   ClickQueueOptions options;
@@ -123,7 +123,7 @@ namespace {
 // What a click costs an event loop: building the event (the few string
 // copies) and pushing it, with the sender's consumer popping meanwhile.
 // Run by hand: edge_clicks_test "[bench]".
-TEST_CASE("cost of recording one click on the hot path", "[.][bench]") {
+TEST_CASE("cost of recording one click on the hot path", "[edge/clicks][.][bench]") {
   constexpr int kEvents = 1'000'000;
   ClickQueueOptions options;
   options.max_events = 100'000;

@@ -55,7 +55,8 @@ std::vector<std::string> Codes(const std::string& prefix, int n) {
   return out;
 }
 
-TEST_CASE("the sender ships full batches at once and the rest when stopped", "[clicks][sender]") {
+TEST_CASE("the sender ships full batches at once and the rest when stopped",
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   REQUIRE(server.started());
   ClickQueue queue(ClickQueueOptions{});
@@ -84,7 +85,7 @@ TEST_CASE("the sender ships full batches at once and the rest when stopped", "[c
   CHECK(stats.batches_spooled == 0);
 }
 
-TEST_CASE("the sender ships a partial batch after the flush interval", "[clicks][sender]") {
+TEST_CASE("the sender ships a partial batch after the flush interval", "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -97,7 +98,8 @@ TEST_CASE("the sender ships a partial batch after the flush interval", "[clicks]
   sender.Stop(absl::Seconds(1));
 }
 
-TEST_CASE("a batch that failed with UNAVAILABLE is retried with the same id", "[clicks][sender]") {
+TEST_CASE("a batch that failed with UNAVAILABLE is retried with the same id",
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -116,7 +118,7 @@ TEST_CASE("a batch that failed with UNAVAILABLE is retried with the same id", "[
   CHECK(stats.batches_replayed == 1);
 }
 
-TEST_CASE("a batch whose answer was lost is sent again and counted once", "[clicks][sender]") {
+TEST_CASE("a batch whose answer was lost is sent again and counted once", "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -164,7 +166,7 @@ void OutageAndRecovery(ClickSpool& spool, grpc::StatusCode outage_code) {
 }
 
 TEST_CASE("while the service is down batches are spooled and replayed in order once it is back",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   SECTION("in-memory spool") {
     InMemoryClickSpool spool(1 << 20);
     OutageAndRecovery(spool, grpc::StatusCode::UNAVAILABLE);
@@ -186,12 +188,12 @@ TEST_CASE("while the service is down batches are spooled and replayed in order o
 }
 
 TEST_CASE("batches refused with PERMISSION_DENIED are kept and delivered once it is fixed",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   InMemoryClickSpool spool(1 << 20);
   OutageAndRecovery(spool, grpc::StatusCode::PERMISSION_DENIED);
 }
 
-TEST_CASE("events beyond the spool cap are dropped and counted", "[clicks][sender]") {
+TEST_CASE("events beyond the spool cap are dropped and counted", "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1);  // nothing fits
@@ -205,7 +207,7 @@ TEST_CASE("events beyond the spool cap are dropped and counted", "[clicks][sende
   CHECK(server.service.Recorded().empty());
 }
 
-TEST_CASE("stopping sends what is queued at once", "[clicks][sender]") {
+TEST_CASE("stopping sends what is queued at once", "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -223,7 +225,7 @@ TEST_CASE("stopping sends what is queued at once", "[clicks][sender]") {
 }
 
 TEST_CASE("stopping while the service is down spools the queue for the next run",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   char templ[] = "/tmp/click_sender_test.XXXXXX";
   REQUIRE(mkdtemp(templ) != nullptr);
   FileClickSpoolOptions spool_options;
@@ -262,7 +264,7 @@ TEST_CASE("stopping while the service is down spools the queue for the next run"
 }
 
 TEST_CASE("stopping does not wait out the flush timeout for a service that refuses batches",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -282,7 +284,7 @@ TEST_CASE("stopping does not wait out the flush timeout for a service that refus
 }
 
 TEST_CASE("a transient failure at shutdown is retried within the flush timeout",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -310,7 +312,7 @@ std::vector<std::string> Without(const std::vector<std::string>& codes,
 }
 
 TEST_CASE("events the service refuses are dropped and counted and the rest recorded",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -375,7 +377,7 @@ int CountLines(const std::string& log, const std::string& needle) {
   return n;
 }
 
-TEST_CASE("refusals are logged once per cause, not once per event", "[clicks][sender]") {
+TEST_CASE("refusals are logged once per cause, not once per event", "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -439,7 +441,7 @@ void SplitUntilRefusedIsolated(ClickSpool& spool) {
 }
 
 TEST_CASE("a batch refused as a whole is split until only the refused events are dropped",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   SECTION("in-memory spool") {
     InMemoryClickSpool spool(1 << 20);
     SplitUntilRefusedIsolated(spool);
@@ -459,7 +461,7 @@ TEST_CASE("a batch refused as a whole is split until only the refused events are
 }
 
 TEST_CASE("a batch over the service's event limit is split and recorded whole",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -481,7 +483,7 @@ TEST_CASE("a batch over the service's event limit is split and recorded whole",
 }
 
 TEST_CASE("a half that fails while the service is down waits in the spool under its own id",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -507,7 +509,7 @@ TEST_CASE("a half that fails while the service is down waits in the spool under 
 }
 
 TEST_CASE("batches are cut to the byte cap so that each fits the service's receive limit",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 24);
@@ -533,7 +535,7 @@ TEST_CASE("batches are cut to the byte cap so that each fits the service's recei
 }
 
 TEST_CASE("an unreadable spool record is dropped and counted and the batches behind it sent",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   FakeClickServer server;
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 20);
@@ -562,7 +564,7 @@ TEST_CASE("an unreadable spool record is dropped and counted and the batches beh
 }
 
 TEST_CASE("a batch an older edge spooled with bytes that are not UTF-8 is replayed clean",
-          "[clicks][sender]") {
+          "[edge/clicks][sender]") {
   // What an edge before the text fields became bytes wrote: the user's
   // report (User-Agent \xff\xfe), which that edge could never read back.
   char templ[] = "/tmp/click_sender_test.XXXXXX";
@@ -631,7 +633,7 @@ class RecordingTransport : public ClickTransport {
 };
 
 TEST_CASE("concurrent producers feed the sender and every event arrives once",
-          "[clicks][sender][concurrent]") {
+          "[edge/clicks][sender][concurrent]") {
   ClickQueue queue(ClickQueueOptions{});
   InMemoryClickSpool spool(1 << 24);
   RecordingTransport transport(3);

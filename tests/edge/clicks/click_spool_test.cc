@@ -75,7 +75,7 @@ std::vector<std::string> Drain(ClickSpool& spool) {
 }
 
 TEST_CASE("the file spool replays batches oldest first with their ids and events",
-          "[clicks][spool]") {
+          "[edge/clicks][spool]") {
   TempDir dir;
   std::unique_ptr<ClickSpool> spool = Open(dir.path());
   CHECK(spool->empty());
@@ -92,7 +92,7 @@ TEST_CASE("the file spool replays batches oldest first with their ids and events
   CHECK(dir.Files().empty());
 }
 
-TEST_CASE("a reopened spool replays what a previous run left", "[clicks][spool]") {
+TEST_CASE("a reopened spool replays what a previous run left", "[edge/clicks][spool]") {
   TempDir dir;
   {
     std::unique_ptr<ClickSpool> spool = Open(dir.path());
@@ -107,7 +107,8 @@ TEST_CASE("a reopened spool replays what a previous run left", "[clicks][spool]"
   CHECK(dir.Files().empty());
 }
 
-TEST_CASE("the spool directory and its files are private to the edge's user", "[clicks][spool]") {
+TEST_CASE("the spool directory and its files are private to the edge's user",
+          "[edge/clicks][spool]") {
   // Spooled batches hold full IPs, User-Agents and Referers.
   TempDir parent;
   const std::string dir = parent.path() + "/spool/nested";
@@ -124,7 +125,7 @@ TEST_CASE("the spool directory and its files are private to the edge's user", "[
   CHECK(fs::status(files[0]).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
 }
 
-TEST_CASE("a segment is deleted once all its batches are acknowledged", "[clicks][spool]") {
+TEST_CASE("a segment is deleted once all its batches are acknowledged", "[edge/clicks][spool]") {
   TempDir dir;
   // Small segments: every batch starts a new file once the last one has any.
   std::unique_ptr<ClickSpool> spool = Open(dir.path(), 1 << 20, 1);
@@ -140,7 +141,8 @@ TEST_CASE("a segment is deleted once all its batches are acknowledged", "[clicks
   CHECK(Drain(*spool) == std::vector<std::string>{"edge-2", "edge-3"});
 }
 
-TEST_CASE("a torn last record is skipped and the records before it replayed", "[clicks][spool]") {
+TEST_CASE("a torn last record is skipped and the records before it replayed",
+          "[edge/clicks][spool]") {
   TempDir dir;
   {
     std::unique_ptr<ClickSpool> spool = Open(dir.path());
@@ -173,7 +175,7 @@ TEST_CASE("a torn last record is skipped and the records before it replayed", "[
   CHECK(Drain(*spool) == std::vector<std::string>{"edge-9"});
 }
 
-TEST_CASE("the spool refuses a batch that would pass its byte cap", "[clicks][spool]") {
+TEST_CASE("the spool refuses a batch that would pass its byte cap", "[edge/clicks][spool]") {
   TempDir dir;
   const uint64_t one = 8 + EncodeClickBatch(Batch(1)).size();
   std::unique_ptr<ClickSpool> spool = Open(dir.path(), 2 * one + one / 2);
@@ -187,7 +189,7 @@ TEST_CASE("the spool refuses a batch that would pass its byte cap", "[clicks][sp
   CHECK_THAT(spool->Append(Batch(3)), IsOk());
 }
 
-TEST_CASE("the in-memory spool is the same FIFO with the same cap", "[clicks][spool]") {
+TEST_CASE("the in-memory spool is the same FIFO with the same cap", "[edge/clicks][spool]") {
   const uint64_t one = 8 + EncodeClickBatch(Batch(1)).size();
   InMemoryClickSpool spool(2 * one);
   REQUIRE_THAT(spool.Append(Batch(1)), IsOk());
@@ -208,7 +210,7 @@ std::string Segment(std::vector<std::string>* payloads = nullptr) {
   return bytes;
 }
 
-TEST_CASE("ScanSpoolSegment finds every record of an intact segment", "[clicks][spool]") {
+TEST_CASE("ScanSpoolSegment finds every record of an intact segment", "[edge/clicks][spool]") {
   std::vector<std::string> payloads;
   const std::string bytes = Segment(&payloads);
   const SpoolSegmentScan scan = ScanSpoolSegment(bytes);
@@ -230,7 +232,7 @@ TEST_CASE("ScanSpoolSegment finds every record of an intact segment", "[clicks][
 }
 
 TEST_CASE("ScanSpoolSegment skips a damaged record whose length holds and counts it",
-          "[clicks][spool]") {
+          "[edge/clicks][spool]") {
   std::vector<std::string> payloads;
   std::string bytes = Segment(&payloads);
   // A byte of the second payload flipped: its CRC fails, its length holds.
@@ -247,7 +249,8 @@ TEST_CASE("ScanSpoolSegment skips a damaged record whose length holds and counts
         absl::StatusCode::kDataLoss);
 }
 
-TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted", "[clicks][spool]") {
+TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted",
+          "[edge/clicks][spool]") {
   std::vector<std::string> payloads;
   std::string bytes = Segment(&payloads);
   const size_t second = kSpoolRecordHeaderBytes + payloads[0].size();
@@ -276,7 +279,7 @@ TEST_CASE("ScanSpoolSegment ends the segment where a length cannot be trusted", 
   }
 }
 
-TEST_CASE("CountEncodedEvents reads as far as the bytes allow", "[clicks][spool]") {
+TEST_CASE("CountEncodedEvents reads as far as the bytes allow", "[edge/clicks][spool]") {
   const std::string payload = EncodeClickBatch(Batch(1, 7));
   CHECK(CountEncodedEvents(payload) == 7);
   uint64_t previous = 0;
@@ -290,7 +293,8 @@ TEST_CASE("CountEncodedEvents reads as far as the bytes allow", "[clicks][spool]
   CHECK(CountEncodedEvents(std::string(3, '\0')) == 0);
 }
 
-TEST_CASE("the file spool drops a damaged record on open and replays the rest", "[clicks][spool]") {
+TEST_CASE("the file spool drops a damaged record on open and replays the rest",
+          "[edge/clicks][spool]") {
   TempDir dir;
   {
     std::unique_ptr<ClickSpool> spool = Open(dir.path());
@@ -310,7 +314,7 @@ TEST_CASE("the file spool drops a damaged record on open and replays the rest", 
 }
 
 TEST_CASE("a record that verifies but does not decode is dropped and counted, once",
-          "[clicks][spool]") {
+          "[edge/clicks][spool]") {
   // A payload that is not a batch (no id, no events) behind a CRC that holds:
   // the spool must not offer it forever, nor stop at it.
   const std::string not_a_batch = "\x08\x01";
@@ -342,7 +346,7 @@ TEST_CASE("a record that verifies but does not decode is dropped and counted, on
   }
 }
 
-TEST_CASE("opening a spool in a path that cannot be a directory fails", "[clicks][spool]") {
+TEST_CASE("opening a spool in a path that cannot be a directory fails", "[edge/clicks][spool]") {
   TempDir dir;
   const std::string file = dir.path() + "/plain";
   std::ofstream(file) << "x";

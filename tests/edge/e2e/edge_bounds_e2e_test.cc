@@ -30,7 +30,8 @@ void CheckRefused503(const HttpResponse& r, const std::string& body) {
   CHECK(r.body == body);
 }
 
-TEST_CASE("edge caches made-up aliases as negative entries that never evict links", "[edge_e2e]") {
+TEST_CASE("edge caches made-up aliases as negative entries that never evict links",
+          "[edge/e2e][e2e]") {
   // 64 shards of 16 entries: 4 for negative answers, 12 for links.
   EdgeFixture f(
       {"--cache_entries=1024", "--negative_cache_share=0.25", "--negative_cache_ttl=60s"});
@@ -66,7 +67,7 @@ TEST_CASE("edge caches made-up aliases as negative entries that never evict link
 }
 
 TEST_CASE("edge answers a miss 503 at its deadline when the service does not answer",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   // The call itself could wait 20 s: the request's deadline is what ends it.
   EdgeFixture f({"--miss_deadline=1s", "--resolve_timeout=20s"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/slow");
@@ -84,7 +85,7 @@ TEST_CASE("edge answers a miss 503 at its deadline when the service does not ans
 }
 
 TEST_CASE("edge counts a pipelined miss's deadline from its arrival, not from its turn",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f({"--miss_deadline=2s", "--resolve_timeout=20s"});
   const v1::ShortenResponse a = f.Shorten("https://example.com/first");
   const v1::ShortenResponse b = f.Shorten("https://example.com/second");
@@ -111,7 +112,7 @@ TEST_CASE("edge counts a pipelined miss's deadline from its arrival, not from it
   CHECK(f.edge->Metric("edge_resolve_rpcs_total") == 1);
 }
 
-TEST_CASE("edge refuses a miss at once when the resolve queue is full", "[edge_e2e]") {
+TEST_CASE("edge refuses a miss at once when the resolve queue is full", "[edge/e2e][e2e]") {
   EdgeFixture f({"--resolve_in_flight=1", "--resolve_queue=1", "--miss_deadline=30s",
                  "--resolve_timeout=30s"});
   const v1::ShortenResponse a = f.Shorten("https://example.com/a");
@@ -139,7 +140,7 @@ TEST_CASE("edge refuses a miss at once when the resolve queue is full", "[edge_e
   CHECK(f.Get("/" + c.code()).status == 302);
 }
 
-TEST_CASE("edge bounds alias look-ups in flight but not generated codes", "[edge_e2e]") {
+TEST_CASE("edge bounds alias look-ups in flight but not generated codes", "[edge/e2e][e2e]") {
   EdgeFixture f({"--max_alias_misses=1", "--miss_deadline=30s", "--resolve_timeout=30s"});
   v1::ShortenRequest request;
   request.set_long_url("https://example.org/promo");

@@ -45,7 +45,7 @@ int ServedRecordClicks(EdgeFixture& f) {
 }
 
 TEST_CASE("redirects produce click events and HEAD requests and prefetches do not",
-          "[edge_e2e][clicks]") {
+          "[edge/e2e][clicks][e2e]") {
   EdgeFixture f({"--click_flush_interval=100ms"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/clicked");
   const std::string target = "/" + link.code();
@@ -76,7 +76,7 @@ TEST_CASE("redirects produce click events and HEAD requests and prefetches do no
 }
 
 TEST_CASE("with --record_clicks=false redirects work and nothing is recorded",
-          "[edge_e2e][clicks]") {
+          "[edge/e2e][clicks][e2e]") {
   EdgeFixture f({"--record_clicks=false", "--click_flush_interval=50ms"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/unrecorded");
   for (int i = 0; i < 5; ++i) CHECK(f.Get("/" + link.code()).status == 302);
@@ -90,7 +90,7 @@ TEST_CASE("with --record_clicks=false redirects work and nothing is recorded",
   CHECK(ServedRecordClicks(f) == 0);
 }
 
-TEST_CASE("SIGTERM sends the queued clicks before the edge exits", "[edge_e2e][clicks]") {
+TEST_CASE("SIGTERM sends the queued clicks before the edge exits", "[edge/e2e][clicks][e2e]") {
   EdgeFixture f({"--click_flush_interval=1h"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/flushed");
   CHECK(f.Get("/" + link.code()).status == 302);
@@ -104,7 +104,7 @@ TEST_CASE("SIGTERM sends the queued clicks before the edge exits", "[edge_e2e][c
 }
 
 TEST_CASE("clicks made while the service is down are spooled and counted once after restarts",
-          "[edge_e2e][clicks]") {
+          "[edge/e2e][clicks][e2e]") {
   char templ[] = "/tmp/edge_clicks_e2e.XXXXXX";
   REQUIRE(mkdtemp(templ) != nullptr);
   const std::string spool = templ;

@@ -213,7 +213,7 @@ absl::Duration Percentile(std::vector<absl::Duration> values, double p) {
 constexpr int64_t kN = 10000;
 constexpr int kClients = 8;
 
-TEST_CASE("10000 redirects from 8 clients are counted exactly", "[edge_e2e][clicks][exact]") {
+TEST_CASE("10000 redirects from 8 clients are counted exactly", "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms"});
   LoadResult warm;
   const std::vector<std::string> codes = WarmLinks(f, 4, &warm);
@@ -226,7 +226,7 @@ TEST_CASE("10000 redirects from 8 clients are counted exactly", "[edge_e2e][clic
 }
 
 TEST_CASE("clicks are counted exactly across a service SIGKILL and restart mid-run",
-          "[edge_e2e][clicks][exact]") {
+          "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms"});
   LoadResult warm;
   const std::vector<std::string> codes = WarmLinks(f, 4, &warm);
@@ -251,7 +251,7 @@ TEST_CASE("clicks are counted exactly across a service SIGKILL and restart mid-r
 }
 
 TEST_CASE("clicks are counted exactly while PostgreSQL is stopped for 10 s mid-run",
-          "[edge_e2e][clicks][exact]") {
+          "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms"});
   LoadResult warm;
   const std::vector<std::string> codes = WarmLinks(f, 4, &warm);
@@ -273,7 +273,7 @@ TEST_CASE("clicks are counted exactly while PostgreSQL is stopped for 10 s mid-r
 }
 
 TEST_CASE("clicks are counted exactly across an edge SIGTERM and restart on its spool",
-          "[edge_e2e][clicks][exact]") {
+          "[edge/e2e][clicks][exact][e2e]") {
   SpoolDir spool;
   const std::vector<std::string> flags = {"--click_flush_interval=200ms",
                                           "--click_spool_dir=" + spool.path()};
@@ -311,7 +311,7 @@ TEST_CASE("clicks are counted exactly across an edge SIGTERM and restart on its 
 }
 
 TEST_CASE("crawlers and link previews are counted as bots and HEAD not at all",
-          "[edge_e2e][clicks][exact]") {
+          "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=100ms"});
   const std::string human = f.Shorten("https://example.com/bots-human").code();
   const std::string probed = f.Shorten("https://example.com/bots-probed").code();
@@ -352,7 +352,7 @@ TEST_CASE("crawlers and link previews are counted as bots and HEAD not at all",
 }
 
 TEST_CASE("redirect latency is unaffected while the service is down and clicks still count",
-          "[edge_e2e][clicks][exact]") {
+          "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms", "--click_rpc_timeout=1s"});
   LoadResult warm;
   const std::vector<std::string> codes = WarmLinks(f, 2, &warm);
@@ -385,7 +385,7 @@ TEST_CASE("redirect latency is unaffected while the service is down and clicks s
 }
 
 TEST_CASE("a link past its click budget is dropped by the edge and overshoots by a bounded amount",
-          "[edge_e2e][clicks][exact][limits]") {
+          "[edge/e2e][clicks][exact][limits][e2e]") {
   // The default flush interval and a short one: the overshoot is about the
   // click rate times (the wait for the next flush, at most the interval, +
   // RPC + commit + NOTIFY + the edge's drop).

@@ -138,7 +138,7 @@ ClickMetrics ReadClickMetrics(const EdgeProcess& edge) {
 }
 
 TEST_CASE("one User-Agent that is not UTF-8 no longer stops click counting",
-          "[edge_e2e][clicks][hostile]") {
+          "[edge/e2e][clicks][e2e][hostile]") {
   SpoolDir dir;
   const bool file_spool = GENERATE(false, true);
   INFO((file_spool ? "file spool" : "in-memory spool"));
@@ -211,7 +211,7 @@ int64_t DriveRedirects(int port, const std::string& code, int clients, int64_t t
 }
 
 TEST_CASE("10000 clicks count exactly among hostile requests and every loss is in a metric",
-          "[edge_e2e][clicks][hostile]") {
+          "[edge/e2e][clicks][e2e][hostile]") {
   SpoolDir dir;
   // Loopback is a trusted proxy here, so X-Forwarded-For is parsed and used.
   EdgeFixture f({"--click_flush_interval=200ms", "--trusted_proxies=127.0.0.1/32",

@@ -62,7 +62,7 @@ std::unique_ptr<EdgeProcess> StartLimitedEdge(EdgeFixture& f, const std::string&
 TEST_CASE(
     "under a low open-file limit the edge refuses connections past its derived limit "
     "and keeps serving and counting",
-    "[edge_e2e][limits]") {
+    "[edge/e2e][limits][e2e]") {
   EdgeFixture f;
   const std::string code = f.Shorten("https://example.com/descriptors").code();
   std::unique_ptr<EdgeProcess> edge = StartLimitedEdge(
@@ -122,7 +122,7 @@ TEST_CASE(
   CHECK(full_descriptors - static_cast<int>(limit) <= static_cast<int>(reserved));
 }
 
-TEST_CASE("the edge raises its soft open-file limit to the hard one", "[edge_e2e][limits]") {
+TEST_CASE("the edge raises its soft open-file limit to the hard one", "[edge/e2e][limits][e2e]") {
   EdgeFixture f;
   std::unique_ptr<EdgeProcess> edge = StartLimitedEdge(f, "200:400", {"--threads=1"});
   const std::string log = edge->Log();
@@ -136,7 +136,7 @@ TEST_CASE("the edge raises its soft open-file limit to the hard one", "[edge_e2e
 }
 
 TEST_CASE("an explicit --max_connections that does not fit the open-file limit stops the start",
-          "[edge_e2e][limits]") {
+          "[edge/e2e][limits][e2e]") {
   EdgeFixture f;
   absl::Status failure;
   StartLimitedEdge(f, "256:256", {"--threads=1", "--max_connections=1000"}, &failure);

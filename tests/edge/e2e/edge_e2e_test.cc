@@ -31,7 +31,8 @@ void CheckRedirect(const HttpResponse& r, int status, const std::string& locatio
   CHECK(r.body.empty());
 }
 
-TEST_CASE("edge redirects GET and HEAD with the stored URL and no-cache headers", "[edge_e2e]") {
+TEST_CASE("edge redirects GET and HEAD with the stored URL and no-cache headers",
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   const std::string url = "https://example.com/landing?utm_source=sms&x=%C3%A9#frag";
   const v1::ShortenResponse created = f.Shorten(url);
@@ -81,7 +82,7 @@ TEST_CASE("edge redirects GET and HEAD with the stored URL and no-cache headers"
 }
 
 TEST_CASE("edge answers unknown revoked expired and malformed requests with their statuses",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   SECTION("unknown code 404, unknown alias 404") {
     const HttpResponse unknown = f.Get("/" + f.UnknownCode());
@@ -141,7 +142,7 @@ TEST_CASE("edge answers unknown revoked expired and malformed requests with thei
   }
 }
 
-TEST_CASE("edge serves health readiness metrics favicon and robots", "[edge_e2e]") {
+TEST_CASE("edge serves health readiness metrics favicon and robots", "[edge/e2e][e2e]") {
   EdgeFixture f;
   CHECK(f.Get("/healthz").status == 200);
   CHECK(f.Get("/readyz").status == 200);
@@ -193,7 +194,7 @@ std::string WithoutDate(const HttpResponse& response) {
 }
 
 TEST_CASE("metrics are served on the admin listener only; the public port answers them 404",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   const v1::ShortenResponse created = f.Shorten("https://example.com/admin-port");
   REQUIRE(f.Get("/" + created.code()).status == 302);
@@ -249,7 +250,8 @@ TEST_CASE("metrics are served on the admin listener only; the public port answer
   CHECK(f.edge->Metric("edge_http_responses_total{code=\"405\"}") == 0);
 }
 
-TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes", "[edge_e2e]") {
+TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes",
+          "[edge/e2e][e2e]") {
   // The service allows ftp links; the edge, by default, only http and https.
   EdgeFixture f({}, {"--allowed_schemes=http,https,ftp"});
   const v1::ShortenResponse ftp = f.Shorten("ftp://files.example/pub/a.iso");
@@ -286,7 +288,7 @@ TEST_CASE("edge sends no Location whose scheme is outside its --allowed_schemes"
              Catch::Contains("--allowed_schemes: scheme \"http:\" is not a scheme name"));
 }
 
-TEST_CASE("edge keeps cached links working while the service is down", "[edge_e2e]") {
+TEST_CASE("edge keeps cached links working while the service is down", "[edge/e2e][e2e]") {
   // A short TTL so the cached entry is past it when the service is gone:
   // served stale within the grace.
   EdgeFixture f({"--cache_ttl=1s", "--stale_grace=1m"});
@@ -316,7 +318,7 @@ TEST_CASE("edge keeps cached links working while the service is down", "[edge_e2
   }
 }
 
-TEST_CASE("edge prefilter answers 404 with no RPC and no cache entry", "[edge_e2e]") {
+TEST_CASE("edge prefilter answers 404 with no RPC and no cache entry", "[edge/e2e][e2e]") {
   EdgeFixture f;
   const std::string prefiltered = f.PrefilteredCode();
   for (int i = 0; i < 5; ++i) CHECK(f.Get("/" + prefiltered).status == 404);
@@ -326,7 +328,7 @@ TEST_CASE("edge prefilter answers 404 with no RPC and no cache entry", "[edge_e2
   CHECK(f.edge->Metric("edge_cache_misses_total") == 0);
 }
 
-TEST_CASE("edge coalesces 200 concurrent cold requests into one Resolve", "[edge_e2e]") {
+TEST_CASE("edge coalesces 200 concurrent cold requests into one Resolve", "[edge/e2e][e2e]") {
   EdgeFixture f({"--threads=2", "--resolve_timeout=60s"});
   const v1::ShortenResponse created = f.Shorten("https://example.com/thundering-herd");
   constexpr int kClients = 200;
@@ -367,7 +369,8 @@ TEST_CASE("edge coalesces 200 concurrent cold requests into one Resolve", "[edge
   CHECK(absl::StrContains(f.service->Log(), " Resolve=1 BatchResolve=0 "));
 }
 
-TEST_CASE("edge keeps connections alive and answers pipelined requests in order", "[edge_e2e]") {
+TEST_CASE("edge keeps connections alive and answers pipelined requests in order",
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   const v1::ShortenResponse a = f.Shorten("https://example.com/a");
   const v1::ShortenResponse b = f.Shorten("https://example.com/b");
@@ -400,7 +403,8 @@ TEST_CASE("edge keeps connections alive and answers pipelined requests in order"
   CHECK(c->WaitClosed());
 }
 
-TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxies", "[edge_e2e]") {
+TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxies",
+          "[edge/e2e][e2e]") {
   SECTION("peer is a trusted proxy") {
     EdgeFixture f({"--trusted_proxies=127.0.0.0/8", "--access_log"});
     f.Get("/healthz", "GET", "X-Forwarded-For: 198.51.100.7, 127.0.0.2\r\n");
@@ -446,7 +450,7 @@ TEST_CASE("edge takes the client ip from x-forwarded-for only from trusted proxi
   }
 }
 
-TEST_CASE("edge drains on SIGTERM: in-flight requests finish and it exits 0", "[edge_e2e]") {
+TEST_CASE("edge drains on SIGTERM: in-flight requests finish and it exits 0", "[edge/e2e][e2e]") {
   EdgeFixture f({"--resolve_timeout=10s"});
   const v1::ShortenResponse created = f.Shorten("https://example.com/in-flight");
   auto idle = HttpConnection::Connect(f.edge->port());
@@ -480,7 +484,7 @@ namespace shortener::testing {
 namespace {
 
 TEST_CASE("a revocation through one replica reaches edges of both replicas within a second",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f;  // replica A and edge A
   ServiceProcessOptions options;
   options.conninfo = f.cluster->ConnInfo();
@@ -511,7 +515,8 @@ TEST_CASE("a revocation through one replica reaches edges of both replicas withi
   }
 }
 
-TEST_CASE("an edge whose stream was down drops what it cached before the outage", "[edge_e2e]") {
+TEST_CASE("an edge whose stream was down drops what it cached before the outage",
+          "[edge/e2e][e2e]") {
   // A long TTL: only the reconnect rule can make the edge forget.
   EdgeFixture f({"--cache_ttl=10m"});
   const v1::ShortenResponse link = f.Shorten("https://example.com/outage");
@@ -548,7 +553,7 @@ TEST_CASE("an edge whose stream was down drops what it cached before the outage"
 namespace shortener::testing {
 namespace {
 
-TEST_CASE("edge groups concurrent misses of different codes into few calls", "[edge_e2e]") {
+TEST_CASE("edge groups concurrent misses of different codes into few calls", "[edge/e2e][e2e]") {
   EdgeFixture f({"--threads=2", "--resolve_in_flight=1"});
   v1::BatchShortenRequest batch;
   constexpr int kLinks = 300;
@@ -621,7 +626,7 @@ std::pair<int, std::string> RunEdgeExpectingExit(const std::vector<std::string>&
 }
 
 TEST_CASE("an edge whose key is revoked stops resolving, is not ready, and says why",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   const std::string cached = f.Shorten("https://example.com/cached-before").code();
   std::vector<std::string> cold;  // uncached codes, one per attempt below
@@ -661,7 +666,7 @@ TEST_CASE("an edge whose key is revoked stops resolving, is not ready, and says 
   CHECK_THAT(f.edge->Log(), Catch::Contains("api key revoked"));
 }
 
-TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
+TEST_CASE("edge --help lists every flag with its default", "[edge/e2e][e2e]") {
   const auto [rc, out] = RunEdgeExpectingExit({"--help"});
   CHECK(rc == 1);  // abseil's --help exits 1
   for (const char* flag : {"--listen",
@@ -696,7 +701,7 @@ TEST_CASE("edge --help lists every flag with its default", "[edge_e2e]") {
 }
 
 TEST_CASE("edge stops at a secret file others can write and warns about one they can read",
-          "[edge_e2e]") {
+          "[edge/e2e][e2e]") {
   EdgeFixture f;
   char templ[] = "/tmp/shortener-edge-secrets-XXXXXX";
   REQUIRE(::mkdtemp(templ) != nullptr);
@@ -737,7 +742,7 @@ TEST_CASE("edge stops at a secret file others can write and warns about one they
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edge_e2e]") {
+TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edge/e2e][e2e]") {
   EdgeFixture f;
   const std::string secret = absl::StrCat("--codec_secret_file=", f.service->secret_file());
   const std::string service = absl::StrCat("--service=", f.service->target());

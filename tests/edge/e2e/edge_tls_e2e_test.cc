@@ -116,7 +116,7 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 }
 
 TEST_CASE("over mutual TLS links made by gRPC and shortenctl redirect through the edge",
-          "[edge_e2e][tls]") {
+          "[edge/e2e][tls][pg][e2e]") {
   MutualTlsFixture f;
   CHECK(absl::StrContains(f.service->Log(), "over mTLS (certificate " + f.certs->server_cert() +
                                                 ", client certificates signed by " +
@@ -158,7 +158,7 @@ TEST_CASE("over mutual TLS links made by gRPC and shortenctl redirect through th
 }
 
 TEST_CASE("a mutual TLS service refuses edges and clients without a certificate of its CA",
-          "[edge_e2e][tls]") {
+          "[edge/e2e][tls][pg][e2e]") {
   MutualTlsFixture f;
   v1::ShortenResponse created;
   REQUIRE(ShortenWith(*f.service, f.certs->ClientMutualTls(), "https://example.com/cold", &created)
@@ -211,7 +211,7 @@ TEST_CASE("a mutual TLS service refuses edges and clients without a certificate 
 }
 
 TEST_CASE("service and edge with TLS files that do not fit refuse to start naming the flag",
-          "[edge_e2e][tls]") {
+          "[edge/e2e][tls][pg][e2e]") {
   auto made = TestCerts::Create();
   if (!made.ok()) FAIL(made.status().ToString());
   std::unique_ptr<TestCerts> certs = *std::move(made);

@@ -117,7 +117,7 @@ PipelineFigures SendPipelined(const EdgeProcess& edge, const std::string& burst,
 TEST_CASE(
     "hostile: 10000 pipelined requests in one write, read slowly, are answered in order "
     "with bounded output and counted exactly",
-    "[hostile]") {
+    "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   // Long Locations (answers of ~1.2 KB, 12 MB in all): more than the
   // kernel's socket buffers hold (tcp_wmem's 4 MiB at most on the edge's
@@ -170,7 +170,7 @@ TEST_CASE(
 TEST_CASE(
     "hostile: 500 slowloris clients are held until the header timeout without slowing "
     "anyone",
-    "[hostile]") {
+    "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   constexpr int kClients = 500;
   // A head for the canary's code that never ends: were it ever answered, the
@@ -211,7 +211,7 @@ TEST_CASE(
 TEST_CASE(
     "hostile: under a 256-descriptor limit the edge refuses connections past its derived "
     "limit while the canary and clicks go on",
-    "[hostile]") {
+    "[edge/hostile][e2e][hostile]") {
   HostileOptions options;
   options.start_edge = false;
   HostileFixture f(options);

@@ -27,7 +27,7 @@ constexpr char kAliasLookup[] = "FROM link_aliases a JOIN links l ON l.id = a.li
 TEST_CASE(
     "hostile: a flood of random alias paths is answered 404 or 503 and costs the service "
     "batched look-ups",
-    "[hostile]") {
+    "[edge/hostile][e2e][hostile]") {
   HostileOptions options;
   options.count_statements = true;
   HostileFixture f(options);

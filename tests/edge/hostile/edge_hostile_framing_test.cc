@@ -84,7 +84,7 @@ std::string DecoyHead(const v1::ShortenResponse& decoy, const std::string& field
 }
 
 TEST_CASE("hostile: request smuggling shapes are refused and the hidden request is never answered",
-          "[hostile]") {
+          "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   const v1::ShortenResponse decoy = f.CachedLink(*f.edge, "https://example.com/decoy/smuggling");
   const std::string s = Smuggled(f);
@@ -227,7 +227,8 @@ TEST_CASE("hostile: request smuggling shapes are refused and the hidden request 
   f.CheckClicks(*f.edge, figures, {{decoy.code(), decoy_redirects}});
 }
 
-TEST_CASE("hostile: folded header lines (obs-fold) are refused with 400", "[hostile]") {
+TEST_CASE("hostile: folded header lines (obs-fold) are refused with 400",
+          "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   const v1::ShortenResponse decoy = f.CachedLink(*f.edge, "https://example.com/decoy/fold");
   const std::string s = Smuggled(f);
@@ -275,7 +276,7 @@ TEST_CASE("hostile: folded header lines (obs-fold) are refused with 400", "[host
 }
 
 TEST_CASE("hostile: NUL and control bytes in the request line and fields are refused",
-          "[hostile]") {
+          "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   const v1::ShortenResponse decoy = f.CachedLink(*f.edge, "https://example.com/decoy/control");
   const std::string code = decoy.code();
@@ -332,7 +333,8 @@ TEST_CASE("hostile: NUL and control bytes in the request line and fields are ref
   f.CheckClicks(*f.edge, figures, {{decoy.code(), decoy_redirects}});
 }
 
-TEST_CASE("hostile: oversized heads get 414 or 431 and the connection closed", "[hostile]") {
+TEST_CASE("hostile: oversized heads get 414 or 431 and the connection closed",
+          "[edge/hostile][e2e][hostile]") {
   HostileFixture f;
   const v1::ShortenResponse decoy = f.CachedLink(*f.edge, "https://example.com/decoy/oversized");
   const std::string code = decoy.code();

@@ -95,7 +95,7 @@ std::vector<std::string> Responses(const std::string& bytes) {
 }
 
 TEST_CASE("pipelined requests are answered in order around a deferred one",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   ScriptedHandler handler;
   ProtocolHarness h(HttpServerOptions(), &handler);
   h.Send(Get("/a") + Get("/defer") + Get("/b") + Get("/c"));
@@ -112,7 +112,7 @@ TEST_CASE("pipelined requests are answered in order around a deferred one",
 }
 
 TEST_CASE("a request's arrival is the read of its first byte, not when it is handled",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   ScriptedHandler handler;
   ProtocolHarness h(HttpServerOptions(), &handler);
   constexpr int64_t kSecond = 1'000'000'000;
@@ -148,7 +148,7 @@ TEST_CASE("a request's arrival is the read of its first byte, not when it is han
         std::vector<int64_t>{t0, t0, t0, t0, t0 + 3 * kSecond, t0 + 9 * kSecond});
 }
 
-TEST_CASE("after a refused request nothing more is handled or written", "[edge_http][protocol]") {
+TEST_CASE("after a refused request nothing more is handled or written", "[edge/http][protocol]") {
   ScriptedHandler handler;
   ProtocolHarness h(HttpServerOptions(), &handler);
   h.Send(Get("/a") + "GET /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\nHost: a\r\n\r\n" +
@@ -170,7 +170,7 @@ TEST_CASE("after a refused request nothing more is handled or written", "[edge_h
 }
 
 TEST_CASE("a dropped or missing response is answered 500 and ends the connection",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   for (const char* path : {"/drop", "/silent"}) {
     INFO(path);
     ScriptedHandler handler;
@@ -185,7 +185,7 @@ TEST_CASE("a dropped or missing response is answered 500 and ends the connection
 }
 
 TEST_CASE("Connection: close and HTTP/1.0 end the connection after their response",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   for (const std::string& request :
        {Get("/a", "Connection: close\r\n"), std::string("GET /a HTTP/1.0\r\n\r\n")}) {
     ScriptedHandler handler;
@@ -197,7 +197,7 @@ TEST_CASE("Connection: close and HTTP/1.0 end the connection after their respons
 }
 
 TEST_CASE("no request is handled while the unwritten output is at max_output_bytes",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   HttpServerOptions options;
   options.max_output_bytes = 1000;
   ScriptedHandler handler;
@@ -224,7 +224,7 @@ TEST_CASE("no request is handled while the unwritten output is at max_output_byt
   CHECK(h.context().counters.peak_output.load() == held);
 }
 
-TEST_CASE("heads split across reads anywhere give the same requests", "[edge_http][protocol]") {
+TEST_CASE("heads split across reads anywhere give the same requests", "[edge/http][protocol]") {
   std::mt19937 random(42);
   std::vector<std::string> targets, agents;
   std::string stream;
@@ -246,7 +246,7 @@ TEST_CASE("heads split across reads anywhere give the same requests", "[edge_htt
 }
 
 TEST_CASE("grown buffers are released after an idle period, not while in use",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   ScriptedHandler handler;
   ProtocolHarness h(HttpServerOptions(), &handler);
   const size_t small = h.protocol().buffer_bytes();
@@ -266,7 +266,7 @@ TEST_CASE("grown buffers are released after an idle period, not while in use",
 }
 
 TEST_CASE("a response far over max_output_bytes is not kept once written",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   HttpServerOptions options;
   options.max_output_bytes = 1000;
   ScriptedHandler handler;
@@ -276,7 +276,7 @@ TEST_CASE("a response far over max_output_bytes is not kept once written",
 }
 
 TEST_CASE("the buffer gauge counts each connection's buffers until it goes",
-          "[edge_http][protocol]") {
+          "[edge/http][protocol]") {
   ScriptedHandler handler;
   internal::LoopContext context(0, HttpServerOptions(), &handler,
                                 std::make_shared<internal::LoopGate>());
@@ -306,7 +306,7 @@ PeerAddress V6(std::array<uint8_t, 16> bytes) {
   return peer;
 }
 
-TEST_CASE("connections are counted per IPv4 address and per IPv6 /64", "[edge_http][limits]") {
+TEST_CASE("connections are counted per IPv4 address and per IPv6 /64", "[edge/http][limits]") {
   internal::ClientConnectionCounts counts(2);
   const PeerAddress a = V4(192, 0, 2, 1);
   CHECK(counts.TryAdd(a));

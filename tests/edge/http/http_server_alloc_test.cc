@@ -52,7 +52,7 @@ class SamplingHandler : public Handler {
 constexpr size_t kBurst = 1200;
 
 TEST_CASE("pipelined keep-alive requests allocate nothing in steady state",
-          "[edge_http][server][alloc]") {
+          "[edge/http][server][alloc][concurrent]") {
   // Warm-up burst first (buffers grow to their size), then the measured one.
   SamplingHandler handler(kBurst + 100, kBurst + 1100);
   auto server = HttpServer::Start(HttpServerOptions(), &handler);
@@ -75,7 +75,7 @@ TEST_CASE("pipelined keep-alive requests allocate nothing in steady state",
 }
 
 TEST_CASE("one request at a time on a keep-alive connection allocates nothing in steady state",
-          "[edge_http][server][alloc]") {
+          "[edge/http][server][alloc][concurrent]") {
   SamplingHandler handler(200, 1200);
   auto server = HttpServer::Start(HttpServerOptions(), &handler);
   REQUIRE_THAT(server, IsOk());

@@ -78,7 +78,7 @@ HttpServerOptions ShortTimeouts() {
   return options;
 }
 
-TEST_CASE("a keep-alive connection is served many requests", "[edge_http][server]") {
+TEST_CASE("a keep-alive connection is served many requests", "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   for (int i = 0; i < 1000; ++i) {
@@ -93,7 +93,7 @@ TEST_CASE("a keep-alive connection is served many requests", "[edge_http][server
 }
 
 TEST_CASE("pipelined requests are answered in order with deferred ones among them",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   std::string burst;
@@ -114,7 +114,7 @@ TEST_CASE("pipelined requests are answered in order with deferred ones among the
 }
 
 TEST_CASE("hundreds of pipelined requests of varied sizes cross the read buffer in order",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   std::mt19937 random(7);
@@ -138,7 +138,7 @@ TEST_CASE("hundreds of pipelined requests of varied sizes cross the read buffer 
 }
 
 TEST_CASE("HTTP/1.0 closes after the response unless it asks for keep-alive",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send("GET /x?i=1 HTTP/1.0\r\n\r\n"), IsOk());
@@ -159,7 +159,7 @@ TEST_CASE("HTTP/1.0 closes after the response unless it asks for keep-alive",
 }
 
 TEST_CASE("Connection: close is honoured and later pipelined requests are not answered",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send(Get("/x?i=1", "Connection: close\r\n") + Get("/x?i=2")), IsOk());
@@ -170,7 +170,7 @@ TEST_CASE("Connection: close is honoured and later pipelined requests are not an
   CHECK(s.handler.handled() == 1);
 }
 
-TEST_CASE("the request's fields reach the handler", "[edge_http][server]") {
+TEST_CASE("the request's fields reach the handler", "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send(Get("/x?i=5",
@@ -203,7 +203,8 @@ TEST_CASE("the request's fields reach the handler", "[edge_http][server]") {
   CHECK(absl::EndsWith(r.http_date, " GMT"));
 }
 
-TEST_CASE("an over-long request line gets 414 and the connection closes", "[edge_http][server]") {
+TEST_CASE("an over-long request line gets 414 and the connection closes",
+          "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_request_line = 1024;
   Server s(options);
@@ -214,7 +215,7 @@ TEST_CASE("an over-long request line gets 414 and the connection closes", "[edge
   CHECK(s.handler.handled() == 0);
 }
 
-TEST_CASE("a header block over the limit gets 431", "[edge_http][server]") {
+TEST_CASE("a header block over the limit gets 431", "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_header_bytes = 4096;
   Server s(options);
@@ -225,14 +226,15 @@ TEST_CASE("a header block over the limit gets 431", "[edge_http][server]") {
 }
 
 TEST_CASE("a head over the limit whose request line has not ended gets 414",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_header_bytes = 4096;  // below max_request_line
   Server s(options);
   ExpectRefusedWith(s, "GET /" + std::string(5000, 'a'), 414);
 }
 
-TEST_CASE("a body over the limit gets 413 and the connection closes", "[edge_http][server]") {
+TEST_CASE("a body over the limit gets 413 and the connection closes",
+          "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_body_bytes = 1024;
   Server s(options);
@@ -244,7 +246,7 @@ TEST_CASE("a body over the limit gets 413 and the connection closes", "[edge_htt
 }
 
 TEST_CASE("a small body is discarded and the next pipelined request is served",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(
@@ -260,7 +262,7 @@ TEST_CASE("a small body is discarded and the next pipelined request is served",
 }
 
 TEST_CASE("a body larger than the read buffer streams through and keeps the request's fields",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   const std::string body(40000, 'b');
@@ -278,7 +280,7 @@ TEST_CASE("a body larger than the read buffer streams through and keeps the requ
   CHECK(seen[0].user_agent == "big-poster");
 }
 
-TEST_CASE("garbage gets 400 and an unsupported version 505", "[edge_http][server]") {
+TEST_CASE("garbage gets 400 and an unsupported version 505", "[edge/http][server][concurrent]") {
   Server s;
   ExpectRefusedWith(s, "HELLO THERE\r\n\r\n", 400);
   ExpectRefusedWith(s, "GET /x HTTP/1.1\r\nNo colon here\r\n\r\n", 400);
@@ -292,7 +294,7 @@ TEST_CASE("garbage gets 400 and an unsupported version 505", "[edge_http][server
   CHECK(s.server->Stats().protocol_errors == 4);
 }
 
-TEST_CASE("a request trickling in byte by byte is served", "[edge_http][server]") {
+TEST_CASE("a request trickling in byte by byte is served", "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   const std::string request = Get("/x?i=8", "User-Agent: slow\r\n");
@@ -304,7 +306,8 @@ TEST_CASE("a request trickling in byte by byte is served", "[edge_http][server]"
   CHECK(s.handler.Seen().at(0).user_agent == "slow");
 }
 
-TEST_CASE("a half-closed client gets the answers to its complete requests", "[edge_http][server]") {
+TEST_CASE("a half-closed client gets the answers to its complete requests",
+          "[edge/http][server][concurrent]") {
   Server s;
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -331,7 +334,7 @@ TEST_CASE("a half-closed client gets the answers to its complete requests", "[ed
 }
 
 TEST_CASE("a dropped deferred response and a silent handler are answered 500",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   for (const char* path : {"/drop", "/silent"}) {
     INFO(path);
@@ -346,7 +349,7 @@ TEST_CASE("a dropped deferred response and a silent handler are answered 500",
 }
 
 TEST_CASE("a response larger than the socket buffer is written and the connection goes on",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   Server s;
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send(Get("/big?i=1") + Get("/x?i=2")), IsOk());
@@ -359,7 +362,7 @@ TEST_CASE("a response larger than the socket buffer is written and the connectio
 }
 
 TEST_CASE("a client that stops in the middle of a head is closed after header_timeout",
-          "[edge_http][server][timeout]") {
+          "[edge/http][server][timeout][concurrent]") {
   Server s(ShortTimeouts());
   HttpConnection connection = s.Connect();
   const absl::Time start = absl::Now();
@@ -371,7 +374,7 @@ TEST_CASE("a client that stops in the middle of a head is closed after header_ti
 }
 
 TEST_CASE("a client trickling a head slower than header_timeout is closed",
-          "[edge_http][server][timeout]") {
+          "[edge/http][server][timeout][concurrent]") {
   Server s(ShortTimeouts());
   HttpConnection connection = s.Connect();
   const absl::Time start = absl::Now();
@@ -388,7 +391,7 @@ TEST_CASE("a client trickling a head slower than header_timeout is closed",
 }
 
 TEST_CASE("an idle keep-alive connection is closed after idle_timeout",
-          "[edge_http][server][timeout]") {
+          "[edge/http][server][timeout][concurrent]") {
   Server s(ShortTimeouts());
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send(Get("/x")), IsOk());
@@ -400,7 +403,7 @@ TEST_CASE("an idle keep-alive connection is closed after idle_timeout",
 }
 
 TEST_CASE("connections over max_connections are closed at once and counted",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_connections = 2;
   Server s(options);
@@ -417,7 +420,7 @@ TEST_CASE("connections over max_connections are closed at once and counted",
 }
 
 TEST_CASE("Shutdown finishes a deferred request then closes and refuses new connections",
-          "[edge_http][server][shutdown]") {
+          "[edge/http][server][shutdown][concurrent]") {
   Server s;
   const int port = s.server->port();
   HttpConnection busy = s.Connect();
@@ -449,7 +452,7 @@ TEST_CASE("Shutdown finishes a deferred request then closes and refuses new conn
 
 TEST_CASE(
     "Shutdown past its grace closes a late deferred request and the late Complete is harmless",
-    "[edge_http][server][shutdown]") {
+    "[edge/http][server][shutdown][concurrent]") {
   Server s;
   HttpConnection busy = s.Connect();
   REQUIRE_THAT(busy.Send(Get("/defer?i=1&ms=500")), IsOk());
@@ -463,7 +466,7 @@ TEST_CASE(
   // handler's destructor joins it).
 }
 
-TEST_CASE("two loops both serve connections", "[edge_http][server][threads]") {
+TEST_CASE("two loops both serve connections", "[edge/http][server][threads][concurrent]") {
   HttpServerOptions options;
   options.threads = 2;
   Server s(options);
@@ -478,7 +481,7 @@ TEST_CASE("two loops both serve connections", "[edge_http][server][threads]") {
   CHECK(loops == std::set<std::string>{"0", "1"});
 }
 
-TEST_CASE("a port in use is a clear error", "[edge_http][server]") {
+TEST_CASE("a port in use is a clear error", "[edge/http][server][concurrent]") {
   Server first;
   const std::string port = std::to_string(first.server->port());
   for (int threads : {1, 2}) {
@@ -500,7 +503,7 @@ TEST_CASE("a port in use is a clear error", "[edge_http][server]") {
   CHECK_THAT(HttpServer::Start(again, &handler), HasCode(absl::StatusCode::kUnavailable));
 }
 
-TEST_CASE("bad options and hosts are INVALID_ARGUMENT", "[edge_http][server]") {
+TEST_CASE("bad options and hosts are INVALID_ARGUMENT", "[edge/http][server][concurrent]") {
   TestHandler handler;
   HttpServerOptions options;
   options.host = "localhost";
@@ -525,7 +528,7 @@ size_t Refused(const HttpServerStats& stats, RequestRefusal reason) {
 }
 
 TEST_CASE("each request shape the server refuses gets its status and its reason counted",
-          "[edge_http][server]") {
+          "[edge/http][server][concurrent]") {
   struct Case {
     const char* what;
     std::string bytes;
@@ -599,7 +602,7 @@ TEST_CASE("each request shape the server refuses gets its status and its reason 
   CHECK(s.handler.Seen().at(0).user_agent == "\xff\xfe");
 }
 
-TEST_CASE("max_header_fields is an option", "[edge_http][server]") {
+TEST_CASE("max_header_fields is an option", "[edge/http][server][concurrent]") {
   HttpServerOptions options;
   options.max_header_fields = 3;
   Server s(options);
@@ -613,7 +616,7 @@ TEST_CASE("max_header_fields is an option", "[edge_http][server]") {
 TEST_CASE(
     "10000 pipelined requests from a client that does not read hold at most "
     "max_output_bytes of responses",
-    "[edge_http][server][limits]") {
+    "[edge/http][server][limits][concurrent]") {
   Server s;
   const size_t bound = HttpServerOptions().max_output_bytes;
   REQUIRE(bound == 64 * 1024);
@@ -651,7 +654,7 @@ TEST_CASE(
 }
 
 TEST_CASE("buffers grown for a burst shrink once the connection is idle",
-          "[edge_http][server][limits]") {
+          "[edge/http][server][limits][concurrent]") {
   HttpServerOptions options;
   options.header_timeout = absl::Milliseconds(200);  // the sweep runs every 50 ms
   Server s(options);
@@ -683,7 +686,7 @@ TEST_CASE("buffers grown for a burst shrink once the connection is idle",
 }
 
 TEST_CASE("the buffer of a response far over max_output_bytes is freed once written",
-          "[edge_http][server][limits]") {
+          "[edge/http][server][limits][concurrent]") {
   Server s;  // the sweep runs every second: this is not the idle release
   HttpConnection connection = s.Connect();
   REQUIRE_THAT(connection.Send(Get("/big?i=1")), IsOk());
@@ -697,7 +700,7 @@ TEST_CASE("the buffer of a response far over max_output_bytes is freed once writ
 }
 
 TEST_CASE("connections over max_connections_per_client are closed at once and counted",
-          "[edge_http][server][limits]") {
+          "[edge/http][server][limits][concurrent]") {
   HttpServerOptions options;
   options.max_connections_per_client = 2;
   Server s(options);
@@ -723,7 +726,7 @@ TEST_CASE("connections over max_connections_per_client are closed at once and co
   CHECK(ReadOk(fourth).body == "GET 4");
 }
 
-TEST_CASE("exempt peers are not limited per client", "[edge_http][server][limits]") {
+TEST_CASE("exempt peers are not limited per client", "[edge/http][server][limits][concurrent]") {
   HttpServerOptions options;
   options.max_connections_per_client = 1;
   std::atomic<int> asked{0};

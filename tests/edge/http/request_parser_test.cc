@@ -90,19 +90,19 @@ void CheckFullRequest(const Parsed& p) {
 }
 
 TEST_CASE("the parser keeps method target and the listed fields whatever their case",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   CheckFullRequest(Parse(kFullRequest));
 }
 
 TEST_CASE("the parser gives the same request for every split of the bytes into two reads",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   for (size_t split = 0; split <= kFullRequest.size(); ++split) {
     INFO("split at " << split);
     CheckFullRequest(Parse(kFullRequest, {}, {split}));
   }
 }
 
-TEST_CASE("the parser gives the same request when fed one byte at a time", "[edge_http][parser]") {
+TEST_CASE("the parser gives the same request when fed one byte at a time", "[edge/http][parser]") {
   RequestHead head;
   RequestParser parser(ParserLimits{}, &head);
   size_t consumed = 0;
@@ -133,7 +133,7 @@ void ExpectRefused(const std::string& bytes, RequestRefusal reason, int status,
 }
 
 TEST_CASE("absent fields are empty and HTTP/1.0 is not keep-alive by default",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   const Parsed p = Parse("GET / HTTP/1.0\r\n\r\n");
   REQUIRE(p.done);
   CHECK(p.version == 10);
@@ -148,7 +148,7 @@ TEST_CASE("absent fields are empty and HTTP/1.0 is not keep-alive by default",
 }
 
 TEST_CASE("a Content-Length body is consumed exactly and the next request is left",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   const std::string request = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
   const Parsed p = Parse(request + GetWith(""));
   REQUIRE(p.done);
@@ -161,7 +161,7 @@ TEST_CASE("a Content-Length body is consumed exactly and the next request is lef
   CHECK(q.consumed == spaced.size());
 }
 
-TEST_CASE("a body over the limit is refused as body_too_large with 413", "[edge_http][parser]") {
+TEST_CASE("a body over the limit is refused as body_too_large with 413", "[edge/http][parser]") {
   ParserLimits limits;
   limits.max_body_bytes = 10;
   ExpectRefused("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n",
@@ -170,7 +170,7 @@ TEST_CASE("a body over the limit is refused as body_too_large with 413", "[edge_
 }
 
 TEST_CASE("a request line up to max_request_line is accepted and one byte more is not",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   ParserLimits limits;
   limits.max_request_line = 64;
   // "GET " + target + " HTTP/1.1" is 13 + target bytes.
@@ -189,7 +189,7 @@ TEST_CASE("a request line up to max_request_line is accepted and one byte more i
 }
 
 TEST_CASE("a head over the header limit is 431 unless the request line had not ended",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   const absl::string_view fields = "GET / HTTP/1.1\r\nA: b\r\nC: d\r\n";
   const auto refusal = [](absl::string_view bytes, size_t max_line) {
     return RefusalForParseError(beast::http::error::header_limit, bytes, max_line);
@@ -203,7 +203,7 @@ TEST_CASE("a head over the header limit is 431 unless the request line had not e
                 RequestRefusal::kHeadTooLarge, 431, limits);
 }
 
-TEST_CASE("more field lines than max_header_fields are refused with 431", "[edge_http][parser]") {
+TEST_CASE("more field lines than max_header_fields are refused with 431", "[edge/http][parser]") {
   ParserLimits limits;
   limits.max_header_fields = 5;
   // Host and four more: five.
@@ -216,7 +216,7 @@ TEST_CASE("more field lines than max_header_fields are refused with 431", "[edge
   CHECK(ParserLimits().max_header_fields == 100);
 }
 
-TEST_CASE("unsupported versions are 505 and other malformed requests 400", "[edge_http][parser]") {
+TEST_CASE("unsupported versions are 505 and other malformed requests 400", "[edge/http][parser]") {
   for (const char* request :
        {"GET / HTTP/2.0\r\n\r\n", "GET / HTTP/0.9\r\n\r\n", "GET / HTTP/1.2\r\n\r\n"}) {
     ExpectRefused(request, RequestRefusal::kVersion, 505);
@@ -230,7 +230,7 @@ TEST_CASE("unsupported versions are 505 and other malformed requests 400", "[edg
   }
 }
 
-TEST_CASE("line ends other than CRLF are refused", "[edge_http][parser]") {
+TEST_CASE("line ends other than CRLF are refused", "[edge/http][parser]") {
   ExpectRefused("GET / HTTP/1.1\nHost: a\n\n", RequestRefusal::kMalformed, 400);
   ExpectRefused("GET / HTTP/1.1\r\nHost: a\nUser-Agent: x\r\n\r\n", RequestRefusal::kMalformed,
                 400);
@@ -241,7 +241,7 @@ TEST_CASE("line ends other than CRLF are refused", "[edge_http][parser]") {
 }
 
 TEST_CASE("a control character in a field value is refused, HTAB and obs-text are not",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   for (int c = 0; c < 0x20; ++c) {
     if (c == '\t') continue;
     ExpectRefused(GetWith(std::string("User-Agent: a") + static_cast<char>(c) + "b\r\n"),
@@ -257,7 +257,7 @@ TEST_CASE("a control character in a field value is refused, HTAB and obs-text ar
   CHECK(p.user_agent == "a\tb \xff\xfe\x80 c");
 }
 
-TEST_CASE("NUL anywhere in the head is refused", "[edge_http][parser]") {
+TEST_CASE("NUL anywhere in the head is refused", "[edge/http][parser]") {
   const std::string nul(1, '\0');
   for (const std::string& request : {
            "G" + nul + "ET / HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -274,7 +274,7 @@ TEST_CASE("NUL anywhere in the head is refused", "[edge_http][parser]") {
   }
 }
 
-TEST_CASE("a folded field line (obs-fold) is refused with 400", "[edge_http][parser]") {
+TEST_CASE("a folded field line (obs-fold) is refused with 400", "[edge/http][parser]") {
   // Beast joins these into a buffer of its own that is gone once put()
   // returns: a view kept from it would dangle.
   ExpectRefused(GetWith("User-Agent: Mozilla/5.0\r\n (X11)\r\n"), RequestRefusal::kObsFold, 400);
@@ -288,7 +288,7 @@ TEST_CASE("a folded field line (obs-fold) is refused with 400", "[edge_http][par
   ExpectRefused("GET / HTTP/1.1\r\nHost:\r\n sho.rt\r\n\r\n", RequestRefusal::kObsFold, 400);
 }
 
-TEST_CASE("any Transfer-Encoding is refused, also the smuggling shapes", "[edge_http][parser]") {
+TEST_CASE("any Transfer-Encoding is refused, also the smuggling shapes", "[edge/http][parser]") {
   const std::string post = "POST / HTTP/1.1\r\nHost: a\r\n";
   for (const std::string& fields : {
            std::string("Transfer-Encoding: chunked\r\n"),
@@ -313,7 +313,7 @@ TEST_CASE("any Transfer-Encoding is refused, also the smuggling shapes", "[edge_
                 RequestRefusal::kObsFold, 400);
 }
 
-TEST_CASE("Content-Length must be one field of digits", "[edge_http][parser]") {
+TEST_CASE("Content-Length must be one field of digits", "[edge/http][parser]") {
   const std::string post = "POST / HTTP/1.1\r\nHost: a\r\n";
   for (const std::string& fields : {
            std::string("Content-Length: 5\r\nContent-Length: 5\r\n"),
@@ -332,7 +332,7 @@ TEST_CASE("Content-Length must be one field of digits", "[edge_http][parser]") {
   }
 }
 
-TEST_CASE("Host is required in HTTP/1.1, once, and must be a host", "[edge_http][parser]") {
+TEST_CASE("Host is required in HTTP/1.1, once, and must be a host", "[edge/http][parser]") {
   ExpectRefused("GET / HTTP/1.1\r\n\r\n", RequestRefusal::kHost, 400);
   ExpectRefused("GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n", RequestRefusal::kHost, 400);
   ExpectRefused("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", RequestRefusal::kHost, 400);
@@ -353,7 +353,7 @@ TEST_CASE("Host is required in HTTP/1.1, once, and must be a host", "[edge_http]
 }
 
 TEST_CASE("kept values are owned by the RequestHead, not views into the input",
-          "[edge_http][parser]") {
+          "[edge/http][parser]") {
   std::string buffer =
       "POST /code HTTP/1.1\r\nHost: a\r\nUser-Agent: ua\r\nX-Forwarded-For: 1.2.3.4\r\n"
       "Referer: r\r\nPurpose: prefetch\r\nx-forwarded-for: 5.6.7.8\r\nContent-Length: 100\r\n\r\n";

@@ -55,7 +55,7 @@ std::unique_ptr<ContractUpstream> NewContractUpstream() {
 namespace {
 
 TEST_CASE("in-memory: a link expires exactly at its expire_time by the clock it was given",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   ManualClock clock;
   InMemoryLinkResolver resolver(clock);
   InMemoryLink link;
@@ -71,7 +71,7 @@ TEST_CASE("in-memory: a link expires exactly at its expire_time by the clock it 
   CHECK(ResolveAndWait(resolver, "exp").reply.outcome == ResolveOutcome::kRevoked);
 }
 
-TEST_CASE("in-memory: held calls wait for Release, or end at their deadline", "[edge][upstream]") {
+TEST_CASE("in-memory: held calls wait for Release, or end at their deadline", "[edge/upstream]") {
   InMemoryLinkResolver resolver;
   resolver.SetLink("held", "https://example.com/h");
   resolver.Hold();
@@ -94,7 +94,7 @@ TEST_CASE("in-memory: held calls wait for Release, or end at their deadline", "[
   CHECK(reply.latency >= absl::Milliseconds(100));
 }
 
-TEST_CASE("in-memory: an outage answers the calls already waiting", "[edge][upstream]") {
+TEST_CASE("in-memory: an outage answers the calls already waiting", "[edge/upstream]") {
   InMemoryLinkResolver resolver;
   resolver.Hold();
   std::promise<ResolveReply> promise;
@@ -111,7 +111,7 @@ TEST_CASE("in-memory: an outage answers the calls already waiting", "[edge][upst
   CHECK(absl::IsUnavailable(reply.error));
 }
 
-TEST_CASE("in-memory: destruction answers every call still waiting", "[edge][upstream]") {
+TEST_CASE("in-memory: destruction answers every call still waiting", "[edge/upstream]") {
   std::promise<ResolveReply> one;
   std::promise<std::vector<ResolveReply>> batch;
   {
@@ -129,7 +129,7 @@ TEST_CASE("in-memory: destruction answers every call still waiting", "[edge][ups
   CHECK(replies[1].outcome == ResolveOutcome::kUnavailable);
 }
 
-TEST_CASE("in-memory: every call is logged with its codes, in order", "[edge][upstream]") {
+TEST_CASE("in-memory: every call is logged with its codes, in order", "[edge/upstream]") {
   InMemoryLinkResolver resolver;
   ResolveAndWait(resolver, "one");
   ResolveBatchAndWait(resolver, {"two", "three"}, Clock::now() + std::chrono::seconds(10));

@@ -70,7 +70,7 @@ struct Watching {
 };
 
 TEST_CASE("watcher: drop_all acknowledges the stream, then codes reach the sink in order",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   Watching w;
   CHECK_FALSE(w.watcher.subscribed());
   w.watcher.Start();
@@ -90,7 +90,7 @@ TEST_CASE("watcher: drop_all acknowledges the stream, then codes reach the sink 
 }
 
 TEST_CASE("watcher: a dropped stream is reported down and resubscribed; the new one drops again",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   Watching w;
   w.watcher.Start();
   REQUIRE(w.sink.WaitFor("up"));
@@ -111,7 +111,7 @@ TEST_CASE("watcher: a dropped stream is reported down and resubscribed; the new 
 }
 
 TEST_CASE("watcher: refused subscriptions are retried with growing waits until one is accepted",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   Watching w;
   w.server.service.RefuseNext(
       4, grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "key lacks watch_invalidations"));
@@ -134,7 +134,7 @@ TEST_CASE("watcher: refused subscriptions are retried with growing waits until o
 }
 
 TEST_CASE("watcher: Stop cancels the open stream and returns; a second Stop does nothing",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   Watching w;
   w.watcher.Start();
   REQUIRE(w.sink.WaitFor("up"));

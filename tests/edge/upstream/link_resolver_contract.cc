@@ -50,7 +50,7 @@ std::string Url(const std::string& name) {
 // exactly everywhere).
 absl::Time WholeSecond(absl::Time t) { return absl::FromUnixSeconds(absl::ToUnixSeconds(t)); }
 
-TEST_CASE("an active link resolves to its location and 302", "[edge][upstream][contract]") {
+TEST_CASE("an active link resolves to its location and 302", "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   const std::string url = Url("plain");
   const std::string code = upstream->CreateLink(ContractLink(url));
@@ -66,7 +66,7 @@ TEST_CASE("an active link resolves to its location and 302", "[edge][upstream][c
 }
 
 TEST_CASE("each redirect status comes back as the link was created with",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   for (int status : {301, 302, 307, 308}) {
     INFO("redirect status " << status);
@@ -80,7 +80,7 @@ TEST_CASE("each redirect status comes back as the link was created with",
   }
 }
 
-TEST_CASE("an alias resolves like a generated code", "[edge][upstream][contract]") {
+TEST_CASE("an alias resolves like a generated code", "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   ContractLink link{Url("alias")};
   link.alias = "spring-sale_2";
@@ -93,7 +93,7 @@ TEST_CASE("an alias resolves like a generated code", "[edge][upstream][contract]
 }
 
 TEST_CASE("a link that expires later is active and carries its expire_time",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   ContractLink link{Url("expires")};
   link.expire_time = WholeSecond(upstream->Now()) + absl::Hours(1);
@@ -104,7 +104,7 @@ TEST_CASE("a link that expires later is active and carries its expire_time",
   CHECK(*reply.expire_time == *link.expire_time);
 }
 
-TEST_CASE("a link past its expire_time is kExpired", "[edge][upstream][contract]") {
+TEST_CASE("a link past its expire_time is kExpired", "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   ContractLink link{Url("expired")};
   link.expire_time = upstream->Now() + absl::Seconds(1);
@@ -116,7 +116,7 @@ TEST_CASE("a link past its expire_time is kExpired", "[edge][upstream][contract]
   CHECK(reply.error.ok());
 }
 
-TEST_CASE("a revoked link is kRevoked", "[edge][upstream][contract]") {
+TEST_CASE("a revoked link is kRevoked", "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   const std::string code = upstream->CreateLink(ContractLink(Url("revoked")));
   upstream->Revoke(code);
@@ -126,7 +126,7 @@ TEST_CASE("a revoked link is kRevoked", "[edge][upstream][contract]") {
   CHECK(reply.error.ok());
 }
 
-TEST_CASE("a code or alias no link has is kNotFound", "[edge][upstream][contract]") {
+TEST_CASE("a code or alias no link has is kNotFound", "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   for (const std::string& code : {upstream->UnknownCode(), std::string("no-such-alias")}) {
     INFO(code);
@@ -137,7 +137,7 @@ TEST_CASE("a code or alias no link has is kNotFound", "[edge][upstream][contract
 }
 
 TEST_CASE("a code that is neither a short code nor an alias is kInvalid",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   for (const std::string& code :
        {std::string("bad.code"), std::string("a/b"), std::string(65, 'a'), std::string("")}) {
@@ -148,7 +148,7 @@ TEST_CASE("a code that is neither a short code nor an alias is kInvalid",
 }
 
 TEST_CASE("ResolveBatch answers one reply per code, in order, as Resolve would",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   const std::string active = upstream->CreateLink(ContractLink(Url("batch-a")));
   ContractLink permanent{Url("batch-p")};
@@ -178,7 +178,7 @@ TEST_CASE("ResolveBatch answers one reply per code, in order, as Resolve would",
 }
 
 TEST_CASE("a deadline already past is answered kUnavailable with DEADLINE_EXCEEDED",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   const std::string code = upstream->CreateLink(ContractLink(Url("late")));
   const Clock::time_point past = Clock::now() - std::chrono::milliseconds(1);
@@ -194,7 +194,7 @@ TEST_CASE("a deadline already past is answered kUnavailable with DEADLINE_EXCEED
 }
 
 TEST_CASE("an upstream that stops is not ready and answers kUnavailable; back, it answers again",
-          "[edge][upstream][contract]") {
+          "[edge/upstream][contract]") {
   auto upstream = NewContractUpstream();
   const std::string url = Url("outage");
   const std::string code = upstream->CreateLink(ContractLink(url));

@@ -73,7 +73,7 @@ ServiceClientOptions Timeout(absl::Duration d) {
 Clock::time_point In(std::chrono::milliseconds d) { return Clock::now() + d; }
 
 TEST_CASE("batcher: misses queued behind a call go out together in one BatchResolve",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   InMemoryLinkResolver upstream;
   upstream.SetLink("aaa", "https://example.com/a");
   ResolveBatcherOptions o;
@@ -98,7 +98,7 @@ TEST_CASE("batcher: misses queued behind a call go out together in one BatchReso
 }
 
 TEST_CASE("batcher: beyond max_queued codes a miss is refused at once and nothing queues",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
@@ -133,7 +133,7 @@ TEST_CASE("batcher: beyond max_queued codes a miss is refused at once and nothin
 }
 
 TEST_CASE("batcher: a queued code is answered kTimedOut at its deadline, not when a call returns",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
@@ -160,7 +160,7 @@ TEST_CASE("batcher: a queued code is answered kTimedOut at its deadline, not whe
 }
 
 TEST_CASE("batcher over gRPC: queued misses go out in one BatchResolve, answered in order",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   FakeResolveServer server;
   REQUIRE(server.started());
   server.service.AddLink("aaa", "https://example.com/a");
@@ -188,7 +188,7 @@ TEST_CASE("batcher over gRPC: queued misses go out in one BatchResolve, answered
 }
 
 TEST_CASE("batcher over gRPC: a call is cut at the earliest deadline of its codes",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   FakeResolveServer server;
   REQUIRE(server.started());
   // The client would wait 30 s; the code's own deadline is much nearer.
@@ -213,7 +213,7 @@ TEST_CASE("batcher over gRPC: a call is cut at the earliest deadline of its code
 }
 
 TEST_CASE("batcher: a code whose deadline has passed is answered without a call",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   InMemoryLinkResolver upstream;
   ResolveBatcher batcher(&upstream, {});
   Replies replies;
@@ -224,7 +224,7 @@ TEST_CASE("batcher: a code whose deadline has passed is answered without a call"
 }
 
 TEST_CASE("batcher: drain answers queued codes, refuses new ones and waits for calls out",
-          "[edge][upstream]") {
+          "[edge/upstream]") {
   InMemoryLinkResolver upstream;
   ResolveBatcherOptions o;
   o.max_in_flight = 1;
@@ -244,7 +244,7 @@ TEST_CASE("batcher: drain answers queued codes, refuses new ones and waits for c
 }
 
 TEST_CASE("batcher: many threads missing at once are each answered exactly once",
-          "[edge][upstream][concurrent]") {
+          "[edge/upstream][concurrent]") {
   InMemoryLinkResolver upstream;
   upstream.SetLink("c7", "https://example.com/7");
   ResolveBatcherOptions o;

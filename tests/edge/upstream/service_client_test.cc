@@ -127,7 +127,7 @@ std::unique_ptr<ContractUpstream> NewContractUpstream() {
 namespace {
 
 TEST_CASE("service client: a key the service refuses makes the client not ready",
-          "[edge][upstream]") {
+          "[edge/upstream][pg][e2e]") {
   ServiceContractUpstream upstream;
   const std::string code = upstream.CreateLink(ContractLink("https://example.com/key"));
   // An infrastructure key without the resolve scope.

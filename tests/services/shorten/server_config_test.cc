@@ -1,0 +1,91 @@
+// ValidateConfig (services/shorten/server_config.h): a config with the
+// required fields passes; each field out of its range is refused with
+// INVALID_ARGUMENT naming its flag, before any part is built.
+#include "services/shorten/server_config.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/support/status_matchers.h"
+
+namespace shortener::service {
+namespace {
+
+using shortener::testing::HasCodeAndMessage;
+using shortener::testing::IsOk;
+
+ServerConfig Minimal() {
+  ServerConfig config;
+  config.postgres = "host=/run/postgresql dbname=shortener";
+  config.codec_secret_file = "/etc/shortener/secret";
+  return config;
+}
+
+TEST_CASE("a config with the required fields and the defaults is valid",
+          "[services/shorten][config]") {
+  absl::StatusOr<ValidServerConfig> valid = ValidateConfig(Minimal());
+  REQUIRE_THAT(valid, IsOk());
+  CHECK((*valid)->postgres == "host=/run/postgresql dbname=shortener");
+  CHECK((*valid)->blocking_queue == 256);
+}
+
+TEST_CASE("each field out of range is refused naming its flag", "[services/shorten][config]") {
+  struct Case {
+    std::function<void(ServerConfig&)> set;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](ServerConfig& c) { c.postgres.clear(); }, "--postgres is required"},
+      {[](ServerConfig& c) { c.codec_secret_file.clear(); }, "--codec_secret_file is required"},
+      {[](ServerConfig& c) { c.base_url = "ftp://sho.rt/"; },
+       "--base_url must start with http:// or https://"},
+      {[](ServerConfig& c) { c.base_url = "https://sho.rt"; }, "--base_url must end with /"},
+      {[](ServerConfig& c) { c.min_code_length = 11; },
+       "--min_code_length must be between 1 and 10"},
+      {[](ServerConfig& c) { c.blocking_threads = 0; },
+       "--db_pool_size, --group_commit_threads and --blocking_threads must be >= 1"},
+      {[](ServerConfig& c) { c.group_commit_parallel_backlog = 0; },
+       "--group_commit_parallel_backlog must be >= 1"},
+      {[](ServerConfig& c) { c.group_commit_parallel_after = absl::Milliseconds(-1); },
+       "--group_commit_parallel_after must not be negative"},
+      {[](ServerConfig& c) { c.resolve_batch = 10001; },
+       "--resolve_batch must be between 1 and 10000 and --resolve_threads >= 1"},
+      {[](ServerConfig& c) { c.invalidation_flush = absl::Seconds(2); },
+       "--invalidation_flush must be between 0 and 1s"},
+      {[](ServerConfig& c) { c.invalidation_max_pending = 0; },
+       "--invalidation_max_pending must be >= 1"},
+      {[](ServerConfig& c) { c.resolve_queue = 0; },
+       "--blocking_queue, --key_lookup_queue and --resolve_queue must be >= 1"},
+      {[](ServerConfig& c) { c.group_commit_queue = 999; },
+       "--group_commit_queue must be >= 1000 (a full BatchShorten)"},
+      {[](ServerConfig& c) { c.max_concurrent_streams = 0; },
+       "--max_concurrent_streams and --max_invalidation_subscribers must be >= 1"},
+      {[](ServerConfig& c) { c.max_url_length = 65537; },
+       "--max_url_length must be between 1 and 65536"},
+      {[](ServerConfig& c) { c.keepalive_timeout = absl::Milliseconds(500); },
+       "--keepalive_time and --keepalive_timeout must be between 1s and 24h"},
+      {[](ServerConfig& c) { c.group_commit_batch = 0; },
+       "--group_commit_batch must be between 1 and 10000"},
+      {[](ServerConfig& c) { c.api_key_cache_ttl = absl::Minutes(11); },
+       "--api_key_cache_ttl must be between 0 and 10m"},
+      {[](ServerConfig& c) { c.id_max_step = c.id_initial_step - 1; },
+       "--id_initial_step must be >= 1 and <= --id_max_step"},
+      {[](ServerConfig& c) { c.allowed_schemes = {}; }, "--allowed_schemes: "},
+      {[](ServerConfig& c) { c.denied_domains = {"exa mple.com"}; }, "--denied_domains: "},
+      {[](ServerConfig& c) { c.visits_retention_months = -1; },
+       "--visits_retention_months: must be 0 (keep forever) or more, got -1"},
+      {[](ServerConfig& c) { c.tls.key_file = "/k.pem"; }, "--tls_key needs --tls_cert"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.message);
+    ServerConfig config = Minimal();
+    c.set(config);
+    CHECK_THAT(ValidateConfig(config).status(),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument, c.message));
+  }
+}
+
+}  // namespace
+}  // namespace shortener::service

@@ -1,0 +1,473 @@
+// shortenctl against the real shorten-service on a private PostgreSQL
+// cluster: every command, in human and JSON form, the service's errors as
+// shortenctl reports them, and API keys: created, used, listed and revoked
+// through shortenctl, starting from the service's bootstrap admin key.
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
+#include "tests/support/pg_cluster.h"
+#include "tests/support/service_process.h"
+#include "tests/support/subprocess.h"
+
+namespace shortener::testing {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;     // stdout
+  std::string err;     // stderr
+  std::string output;  // stdout, then stderr
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One cluster and one service for the whole file: every test uses URLs and
+// aliases of its own.
+class CtlServiceFixture {
+ public:
+  CtlServiceFixture() {
+    // A key in the tester's environment must not stand in for the ones the
+    // tests choose.
+    unsetenv("SHORTENER_API_KEY");
+    char dir_template[] = "/tmp/ctl_service_test.XXXXXX";
+    REQUIRE(mkdtemp(dir_template) != nullptr);
+    dir_ = dir_template;
+    auto cluster = PgCluster::Start();
+    if (!cluster.ok()) FAIL(cluster.status().ToString());
+    cluster_ = *std::move(cluster);
+    ServiceProcessOptions options;
+    options.conninfo = cluster_->ConnInfo();
+    options.base_url = "https://sho.rt/";
+    auto service = ServiceProcess::Start(options);
+    if (!service.ok()) FAIL(service.status().ToString());
+    service_ = *std::move(service);
+  }
+  ~CtlServiceFixture() {
+    // ServiceProcess leaves its temp dir (secret, log) behind: remove it too.
+    const std::filesystem::path service_dir =
+        std::filesystem::path(service_->log_path()).parent_path();
+    service_.reset();
+    cluster_.reset();
+    std::filesystem::remove_all(service_dir);
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Runs shortenctl --service=<the service> --api_key_file=<admin key>
+  // args..., with `input` as a file named by "@input" in args.
+  Outcome Run(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), "--api_key_file=" + admin_key_file());
+    return RunWithoutKey(std::move(args), input);
+  }
+
+  // Runs shortenctl --service=<the service> args...: no key unless args or
+  // the environment give one. stdout also stays in stdout_path() until the
+  // next run.
+  Outcome RunWithoutKey(std::vector<std::string> args, const std::string& input = "") {
+    const std::string err_path = dir_ + "/err";
+    const std::string in_path = dir_ + "/in";
+    std::filesystem::remove(stdout_path());
+    std::filesystem::remove(err_path);
+    std::ofstream(in_path) << input;
+    for (std::string& a : args) {
+      if (a == "@input") a = in_path;
+    }
+    // Subprocess sends stdout and stderr to one file; a shell keeps them
+    // apart, as a user's `> FILE` would.
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>'" + err_path + "'",
+                                     BinaryPath("shortenctl"), "--service=" + service_->target()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto child = Subprocess::Spawn(argv, stdout_path());
+    REQUIRE(child.ok());
+    std::optional<int> code = child->Wait(absl::Seconds(20));
+    REQUIRE(code.has_value());
+    Outcome outcome{*code, ReadFile(stdout_path()), ReadFile(err_path), ""};
+    outcome.output = outcome.out + outcome.err;
+    return outcome;
+  }
+
+  std::string stdout_path() const { return dir_ + "/out"; }
+  ServiceProcess& service() { return *service_; }
+  // The key ServiceProcess had the service make (--bootstrap_admin_key_file).
+  const std::string& admin_key_file() const { return service_->admin_key_file(); }
+  // A path in the fixture's temp dir.
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<PgCluster> cluster_;
+  std::unique_ptr<ServiceProcess> service_;
+};
+
+// Destroyed at normal exit, which stops the service and the cluster.
+CtlServiceFixture& Shared() {
+  static CtlServiceFixture fixture;
+  return fixture;
+}
+
+// The value of row `label` in shortenctl's human output ("  code     abc").
+std::string Row(const std::string& output, const std::string& label) {
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    const std::string prefix = "  " + label + " ";
+    if (absl::StartsWith(line, prefix)) {
+      return std::string(absl::StripLeadingAsciiWhitespace(line.substr(prefix.size())));
+    }
+  }
+  return "";
+}
+
+TEST_CASE("shortenctl shorten, resolve, get, revoke against the real service",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-1"});
+  INFO(shortened.output);
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.output, "code");
+  REQUIRE(code.size() == 7);
+  CHECK(absl::StartsWith(shortened.output, "https://sho.rt/" + code + "\n"));
+  CHECK(Row(shortened.output, "created") == "yes");
+  CHECK(Row(shortened.output, "expires") == "never");
+
+  Outcome again = f.Run({"shorten", "https://example.com/ctl-1"});
+  CHECK(again.exit_code == 0);
+  CHECK(Row(again.output, "code") == code);
+  CHECK(Row(again.output, "created") == "no");
+
+  Outcome resolved = f.Run({"resolve", code});
+  CHECK(resolved.exit_code == 0);
+  CHECK(Row(resolved.output, "state") == "ACTIVE");
+  CHECK(Row(resolved.output, "long_url") == "https://example.com/ctl-1");
+  CHECK(Row(resolved.output, "redirect") == "302");
+
+  Outcome got = f.Run({"get", code});
+  CHECK(got.exit_code == 0);
+  CHECK(Row(got.output, "owner") == "admin");  // the bootstrap admin key's tenant
+  CHECK(absl::EndsWith(Row(got.output, "created"), "Z"));
+
+  Outcome revoked = f.Run({"revoke", code});
+  CHECK(revoked.exit_code == 0);
+  CHECK(Row(revoked.output, "state") == "REVOKED");
+  CHECK(absl::EndsWith(Row(revoked.output, "revoked"), "Z"));
+  Outcome after = f.Run({"--json", "resolve", code});
+  CHECK(after.exit_code == 0);
+  CHECK(absl::StrContains(after.output, "\"state\":\"LINK_STATE_REVOKED\""));
+}
+
+TEST_CASE("shortenctl shorten passes alias, expiry and redirect type",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome out = f.Run({"shorten", "https://example.com/ctl-2", "--alias=ctl_sale",
+                       "--expire=2099-01-01T00:00:00Z", "--redirect=308", "--json"});
+  INFO(out.output);
+  REQUIRE(out.exit_code == 0);
+  CHECK(absl::StrContains(out.output, "\"code\":\"ctl_sale\""));
+  CHECK(absl::StrContains(out.output, "\"expire_time\":\"2099-01-01T00:00:00Z\""));
+  CHECK(absl::StrContains(out.output, "\"redirect_type\":\"REDIRECT_TYPE_PERMANENT\""));
+
+  Outcome taken = f.Run({"shorten", "https://example.com/ctl-3", "--alias=ctl_sale"});
+  CHECK(taken.exit_code == 1);
+  CHECK(absl::StartsWith(taken.output, "shortenctl: ALREADY_EXISTS: "));
+
+  Outcome resolved = f.Run({"resolve", "ctl_sale"});
+  CHECK(Row(resolved.output, "redirect") == "308");
+  CHECK(Row(resolved.output, "expires") == "2099-01-01T00:00:00Z");
+}
+
+TEST_CASE("shortenctl reports the service's errors with exit 1", "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome bad_url = f.Run({"shorten", "javascript:alert(1)"});
+  CHECK(bad_url.exit_code == 1);
+  CHECK(absl::StartsWith(bad_url.output, "shortenctl: INVALID_ARGUMENT: "));
+  Outcome missing = f.Run({"get", "no-such-alias"});
+  CHECK(missing.exit_code == 1);
+  CHECK(absl::StartsWith(missing.output, "shortenctl: NOT_FOUND: "));
+}
+
+TEST_CASE("shortenctl batch shortens a file, one line per URL", "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome out = f.Run({"batch", "@input"},
+                      "https://example.com/b1\nftp://example.com/b2\n\nhttps://example.com/b3\n");
+  INFO(out.output);
+  CHECK(out.exit_code == 1);  // one URL refused
+  std::vector<std::string> lines = absl::StrSplit(out.output, '\n', absl::SkipEmpty());
+  REQUIRE(lines.size() == 4);  // 3 results, then the summary on stderr
+  CHECK(absl::StartsWith(lines[0], "https://sho.rt/"));
+  CHECK(absl::EndsWith(lines[0], "\thttps://example.com/b1"));
+  CHECK(absl::StartsWith(lines[1], "error: INVALID_ARGUMENT: "));
+  CHECK(absl::EndsWith(lines[2], "\thttps://example.com/b3"));
+  CHECK(lines[3] == "shortenctl: 1 of 3 URLs failed");
+}
+
+// A key made with `keys create` and kept as `> FILE` keeps it.
+struct CreatedKey {
+  std::string file;  // holds exactly what keys create printed on stdout
+  std::string key;
+  std::string id;
+};
+
+// keys create --name=name --scopes=scopes with the admin key.
+CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::string& scopes) {
+  Outcome created = f.Run({"keys", "create", "--name=" + name, "--scopes=" + scopes});
+  INFO(created.output);
+  REQUIRE(created.exit_code == 0);
+  CreatedKey result;
+  result.file = f.Path(name + ".key");
+  std::filesystem::copy_file(f.stdout_path(), result.file);
+  // As `(umask 077; shortenctl keys create ... > FILE)` makes it: a key file
+  // others can read is warned about on every use.
+  std::filesystem::permissions(
+      result.file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  result.key = std::string(absl::StripTrailingAsciiWhitespace(created.out));
+  // "api key 7 "name" created: ...": the id is the third word.
+  std::vector<std::string> words = absl::StrSplit(created.err, ' ');
+  REQUIRE(words.size() > 3);
+  result.id = words[2];
+  return result;
+}
+
+TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on stderr",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome created = f.Run({"keys", "create", "--name=ctl-edge",
+                           "--scopes=resolve,record_clicks,watch_invalidations", "--infrastructure",
+                           "--rate=50"});
+  INFO(created.output);
+  REQUIRE(created.exit_code == 0);
+  CHECK(absl::StartsWith(created.out, "shk_"));
+  CHECK(created.out.find('\n') == created.out.size() - 1);
+  CHECK(absl::StrContains(created.err,
+                          "\"ctl-edge\" created: infrastructure, no tenant, scopes "
+                          "record_clicks,resolve,watch_invalidations, domains any, rate 50/s "
+                          "burst 50; store the key now"));
+  CHECK_FALSE(absl::StrContains(created.err, "shk_"));
+  Outcome listed = f.Run({"keys", "list"});
+  REQUIRE(listed.exit_code == 0);
+  bool listed_as_infrastructure = false;
+  for (absl::string_view line : absl::StrSplit(listed.out, '\n')) {
+    const std::vector<absl::string_view> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (cells.size() > 3 && cells[1] == "ctl-edge") {
+      listed_as_infrastructure =
+          cells[2] == "(infrastructure)" && cells[3] == "record_clicks,resolve,watch_invalidations";
+    }
+  }
+  CHECK(listed_as_infrastructure);
+
+  // The service refuses the edge's scopes on a tenant key, saying why.
+  Outcome tenant_edge =
+      f.Run({"keys", "create", "--name=ctl-tenant-edge", "--scopes=resolve,record_clicks"});
+  CHECK(tenant_edge.exit_code == 1);
+  CHECK(absl::StrContains(tenant_edge.err,
+                          "INVALID_ARGUMENT: scopes: record_clicks is for infrastructure keys "
+                          "only"));
+
+  Outcome json = f.Run({"--json", "keys", "create", "--name=ctl-json", "--scopes=stats"});
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  CHECK(absl::StartsWith(json.out, "{\"key\":\"shk_"));
+  CHECK(absl::StrContains(json.out, "\"name\":\"ctl-json\""));
+  CHECK(json.err.empty());
+
+  Outcome bad_scope = f.Run({"keys", "create", "--name=ctl-bad", "--scopes=fly"});
+  CHECK(bad_scope.exit_code == 1);
+  CHECK(absl::StartsWith(bad_scope.err, "shortenctl: INVALID_ARGUMENT: "));
+}
+
+TEST_CASE("a key from keys create shortens, but is refused what its scopes do not allow",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-shortener", "shorten");
+  const std::string with_key = "--api_key_file=" + key.file;
+  Outcome shortened = f.RunWithoutKey({with_key, "shorten", "https://example.com/ctl-key"});
+  INFO(shortened.output);
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.out, "code");
+
+  Outcome revoke = f.RunWithoutKey({with_key, "revoke", code});
+  CHECK(revoke.exit_code == 1);
+  CHECK(absl::StartsWith(revoke.err, "shortenctl: PERMISSION_DENIED: "));
+  CHECK(absl::StrContains(revoke.err, "lacks scope \"revoke\""));
+
+  Outcome create = f.RunWithoutKey({with_key, "keys", "create", "--name=x", "--scopes=admin"});
+  CHECK(create.exit_code == 1);
+  CHECK(absl::StartsWith(create.err, "shortenctl: PERMISSION_DENIED: "));
+  CHECK(absl::StrContains(create.err, "lacks scope \"admin\""));
+  CHECK(f.RunWithoutKey({with_key, "keys", "list"}).exit_code == 1);
+  CHECK_FALSE(absl::StrContains(revoke.output + create.output, key.key));
+}
+
+TEST_CASE("shortenctl keys list shows the keys and never a secret",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-listed", "resolve,stats");
+  const std::string admin_key(absl::StripAsciiWhitespace(ReadFile(f.admin_key_file())));
+  REQUIRE_FALSE(admin_key.empty());
+  for (bool json : {false, true}) {
+    Outcome list = f.Run({json ? "--json" : "--nojson", "keys", "list"});
+    INFO(list.output);
+    REQUIRE(list.exit_code == 0);
+    CHECK(absl::StrContains(list.out, "ctl-listed"));
+    CHECK_FALSE(absl::StrContains(list.output, key.key));
+    CHECK_FALSE(absl::StrContains(list.output, admin_key));
+    CHECK_FALSE(absl::StrContains(list.output, "shk_"));
+  }
+  Outcome table = f.Run({"keys", "list"});
+  CHECK(absl::StartsWith(table.out, "ID "));
+  bool found = false;
+  for (absl::string_view line : absl::StrSplit(table.out, '\n')) {
+    if (!absl::StrContains(line, "ctl-listed")) continue;
+    found = true;
+    CHECK(absl::StartsWith(line, key.id + " "));
+    CHECK(absl::StrContains(line, "resolve,stats"));
+    CHECK(absl::EndsWith(line, " -"));  // not revoked
+  }
+  CHECK(found);
+}
+
+TEST_CASE("shortenctl keys revoke: the key is refused within seconds, with the hint",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-revoked", "resolve");
+  const std::string with_key = "--api_key_file=" + key.file;
+  Outcome before = f.RunWithoutKey({with_key, "resolve", "ctl-no-such-code"});
+  CHECK(absl::StartsWith(before.err, "shortenctl: NOT_FOUND: "));  // authenticated
+
+  Outcome revoked = f.Run({"keys", "revoke", key.id});
+  INFO(revoked.output);
+  REQUIRE(revoked.exit_code == 0);
+  CHECK(absl::StartsWith(revoked.out, "api key " + key.id + " \"ctl-revoked\"\n"));
+  CHECK(absl::EndsWith(Row(revoked.out, "revoked"), "Z"));
+
+  // The service promises about a second; the deadline leaves room for slow
+  // (sanitizer) builds, where every shortenctl run costs more.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  Outcome after;
+  do {
+    after = f.RunWithoutKey({with_key, "resolve", "ctl-no-such-code"});
+    if (after.exit_code == 1 && absl::StrContains(after.err, "UNAUTHENTICATED")) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < deadline);
+  INFO(after.output);
+  CHECK(absl::StartsWith(after.err, "shortenctl: UNAUTHENTICATED: "));
+  CHECK(absl::StrContains(after.err,
+                          "\nshortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n"));
+
+  Outcome again = f.Run({"--json", "keys", "revoke", key.id});
+  CHECK(again.exit_code == 0);
+  CHECK(absl::StrContains(again.out, "\"revoke_time\":\""));
+  Outcome unknown = f.Run({"keys", "revoke", "999999"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(absl::StartsWith(unknown.err, "shortenctl: NOT_FOUND: "));
+}
+
+TEST_CASE("shortenctl without a key is UNAUTHENTICATED and says how to pass one",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome bare = f.RunWithoutKey({"resolve", "ctl-no-such-code"});
+  CHECK(bare.exit_code == 1);
+  CHECK(bare.out.empty());
+  CHECK(absl::StartsWith(bare.err, "shortenctl: UNAUTHENTICATED: "));
+  CHECK(absl::EndsWith(bare.err,
+                       "\nshortenctl: pass --api_key_file=PATH or set SHORTENER_API_KEY\n"));
+
+  Outcome bad_file = f.RunWithoutKey({"--api_key_file=" + f.Path("missing.key"), "keys", "list"});
+  CHECK(bad_file.exit_code == 2);
+  CHECK(absl::StartsWith(bad_file.err, "shortenctl: --api_key_file: cannot read "));
+}
+
+TEST_CASE("shortenctl takes the key from SHORTENER_API_KEY, but --api_key_file wins",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey weak = CreateKey(f, "ctl-env", "resolve");
+  const std::string admin_key(absl::StripAsciiWhitespace(ReadFile(f.admin_key_file())));
+  setenv("SHORTENER_API_KEY", admin_key.c_str(), 1);
+  Outcome from_env = f.RunWithoutKey({"keys", "list"});
+  Outcome file_wins = f.RunWithoutKey({"--api_key_file=" + weak.file, "keys", "list"});
+  unsetenv("SHORTENER_API_KEY");
+  INFO(from_env.output << file_wins.output);
+  CHECK(from_env.exit_code == 0);
+  CHECK(absl::StrContains(from_env.out, "ctl-env"));
+  CHECK(file_wins.exit_code == 1);
+  CHECK(absl::StrContains(file_wins.err, "PERMISSION_DENIED"));
+}
+
+TEST_CASE("shortenctl stats prints the click table and JSON", "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-stats"});
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.output, "code");
+  // Three human clicks and a bot on 2030-01-01, as an edge would report them.
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-stats-1");
+  const char* agents[] = {
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+      "Chrome/120.0.0.0 Safari/537.36",
+      "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"};
+  for (int i = 0; i < 4; ++i) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() =
+        grpcutil::ToProtoTimestamp(absl::FromUnixSeconds(1893456000 + 3600 * (i % 2)));
+    e->set_client_ip(i == 0 ? "192.0.2.1" : "192.0.2.2");
+    e->set_user_agent(agents[i == 3 ? 1 : 0]);
+    e->set_http_status(302);
+  }
+  v1::RecordClicksResponse recorded;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  REQUIRE(f.service().NewStub()->RecordClicks(&ctx, clicks, &recorded).ok());
+  REQUIRE(recorded.accepted() == 4);
+
+  Outcome hourly = f.Run({"stats", code, "--from=2030-01-01T00:00:00Z", "--to=2030-01-01T02:00:00Z",
+                          "--granularity=hour"});
+  INFO(hourly.output);
+  REQUIRE(hourly.exit_code == 0);
+  CHECK(absl::StrContains(hourly.output, code + ": clicks per hour (UTC), 2030-01-01 00:00 to "
+                                                "2030-01-01 01:00\n"));
+  CHECK(absl::StrContains(hourly.output, "START             HUMAN  BOTS  UNIQUE\n"));
+  CHECK(absl::StrContains(hourly.output, "2030-01-01 00:00  2      0     2\n"));
+  CHECK(absl::StrContains(hourly.output, "2030-01-01 01:00  1      1     1\n"));
+  CHECK(absl::StrContains(hourly.output, "total             3      1     2\n"));
+  CHECK(absl::StrContains(hourly.output, "top browsers  Chrome 3\n"));
+
+  Outcome json = f.Run({"--json", "stats", code, "--from=2030-01-01", "--to=2030-01-02"});
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  CHECK(absl::StrContains(json.output, "\"total_human_clicks\":\"3\""));
+  CHECK(absl::StrContains(json.output, "\"total_bot_clicks\":\"1\""));
+
+  Outcome get = f.Run({"get", code});
+  CHECK(Row(get.output, "clicks") == "3");
+
+  Outcome bad = f.Run({"stats", code, "--granularity=week"});
+  CHECK(bad.exit_code == 2);
+  CHECK(absl::StrContains(bad.output, "--granularity: must be hour or day, got \"week\""));
+  Outcome reversed = f.Run({"stats", code, "--from=2030-01-02", "--to=2030-01-01"});
+  CHECK(reversed.exit_code == 1);
+  CHECK(absl::StrContains(reversed.output, "INVALID_ARGUMENT: start_time"));
+  Outcome elsewhere = f.Run({"get", code, "--from=7d"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.output, "apply to stats only"));
+  Outcome missing = f.Run({"stats", "no-such-code"});
+  CHECK(missing.exit_code == 1);
+  CHECK(absl::StrContains(missing.output, "NOT_FOUND"));
+}
+
+}  // namespace
+}  // namespace shortener::testing
