@@ -1,5 +1,5 @@
 // PgApiKeyStore on a private PostgreSQL: the contract suite
-// (tests/auth/api_key_store_contract.*), plus what only the database has:
+// (tests/lib/auth/api_key_store_contract.*), plus what only the database has:
 // the NULL tenant column of infrastructure keys, revocation NOTIFYs, that no
 // plaintext key ever reaches the api_keys table, the table's CHECK
 // constraints, migration 0008's conversion of existing keys, and outages.
