@@ -15,6 +15,7 @@
 #   SHORTENER_SKIP_FUZZ=1 deploy/local/test.sh         # skip the fuzz step
 #   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
 #   SHORTENER_SKIP_SYSTEMD=1 deploy/local/test.sh      # skip the systemd units' check
+#   SHORTENER_SKIP_K8S=1 deploy/local/test.sh          # skip the Kubernetes manifests' check
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source deploy/local/deps.sh
@@ -30,6 +31,16 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   find proto lib services edge tests \( -name '*.cc' -o -name '*.h' -o -name '*.proto' \) \
     -print0 | xargs -0 clang-format-14 --dry-run -Werror
+fi
+
+# The Kubernetes manifests (deploy/k8s/, docs/deploy.md): rendered, policy and
+# Kubernetes 1.27 schema checks, offline once its npm tools are cached (its
+# steps print "skipped: ..." where they cannot run). Needs no build: seconds.
+if [ -z "${SHORTENER_SKIP_K8S:-}" ]; then
+  echo "== Kubernetes manifests: tests/deploy/k8s_check.sh"
+  tests/deploy/k8s_check.sh
+else
+  echo "== Kubernetes manifests: skipped: SHORTENER_SKIP_K8S is set"
 fi
 
 # The same build dir and type as run.sh, so switching between the two
