@@ -37,9 +37,13 @@ inline constexpr char kMigrationApplied[] =
 inline constexpr char kRecordMigration[] =
     "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)";
 
-// The newest applied migration version; 0 when none is.
-inline constexpr char kNewestMigration[] =
-    "SELECT coalesce(max(version), 0) FROM schema_migrations";
+// One row, true when schema_migrations exists (false on an empty database:
+// reading the state must not create it).
+inline constexpr char kSchemaMigrationsExists[] =
+    "SELECT to_regclass('schema_migrations') IS NOT NULL";
+
+// Every recorded migration's version.
+inline constexpr char kRecordedMigrations[] = "SELECT version FROM schema_migrations";
 
 // --- Connection pool (connection_pool.cc) ---
 

@@ -1,12 +1,16 @@
 // Schema migrations on a real private cluster: applied once, idempotent,
-// safe to run concurrently, refused when the database is newer.
+// safe to run concurrently, a failing one rolled back and named; the schema
+// state read back (empty, older, current, newer) without changing anything.
 #include "lib/pg/migrations.h"
 
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "lib/pg/pg_error.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/status_matchers.h"
@@ -53,21 +57,112 @@ TEST_CASE("Concurrent migration runs from several processes' worth of threads ar
   CHECK(total == static_cast<int>(EmbeddedMigrations().size()));
 }
 
-TEST_CASE("A database newer than the binary is refused", "[lib/pg][pg]") {
-  auto cluster = PgCluster::Start();
+// Rows of schema_migrations, 0 when the table does not exist.
+int RecordedMigrations(const std::string& conninfo) {
+  pqxx::connection conn(conninfo);
+  pqxx::work tx(conn);
+  if (!tx.exec1("SELECT to_regclass('schema_migrations') IS NOT NULL")[0].as<bool>()) return 0;
+  return tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>();
+}
+
+TEST_CASE("The schema state of an empty database: every migration pending, nothing created",
+          "[lib/pg][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
   REQUIRE_THAT(cluster, IsOk());
+  absl::StatusOr<SchemaState> state = ReadSchemaState((*cluster)->ConnInfo());
+  REQUIRE_THAT(state, IsOk());
+  CHECK(state->database_version == 0);
+  CHECK(state->binary_version == EmbeddedMigrations().back().version);
+  REQUIRE(state->pending.size() == EmbeddedMigrations().size());
+  CHECK(state->pending.front() == EmbeddedMigrations().front().name);
+  CHECK_FALSE(state->current());
+  CHECK_FALSE(state->newer());
+  std::vector<std::string> names;
+  for (const Migration& m : EmbeddedMigrations()) names.push_back(m.name);
+  CHECK(DescribePending(*state) ==
+        absl::StrCat("database schema at version 0, this binary needs version ",
+                     EmbeddedMigrations().back().version, " (pending: ", absl::StrJoin(names, ", "),
+                     ")"));
+  pqxx::connection conn((*cluster)->ConnInfo());
+  pqxx::work tx(conn);
+  CHECK_FALSE(tx.exec1("SELECT to_regclass('schema_migrations') IS NOT NULL")[0].as<bool>());
+}
+
+TEST_CASE("The schema state of an older, a current and a newer database", "[lib/pg][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  const int newest = EmbeddedMigrations().back().version;
+  REQUIRE_THAT(ApplyMigrations(conninfo, /*up_to_version=*/newest - 2), IsOk());
+  absl::StatusOr<SchemaState> older = ReadSchemaState(conninfo);
+  REQUIRE_THAT(older, IsOk());
+  CHECK(older->database_version == newest - 2);
+  CHECK(older->pending == std::vector<std::string>{EmbeddedMigrations()[newest - 2].name,
+                                                   EmbeddedMigrations()[newest - 1].name});
+  CHECK_FALSE(older->current());
+
+  REQUIRE_THAT(ApplyMigrations(conninfo), IsOk());
+  absl::StatusOr<SchemaState> current = ReadSchemaState(conninfo);
+  REQUIRE_THAT(current, IsOk());
+  CHECK(current->database_version == newest);
+  CHECK(current->current());
+  CHECK_FALSE(current->newer());
+
+  // A later release's migration, applied by its migration Job before this
+  // binary's replicas are replaced: accepted (migrations keep the previous
+  // release working), and applying ours again changes nothing.
   {
-    pqxx::connection conn((*cluster)->ConnInfo());
+    pqxx::connection conn(conninfo);
     pqxx::work tx(conn);
     tx.exec0("INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_future.sql')");
     tx.commit();
   }
-  CHECK_THAT(ApplyMigrations((*cluster)->ConnInfo()),
-             HasCodeAndMessage(absl::StatusCode::kFailedPrecondition, "9999"));
+  absl::StatusOr<SchemaState> newer = ReadSchemaState(conninfo);
+  REQUIRE_THAT(newer, IsOk());
+  CHECK(newer->database_version == 9999);
+  CHECK(newer->binary_version == newest);
+  CHECK(newer->current());
+  CHECK(newer->newer());
+  absl::StatusOr<int> again = ApplyMigrations(conninfo);
+  REQUIRE_THAT(again, IsOk());
+  CHECK(*again == 0);
+  CHECK(RecordedMigrations(conninfo) == newest + 1);
+}
+
+TEST_CASE("A failing migration is rolled back, named, and the ones before it stay",
+          "[lib/pg][pg]") {
+  auto cluster = PgCluster::Start(/*apply_migrations=*/false);
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  const Migration& last = EmbeddedMigrations().back();
+  const int newest = last.version;
+  REQUIRE_THAT(ApplyMigrations(conninfo, /*up_to_version=*/newest - 1), IsOk());
+  {
+    // Recording the last migration fails, after its SQL ran: its
+    // transaction must take the SQL's effects back with it.
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    tx.exec0(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$BEGIN RAISE EXCEPTION 'refused by the test'; END$$");
+    tx.exec0(
+        absl::StrCat("CREATE TRIGGER refuse BEFORE INSERT ON schema_migrations FOR EACH ROW "
+                     "WHEN (NEW.version = ",
+                     newest, ") EXECUTE FUNCTION refuse()"));
+    tx.commit();
+  }
+  CHECK_THAT(ApplyMigrations(conninfo),
+             HasCodeAndMessage(absl::StatusCode::kInternal, "apply migration " + last.name));
+  absl::StatusOr<SchemaState> state = ReadSchemaState(conninfo);
+  REQUIRE_THAT(state, IsOk());
+  CHECK(state->database_version == newest - 1);
+  CHECK(state->pending == std::vector<std::string>{last.name});
 }
 
 TEST_CASE("An unreachable database is UNAVAILABLE, not a crash", "[lib/pg][pg]") {
   CHECK_THAT(ApplyMigrations("host=/nonexistent-dir port=1 dbname=x connect_timeout=2"),
+             HasCode(absl::StatusCode::kUnavailable));
+  CHECK_THAT(ReadSchemaState("host=/nonexistent-dir port=1 dbname=x connect_timeout=2"),
              HasCode(absl::StatusCode::kUnavailable));
 }
 
