@@ -144,14 +144,16 @@ stage_binaries() {
   done
 }
 
+# The packages are derived before make_image's call: a failure inside "$(...)"
+# in a command's arguments would not stop the script.
 stage_binaries shorten-service shorten-service shortenctl
-make_image shorten-service shortener 10001 \
-  "$(deploy/container/runtime-packages.sh "$stage_root"/shorten-service/bin/*)" \
+packages=$(deploy/container/runtime-packages.sh "$stage_root"/shorten-service/bin/*)
+make_image shorten-service shortener 10001 "$packages" \
   --change 'ENTRYPOINT ["/usr/local/bin/shorten-service"]' --change 'EXPOSE 50051'
 
 stage_binaries redirect-edge redirect-edge
-make_image redirect-edge shortener 10001 \
-  "$(deploy/container/runtime-packages.sh "$stage_root"/redirect-edge/bin/*)" \
+packages=$(deploy/container/runtime-packages.sh "$stage_root"/redirect-edge/bin/*)
+make_image redirect-edge shortener 10001 "$packages" \
   --change 'ENTRYPOINT ["/usr/local/bin/redirect-edge"]' --change 'EXPOSE 8080' \
   --change 'EXPOSE 9090'
 

@@ -47,8 +47,11 @@ owners=$(dpkg-query -S "${candidates[@]}" 2>/dev/null || true)
 for path in "${libraries[@]}"; do
   found=""
   while read -r candidate; do
-    found=$(printf '%s\n' "$owners" | awk -v p="$candidate" \
-      'index($0, ": " p) && substr($0, length($0) - length(p) + 1) == p { sub(/: .*/, ""); print; exit }')
+    # A here-string, not a pipe: awk leaves at the first match, which would
+    # kill a writer still writing (SIGPIPE, fatal under pipefail).
+    found=$(awk -v p="$candidate" \
+      'index($0, ": " p) && substr($0, length($0) - length(p) + 1) == p { sub(/: .*/, ""); print; exit }' \
+      <<<"$owners")
     if [ -n "$found" ]; then break; fi
   done < <(candidates_of "$path")
   if [ -z "$found" ]; then
