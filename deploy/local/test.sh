@@ -3,7 +3,8 @@
 # proto file is formatted as .clang-format says (clang-format 14, Debian
 # 12's), builds into build/ and runs ctest (unit tests, integration tests on
 # private PostgreSQL clusters the tests start themselves, end-to-end tests
-# with the real binaries).
+# with the real binaries). Then the container images of those binaries and
+# their smoke test (tests/deploy/container_smoke.sh).
 # Then the fuzz targets (tests/fuzz, built with clang in build/fuzz): every
 # seed and recorded crash input once, then each target for
 # SHORTENER_FUZZ_SECONDS (default 20) from its seeds, one per core. Then the
@@ -13,6 +14,7 @@
 #   deploy/local/test.sh                 # everything
 #   deploy/local/test.sh -R codec        # extra arguments go to the main ctest run
 #   SHORTENER_SKIP_FUZZ=1 deploy/local/test.sh         # skip the fuzz step
+#   SHORTENER_SKIP_CONTAINERS=1 deploy/local/test.sh   # skip the container images' smoke test
 #   SHORTENER_SKIP_SANITIZERS=1 deploy/local/test.sh   # skip the sanitizer passes
 #   SHORTENER_SKIP_SYSTEMD=1 deploy/local/test.sh      # skip the systemd units' check
 #   SHORTENER_SKIP_K8S=1 deploy/local/test.sh          # skip the Kubernetes manifests' check
@@ -52,6 +54,14 @@ cd build
 # --no-tests=error: a misconfigured build that registers no test must fail.
 ctest --output-on-failure --no-tests=error --timeout 300 -j "$jobs" "$@"
 cd ..
+
+if [ -z "${SHORTENER_SKIP_CONTAINERS:-}" ]; then
+  # docs/deploy.md, "Container images": the images of build/bin's binaries
+  # and their smoke test on a pod (about 1.5 min); prints "skipped: <reason>"
+  # where podman cannot run a container here.
+  echo "== container images: build and smoke test"
+  tests/deploy/container_smoke.sh --binaries build/bin
+fi
 
 # The systemd units (deploy/systemd/, docs/deploy.md): systemd-analyze verify
 # and security against build/bin, then the units run under a systemd of their
