@@ -61,6 +61,8 @@ if [ -z "${SHORTENER_SKIP_CONTAINERS:-}" ]; then
   # where podman cannot run a container here.
   echo "== container images: build and smoke test"
   tests/deploy/container_smoke.sh --binaries build/bin
+else
+  echo "== container images: skipped: SHORTENER_SKIP_CONTAINERS is set"
 fi
 
 # The systemd units (deploy/systemd/, docs/deploy.md): systemd-analyze verify
