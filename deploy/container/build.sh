@@ -9,6 +9,9 @@
 #   deploy/container/build.sh --tag 1.2.0
 #   deploy/container/build.sh --binaries build/bin  # package binaries built elsewhere (debug info stripped)
 #   deploy/container/build.sh --test-postgres    # also the smoke test's PostgreSQL 15 image
+#   deploy/container/build.sh --containerfile    # podman build of deploy/container/*.Containerfile
+#                                                # (FROM debian:bookworm-slim: needs a registry)
+#   deploy/container/build.sh --stage-only       # binaries and package lists for a docker build
 # Images: localhost/shortener/shorten-service:TAG, localhost/shortener/redirect-edge:TAG
 # (and localhost/shortener/test-postgres:TAG). Needs root, or a user with
 # subordinate ids (mmdebstrap's unshare mode); packages come from the Debian
@@ -25,11 +28,14 @@ usage() {
 tag=""
 binaries=""
 test_postgres=0
+mode=mmdebstrap
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag="$2"; shift 2 ;;
     --binaries) binaries="$2"; shift 2 ;;
     --test-postgres) test_postgres=1; shift ;;
+    --containerfile) mode=containerfile; shift ;;
+    --stage-only) mode=stage; shift ;;
     -h | --help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -41,7 +47,14 @@ if [ -z "$tag" ]; then
   fi
 fi
 
-for tool in mmdebstrap podman; do
+if [ "$test_postgres" -eq 1 ] && [ "$mode" != mmdebstrap ]; then
+  echo "--test-postgres is made with mmdebstrap only" >&2
+  exit 2
+fi
+tools=(podman)
+if [ "$mode" = mmdebstrap ]; then tools+=(mmdebstrap); fi
+if [ "$mode" = stage ]; then tools=(); fi
+for tool in "${tools[@]}"; do
   if ! command -v "$tool" >/dev/null; then
     echo "$tool is missing: deploy/local/deps.sh --containers installs it" >&2
     exit 1
@@ -112,8 +125,7 @@ make_image() {
   tar --delete --wildcards -f "$stage/root.tar" './dev/?*' ./etc/apt ./etc/dpkg \
     ./etc/resolv.conf ./etc/hostname ./var/log/apt ./var/lib/apt ./var/cache/apt
   local previous
-  previous=$(podman image inspect --format '{{.Id}}' "localhost/shortener/$name:$tag" 2>/dev/null ||
-    true)
+  previous=$(image_id "$name")
   podman import --quiet --message "shortener $name $revision" \
     --change "USER $uid:$uid" --change "WORKDIR /var/lib/shortener" \
     --change "LABEL org.opencontainers.image.title=$name" \
@@ -121,11 +133,21 @@ make_image() {
     --change "LABEL org.opencontainers.image.source=deploy/container/build.sh" \
     "$@" "$stage/root.tar" "localhost/shortener/$name:$tag" >/dev/null
   rm -f "$stage/root.tar"
-  # A rebuild under the same tag leaves the previous image untagged: drop it.
-  if [ -n "$previous" ] && [ -z "$(podman image inspect --format '{{.RepoTags}}' "$previous" |
+  drop_if_untagged "$previous"
+}
+
+# A rebuild under the same tag leaves the previous image untagged: drop it.
+drop_if_untagged() {
+  local image=$1
+  if [ -n "$image" ] && [ -z "$(podman image inspect --format '{{.RepoTags}}' "$image" |
     tr -d '[]')" ]; then
-    podman rmi "$previous" >/dev/null 2>&1 || true
+    podman rmi "$image" >/dev/null 2>&1 || true
   fi
+}
+
+# The id of the image localhost/shortener/NAME:TAG, if there is one.
+image_id() {
+  podman image inspect --format '{{.Id}}' "localhost/shortener/$1:$tag" 2>/dev/null || true
 }
 
 # stage_binaries NAME BINARY... : copies without debug information (a
@@ -144,18 +166,40 @@ stage_binaries() {
   done
 }
 
-# The packages are derived before make_image's call: a failure inside "$(...)"
-# in a command's arguments would not stop the script.
-stage_binaries shorten-service shorten-service shortenctl
-packages=$(deploy/container/runtime-packages.sh "$stage_root"/shorten-service/bin/*)
-make_image shorten-service shortener 10001 "$packages" \
-  --change 'ENTRYPOINT ["/usr/local/bin/shorten-service"]' --change 'EXPOSE 50051'
+# build_product_image NAME CHANGES...: the image of $stage_root/NAME/bin
+# with the runtime packages derived from those binaries (kept in
+# $stage_root/NAME/packages), by mmdebstrap or by NAME.Containerfile, whose
+# instructions say the same as CHANGES.
+build_product_image() {
+  local name=$1 packages previous
+  shift
+  # Derived before make_image's call: a failure inside "$(...)" in a
+  # command's arguments would not stop the script.
+  packages=$(deploy/container/runtime-packages.sh "$stage_root/$name"/bin/*)
+  printf '%s\n' "$packages" >"$stage_root/$name/packages"
+  case "$mode" in
+    stage) echo "staged $stage_root/$name (bin/, packages)" ;;
+    containerfile)
+      echo "== $name: podman build -f deploy/container/$name.Containerfile"
+      previous=$(image_id "$name")
+      podman build --quiet --pull=missing -f "deploy/container/$name.Containerfile" \
+        --build-arg PACKAGES="$(echo "$packages" | tr '\n' ' ')" \
+        --label "org.opencontainers.image.revision=$revision" \
+        -t "localhost/shortener/$name:$tag" "$stage_root/$name" >/dev/null
+      drop_if_untagged "$previous"
+      ;;
+    *) make_image "$name" shortener 10001 "$packages" "$@" ;;
+  esac
+}
 
+stage_binaries shorten-service shorten-service shortenctl
+build_product_image shorten-service \
+  --change 'ENTRYPOINT ["/usr/local/bin/shorten-service"]' --change 'EXPOSE 50051'
 stage_binaries redirect-edge redirect-edge
-packages=$(deploy/container/runtime-packages.sh "$stage_root"/redirect-edge/bin/*)
-make_image redirect-edge shortener 10001 "$packages" \
+build_product_image redirect-edge \
   --change 'ENTRYPOINT ["/usr/local/bin/redirect-edge"]' --change 'EXPOSE 8080' \
   --change 'EXPOSE 9090'
+if [ "$mode" = stage ]; then exit 0; fi
 
 images=(shorten-service redirect-edge)
 if [ "$test_postgres" -eq 1 ]; then
