@@ -166,6 +166,11 @@ void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceP
 absl::Status RunServer(const ServerConfig& unchecked) {
   SHORTENER_ASSIGN_OR_RETURN(const ValidServerConfig valid, ValidateConfig(unchecked));
   const ServerConfig& config = *valid;
+  if (config.migrate == MigrateMode::kOnly) {
+    SHORTENER_RETURN_IF_ERROR(MigrateOnly(valid));
+    LogInfo("--migrate=only: schema migrations done, exiting");
+    return absl::OkStatus();
+  }
   // Before the database: a bad certificate or key should stop the start at
   // once, not after migrations.
   SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,

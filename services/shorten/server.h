@@ -17,7 +17,9 @@ namespace shortener::service {
 // denied_domains_file and geoip_db. The three must be blocked in every thread by the
 // caller before any thread starts: see lib/common/termination_signals.h.
 // Returns OK after a clean drain, or why it could not start: the first
-// problem ValidateConfig finds, or a part that could not be built.
+// problem ValidateConfig finds, or a part that could not be built. With
+// --migrate=only it applies the migrations and returns (MigrateOnly,
+// service_parts.h) without serving.
 absl::Status RunServer(const ServerConfig& config);
 
 }  // namespace shortener::service

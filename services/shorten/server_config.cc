@@ -15,8 +15,9 @@ absl::Status CheckRequired(const ServerConfig& c) {
   if (c.postgres.empty()) {
     return absl::InvalidArgumentError("--postgres is required (a libpq connection string)");
   }
-  if (c.codec_secret_file.empty()) {
-    return absl::InvalidArgumentError("--codec_secret_file is required");
+  if (c.codec_secret_file.empty() && c.migrate != MigrateMode::kOnly) {
+    return absl::InvalidArgumentError(
+        "--codec_secret_file is required (except with --migrate=only)");
   }
   if (!absl::StartsWith(c.base_url, "http://") && !absl::StartsWith(c.base_url, "https://")) {
     return absl::InvalidArgumentError("--base_url must start with http:// or https://");
@@ -112,6 +113,26 @@ absl::Status CheckUrlLists(const ServerConfig& c) {
 }
 
 }  // namespace
+
+absl::StatusOr<MigrateMode> ParseMigrateMode(absl::string_view text) {
+  for (MigrateMode mode : {MigrateMode::kAuto, MigrateMode::kOnly, MigrateMode::kOff}) {
+    if (text == MigrateModeName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--migrate must be auto, only or off, not \"", text, "\""));
+}
+
+absl::string_view MigrateModeName(MigrateMode mode) {
+  switch (mode) {
+    case MigrateMode::kAuto:
+      return "auto";
+    case MigrateMode::kOnly:
+      return "only";
+    case MigrateMode::kOff:
+      return "off";
+  }
+  return "auto";
+}
 
 absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
   SHORTENER_RETURN_IF_ERROR(CheckRequired(config));

@@ -24,10 +24,30 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lib/grpcutil/tls.h"
 
 namespace shortener::service {
+
+// --migrate: what the service does with the schema migrations compiled into
+// it (docs/operations.md, "Schema migrations").
+enum class MigrateMode {
+  // Applies the pending ones, then serves (one replica applies them, the
+  // others wait on the advisory lock and find them applied).
+  kAuto,
+  // Applies the pending ones and exits: a migration Job or one-shot unit.
+  // Needs only --postgres (and --db_startup_timeout): nothing else is read.
+  kOnly,
+  // Applies nothing; refuses to start on an older schema (pending
+  // migrations), serves on the same or a newer one.
+  kOff,
+};
+
+// "auto", "only", "off" -> the mode; INVALID_ARGUMENT naming --migrate and
+// the values otherwise.
+absl::StatusOr<MigrateMode> ParseMigrateMode(absl::string_view text);
+absl::string_view MigrateModeName(MigrateMode mode);
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
@@ -69,6 +89,7 @@ struct ServerConfig {
   int64_t id_max_step = 1 << 20;
   absl::Duration id_segment_lifetime = absl::Minutes(15);
   absl::Duration db_startup_timeout = absl::Seconds(60);
+  MigrateMode migrate = MigrateMode::kAuto;
   absl::Duration shutdown_grace = absl::Seconds(10);
   bool record_visits = true;         // a visits row per click besides the hourly counts
   bool keep_full_ips = false;        // false: IPv4 /24, IPv6 /48
@@ -93,7 +114,9 @@ class ValidServerConfig {
 // Checks the values that need no I/O (ranges, required fields, URL and
 // domain syntax, TLS flags that go together); INVALID_ARGUMENT naming the
 // flag of the first field that fails, as above. Files, the database and the
-// listen address are checked when the parts are built.
+// listen address are checked when the parts are built. With
+// --migrate=only, --codec_secret_file is not required (the other fields are
+// still checked: a Job usually shares the replicas' flags).
 absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config);
 
 }  // namespace shortener::service

@@ -5,11 +5,31 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace {
 const shortener::service::ServerConfig kDefaults;
 }  // namespace
+
+namespace shortener::service {
+
+// --migrate's text form, for Abseil (found by argument-dependent look-up):
+// a bad value stops the start with ParseMigrateMode's message.
+bool AbslParseFlag(absl::string_view text, MigrateMode* mode, std::string* error) {
+  absl::StatusOr<MigrateMode> parsed = ParseMigrateMode(text);
+  if (!parsed.ok()) {
+    *error = std::string(parsed.status().message());
+    return false;
+  }
+  *mode = *parsed;
+  return true;
+}
+
+std::string AbslUnparseFlag(MigrateMode mode) { return std::string(MigrateModeName(mode)); }
+
+}  // namespace shortener::service
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
           "gRPC listen address HOST:PORT (port 0: any free port)");
@@ -102,6 +122,10 @@ ABSL_FLAG(absl::Duration, id_segment_lifetime, kDefaults.id_segment_lifetime,
           "target lifetime of an id segment; the step adapts to it");
 ABSL_FLAG(absl::Duration, db_startup_timeout, kDefaults.db_startup_timeout,
           "how long to wait for the database at start");
+ABSL_FLAG(shortener::service::MigrateMode, migrate, kDefaults.migrate,
+          "schema migrations compiled into this binary: auto (apply the pending ones, then serve), "
+          "only (apply them and exit 0, for a migration Job; needs only --postgres), off (apply "
+          "none: refuse to start on an older schema, serve on the same or a newer one)");
 ABSL_FLAG(bool, record_visits, kDefaults.record_visits,
           "store a visit row per click (time, client id, IP, browser, OS, device, referrer host) "
           "besides the hourly counts");
@@ -160,6 +184,7 @@ ServerConfig ServerConfigFromFlags() {
   c.id_max_step = absl::GetFlag(FLAGS_id_max_step);
   c.id_segment_lifetime = absl::GetFlag(FLAGS_id_segment_lifetime);
   c.db_startup_timeout = absl::GetFlag(FLAGS_db_startup_timeout);
+  c.migrate = absl::GetFlag(FLAGS_migrate);
   c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   c.record_visits = absl::GetFlag(FLAGS_record_visits);
   c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);

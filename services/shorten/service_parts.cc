@@ -34,24 +34,66 @@ absl::StatusOr<codec::ShortCodec> LoadCodec(const ServerConfig& config) {
   return codec::ShortCodec::Create({*secret, config.min_code_length});
 }
 
-// Migrations double as the database readiness probe at start: retried until
-// the database answers or db_startup_timeout passes.
-absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec& codec) {
+// Runs `step` until the database answers or db_startup_timeout passes:
+// at start, reaching the database doubles as its readiness probe. Only
+// UNAVAILABLE is retried; other errors (a failing migration) stop at once.
+template <typename Step>
+auto RetryUntilDatabaseAnswers(const ServerConfig& config, Step step) -> decltype(step()) {
   absl::Time give_up = absl::Now() + config.db_startup_timeout;
   absl::Duration backoff = absl::Milliseconds(200);
   while (true) {
-    absl::StatusOr<int> applied = pg::ApplyMigrations(config.postgres);
-    if (applied.ok()) {
-      if (*applied > 0) LogInfo("applied %d schema migration(s)", *applied);
-      break;
+    auto result = step();
+    if (result.ok() || !absl::IsUnavailable(result.status()) || absl::Now() + backoff > give_up) {
+      return result;
     }
-    if (!absl::IsUnavailable(applied.status()) || absl::Now() + backoff > give_up) {
-      return applied.status();
-    }
-    LogWarning("database not ready (%s); retrying", applied.status().ToString());
+    LogWarning("database not ready (%s); retrying", result.status().ToString());
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(5));
   }
+}
+
+// What the database's schema is, in the log; a newer one is a rolling
+// upgrade whose migrations already ran (accepted: lib/pg/migrations.h).
+void LogSchemaState(const pg::SchemaState& state) {
+  if (state.newer()) {
+    LogWarning(
+        "database schema at version %d, newer than this binary's %d: serving on it (migrations "
+        "keep the previous release working; replace this binary)",
+        state.database_version, state.binary_version);
+  } else {
+    LogInfo("database schema at version %d", state.database_version);
+  }
+}
+
+// --migrate=auto and only: applies what is pending (the advisory lock makes
+// replicas starting at once take turns), then reads the state back.
+absl::StatusOr<pg::SchemaState> ApplyPending(const ServerConfig& config) {
+  absl::StatusOr<int> applied =
+      RetryUntilDatabaseAnswers(config, [&config] { return pg::ApplyMigrations(config.postgres); });
+  if (!applied.ok()) return applied.status();
+  if (*applied > 0) LogInfo("applied %d schema migration(s)", *applied);
+  return pg::ReadSchemaState(config.postgres);
+}
+
+// --migrate=off: applies nothing; an older schema stops the start, saying
+// what to run.
+absl::StatusOr<pg::SchemaState> CheckSchema(const ServerConfig& config) {
+  absl::StatusOr<pg::SchemaState> state =
+      RetryUntilDatabaseAnswers(config, [&config] { return pg::ReadSchemaState(config.postgres); });
+  if (!state.ok() || state->current()) return state;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--migrate=off: ", pg::DescribePending(*state),
+      "; apply them first with shorten-service --migrate=only (the shortener-migrate Job or "
+      "unit), or start with --migrate=auto"));
+}
+
+// The schema as --migrate says, then the code secret checked against the
+// database.
+absl::Status PrepareDatabase(const ServerConfig& config, const codec::ShortCodec& codec) {
+  absl::StatusOr<pg::SchemaState> state =
+      config.migrate == MigrateMode::kOff ? CheckSchema(config) : ApplyPending(config);
+  if (!state.ok()) return state.status();
+  LogSchemaState(*state);
   return codec::VerifyOrRecordCodecFingerprint(config.postgres, codec::ShortCodec::kFormatVersion,
                                                codec.Fingerprint());
 }
@@ -266,6 +308,12 @@ void ServiceParts::Stop() {
   service.reset();
   shortener.reset();
   hub.reset();
+}
+
+absl::Status MigrateOnly(const ValidServerConfig& valid) {
+  SHORTENER_ASSIGN_OR_RETURN(pg::SchemaState state, ApplyPending(*valid));
+  LogSchemaState(state);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig& valid) {

@@ -82,9 +82,17 @@ struct ServiceParts {
 
 // Builds every part; the first failure stops the start. Checks the files
 // (code secret, deny list, GeoIP database) before the database, then waits
-// for the database (migrations, up to db_startup_timeout) and checks the
-// code secret against it.
+// for the database (up to db_startup_timeout), brings its schema forward
+// (--migrate=auto) or refuses an older one (--migrate=off: FAILED_PRECONDITION
+// naming both versions and what to run), and checks the code secret against
+// it.
 absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig& config);
+
+// --migrate=only: waits for the database (up to db_startup_timeout),
+// applies the pending migrations and returns; builds nothing else and reads
+// no file. UNAVAILABLE when the database never answered; a failing
+// migration's error (naming its file) otherwise.
+absl::Status MigrateOnly(const ValidServerConfig& config);
 
 }  // namespace shortener::service
 

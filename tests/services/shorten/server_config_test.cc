@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::service {
@@ -38,7 +39,8 @@ TEST_CASE("each field out of range is refused naming its flag", "[services/short
   };
   const std::vector<Case> cases = {
       {[](ServerConfig& c) { c.postgres.clear(); }, "--postgres is required"},
-      {[](ServerConfig& c) { c.codec_secret_file.clear(); }, "--codec_secret_file is required"},
+      {[](ServerConfig& c) { c.codec_secret_file.clear(); },
+       "--codec_secret_file is required (except with --migrate=only)"},
       {[](ServerConfig& c) { c.base_url = "ftp://sho.rt/"; },
        "--base_url must start with http:// or https://"},
       {[](ServerConfig& c) { c.base_url = "https://sho.rt"; }, "--base_url must end with /"},
@@ -84,6 +86,51 @@ TEST_CASE("each field out of range is refused naming its flag", "[services/short
     c.set(config);
     CHECK_THAT(ValidateConfig(config).status(),
                HasCodeAndMessage(absl::StatusCode::kInvalidArgument, c.message));
+  }
+}
+
+TEST_CASE("migrate mode only needs only --postgres; auto and off need the code secret",
+          "[services/shorten][config]") {
+  CHECK(ServerConfig().migrate == MigrateMode::kAuto);
+  ServerConfig only;
+  only.migrate = MigrateMode::kOnly;
+  only.postgres = "host=/run/postgresql dbname=shortener";
+  absl::StatusOr<ValidServerConfig> valid = ValidateConfig(only);
+  REQUIRE_THAT(valid, IsOk());
+  CHECK((*valid)->migrate == MigrateMode::kOnly);
+  only.postgres.clear();
+  CHECK_THAT(ValidateConfig(only).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--postgres is required"));
+  // The other flags are still checked: a Job shares the replicas' flags,
+  // and a typo there should fail the Job, not the rollout after it.
+  only.postgres = "host=/run/postgresql dbname=shortener";
+  only.blocking_queue = 0;
+  CHECK_THAT(ValidateConfig(only).status(),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--blocking_queue"));
+  for (MigrateMode mode : {MigrateMode::kAuto, MigrateMode::kOff}) {
+    ServerConfig config = Minimal();
+    config.migrate = mode;
+    config.codec_secret_file.clear();
+    CHECK_THAT(ValidateConfig(config).status(),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                 "--codec_secret_file is required (except with --migrate=only)"));
+  }
+}
+
+TEST_CASE("migrate mode is auto, only or off, and a bad one names them",
+          "[services/shorten][config]") {
+  for (MigrateMode mode : {MigrateMode::kAuto, MigrateMode::kOnly, MigrateMode::kOff}) {
+    absl::StatusOr<MigrateMode> parsed = ParseMigrateMode(MigrateModeName(mode));
+    REQUIRE_THAT(parsed, IsOk());
+    CHECK(*parsed == mode);
+  }
+  CHECK(MigrateModeName(MigrateMode::kOnly) == "only");
+  for (const char* bad : {"", "AUTO", "yes", "on", "only "}) {
+    INFO(bad);
+    CHECK_THAT(
+        ParseMigrateMode(bad).status(),
+        HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                          absl::StrCat("--migrate must be auto, only or off, not \"", bad, "\"")));
   }
 }
 
