@@ -5,7 +5,8 @@
 # mmdebstrap holding only the packages of the shared libraries the binaries
 # load (runtime-packages.sh derives them from the binaries), a non-root user,
 # no shell, imported with `podman import`, the binary as the entrypoint.
-#   deploy/container/build.sh                    # both images, tagged with the commit
+# Besides: /bin/sleep (coreutils), for Kubernetes' preStop hook (deploy/k8s).
+#   deploy/container/build.sh                    # both images, tagged 0.1.0
 #   deploy/container/build.sh --tag 1.2.0
 #   deploy/container/build.sh --binaries build/bin  # package binaries built elsewhere (debug info stripped)
 #   deploy/container/build.sh --test-postgres    # also the smoke test's PostgreSQL 15 image
@@ -25,7 +26,9 @@ usage() {
   exit 2
 }
 
-tag=""
+# The release deploy/k8s's manifests pin; the commit is in the images'
+# org.opencontainers.image.revision label.
+tag="0.1.0"
 binaries=""
 test_postgres=0
 mode=mmdebstrap
@@ -40,11 +43,9 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
 done
-if [ -z "$tag" ]; then
-  tag=$(git rev-parse --short=12 HEAD 2>/dev/null || echo dev)
-  if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    tag="$tag-dirty"
-  fi
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  revision="$revision-dirty"
 fi
 
 if [ "$test_postgres" -eq 1 ] && [ "$mode" != mmdebstrap ]; then
@@ -85,7 +86,6 @@ stage_root="$build_dir/images"
 mkdir -p "$stage_root"
 stage_root=$(cd "$stage_root" && pwd)
 finish_root="$(pwd)/deploy/container/finish-root.sh"
-revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 
 # make_image NAME USER UID PACKAGES CHANGES... : the root (mmdebstrap, extract
 # variant: the packages' files only, no maintainer scripts, no dpkg/apt) with
@@ -95,7 +95,13 @@ make_image() {
   local name=$1 user=$2 uid=$3 packages=$4
   shift 4
   local stage="$stage_root/$name"
-  local hook_args="$stage/bin $user $uid" excludes=()
+  local hook_args="$stage/bin $user $uid" excludes
+  # The product images: of coreutils only /bin/sleep (Kubernetes 1.27 has no
+  # sleep action for a preStop hook), and no other program (ldconfig, ldd,
+  # iconv... of libc6).
+  excludes=(--dpkgopt='path-exclude=/bin/*' --dpkgopt='path-include=/bin/sleep'
+    --dpkgopt='path-exclude=/sbin/*' --dpkgopt='path-exclude=/usr/bin/*'
+    --dpkgopt='path-exclude=/usr/sbin/*' --dpkgopt='path-exclude=/usr/libexec/*')
   if [ "$name" = test-postgres ]; then
     # initdb starts the server through /bin/sh. PostgreSQL's JIT (LLVM, Z3),
     # Perl (postgresql-common's cluster tools) and locale sources are not
@@ -174,8 +180,10 @@ build_product_image() {
   local name=$1 packages previous
   shift
   # Derived before make_image's call: a failure inside "$(...)" in a
-  # command's arguments would not stop the script.
+  # command's arguments would not stop the script. coreutils: the preStop
+  # hook's sleep.
   packages=$(deploy/container/runtime-packages.sh "$stage_root/$name"/bin/*)
+  packages=$(printf '%s\ncoreutils\n' "$packages" | sort -u)
   printf '%s\n' "$packages" >"$stage_root/$name/packages"
   case "$mode" in
     stage) echo "staged $stage_root/$name (bin/, packages)" ;;
