@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <future>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -49,18 +50,38 @@ ReadBatcher::ReadBatcher(LinkStore* store, ReadBatchOptions options)
     : reader_(store), batcher_(BatcherOptions(options), &reader_) {}
 
 void ReadBatcher::GetById(int64_t id, Done done) {
-  Pending pending;
-  pending.id = id;
-  pending.done = std::move(done);
-  batcher_.Submit(std::move(pending));
+  batcher_.Submit(Pending{LinkKey::Id(id), std::move(done)});
 }
 
 void ReadBatcher::GetByAlias(std::string alias, Done done) {
-  Pending pending;
-  pending.alias = std::move(alias);
-  pending.by_alias = true;
-  pending.done = std::move(done);
-  batcher_.Submit(std::move(pending));
+  batcher_.Submit(Pending{LinkKey::Alias(std::move(alias)), std::move(done)});
+}
+
+void ReadBatcher::GetMany(std::vector<LinkKey> keys, ManyDone done) {
+  if (keys.empty()) {
+    done({});
+    return;
+  }
+  // Every slot exists before any look-up is queued: answers on different
+  // reader threads each fill their own element; the last one calls done.
+  struct Group {
+    Group(size_t n, ManyDone done) : links(n), remaining(n), done(std::move(done)) {}
+    std::vector<absl::StatusOr<Link>> links;
+    std::atomic<size_t> remaining;
+    ManyDone done;
+  };
+  auto group = std::make_shared<Group>(keys.size(), std::move(done));
+  std::vector<Pending> pending;
+  pending.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    pending.push_back(Pending{std::move(keys[i]), [group, i](absl::StatusOr<Link> link) {
+                                group->links[i] = std::move(link);
+                                if (group->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                                  group->done(std::move(group->links));
+                                }
+                              }});
+  }
+  batcher_.SubmitGroup(std::move(pending));
 }
 
 void ReadBatcher::Reader::Refuse(absl::Span<Pending> lookups, const batching::Refusal& why) {
@@ -99,6 +120,7 @@ ReadBatcher::Stats ReadBatcher::GetStats() const {
   stats.lookups = static_cast<int64_t>(batches.items);
   stats.queries = reader_.queries.load(std::memory_order_relaxed);
   stats.refused = static_cast<int64_t>(batches.refused_queue_full);
+  stats.queued = static_cast<int64_t>(batches.queued);
   return stats;
 }
 
@@ -109,10 +131,10 @@ void ReadBatcher::Reader::Run(std::vector<Pending> batch) {
   absl::flat_hash_map<int64_t, size_t> id_slot;
   absl::flat_hash_map<std::string, size_t> alias_slot;
   for (const Pending& p : batch) {
-    if (!p.by_alias) {
-      if (id_slot.emplace(p.id, ids.size()).second) ids.push_back(p.id);
-    } else if (alias_slot.emplace(p.alias, aliases.size()).second) {
-      aliases.push_back(p.alias);
+    if (!p.key.by_alias) {
+      if (id_slot.emplace(p.key.id, ids.size()).second) ids.push_back(p.key.id);
+    } else if (alias_slot.emplace(p.key.alias, aliases.size()).second) {
+      aliases.push_back(p.key.alias);
     }
   }
   Links by_id, by_alias;
@@ -122,11 +144,11 @@ void ReadBatcher::Reader::Run(std::vector<Pending> batch) {
   }
   queries.fetch_add((ids.empty() ? 0 : 1) + (aliases.empty() ? 0 : 1), std::memory_order_relaxed);
   for (Pending& p : batch) {
-    const Links& links = p.by_alias ? by_alias : by_id;
+    const Links& links = p.key.by_alias ? by_alias : by_id;
     if (!links.ok()) {
       p.done(links.status());
     } else {
-      p.done((*links)[p.by_alias ? alias_slot[p.alias] : id_slot[p.id]]);
+      p.done((*links)[p.key.by_alias ? alias_slot[p.key.alias] : id_slot[p.key.id]]);
     }
   }
 }

@@ -27,6 +27,12 @@
 // them INTERNAL "get links: unexpected exception: <what()>"; otherwise each
 // caller gets its link or NOT_FOUND as GetById / GetByAlias would answer.
 //
+// GetMany hands over many keys at once (BatchResolve's codes): they are
+// queued as one group, so that they go out in one batch when they fit in it
+// (two statements for up to max_batch keys, rather than one queue entry
+// each that the readers would have to regroup), and are accepted or refused
+// together.
+//
 // Built on batching::AdaptiveBatcher (lib/batching/adaptive_batcher.h),
 // with a blocking executor: the queue, its bound and the reader threads are
 // its; the look-ups and the answers are here.
@@ -49,6 +55,16 @@
 
 namespace shortener::store {
 
+// One key to look up: a link id, or an alias.
+struct LinkKey {
+  static LinkKey Id(int64_t id) { return LinkKey{id, std::string(), false}; }
+  static LinkKey Alias(std::string alias) { return LinkKey{0, std::move(alias), true}; }
+
+  int64_t id = 0;     // unless by_alias
+  std::string alias;  // if by_alias
+  bool by_alias = false;
+};
+
 struct ReadBatchOptions {
   // Ids per GetByIds call at most. Default 256.
   int max_batch = 256;
@@ -62,6 +78,8 @@ struct ReadBatchOptions {
 class ReadBatcher {
  public:
   using Done = std::function<void(absl::StatusOr<Link>)>;
+  // One answer per key, in the order of the keys.
+  using ManyDone = std::function<void(std::vector<absl::StatusOr<Link>>)>;
 
   // `store` must outlive the batcher. Options below 1 count as 1.
   ReadBatcher(LinkStore* store, ReadBatchOptions options);
@@ -79,6 +97,12 @@ class ReadBatcher {
   // The same for an alias: the link, NOT_FOUND "no link with alias \"x\"",
   // or an error as above.
   void GetByAlias(std::string alias, Done done);
+  // Queues the look-ups of `keys` as one group (see the file comment) and
+  // returns without waiting. `done` runs once, when the last is answered,
+  // with each key's answer as GetById / GetByAlias gives it; when the group
+  // is refused (max_queued look-ups would be waiting with it, or shutdown),
+  // every answer is that refusal, on this thread. No keys: done({}) at once.
+  void GetMany(std::vector<LinkKey> keys, ManyDone done);
 
   // Blocking conveniences: for tests, tools, and callers on a thread that
   // may block (never a reader thread, never a gRPC reactor).
@@ -90,14 +114,13 @@ class ReadBatcher {
     int64_t lookups = 0;  // look-ups answered through them (ids and aliases)
     int64_t queries = 0;  // GetByIds and GetByAliases calls made for them
     int64_t refused = 0;  // look-ups refused: max_queued were waiting
+    int64_t queued = 0;   // look-ups waiting for a reader now
   };
   Stats GetStats() const;
 
  private:
   struct Pending {
-    int64_t id = 0;     // unless by_alias
-    std::string alias;  // if by_alias
-    bool by_alias = false;
+    LinkKey key;
     Done done;
   };
 

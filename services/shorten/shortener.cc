@@ -339,24 +339,34 @@ void Shortener::BatchResolve(std::vector<std::string> codes, BatchResolveDone do
                                                  options_.max_batch_size, " codes, got ", n)));
     return;
   }
-  // Every slot exists before any look-up starts: callbacks on different
-  // threads then each fill their own element and never touch the container;
-  // the last one to finish answers.
-  struct Batch {
-    Batch(size_t n, BatchResolveDone done) : views(n), remaining(n), done(std::move(done)) {}
-    std::vector<absl::StatusOr<LinkView>> views;
-    std::atomic<size_t> remaining;
-    BatchResolveDone done;
-  };
-  auto batch = std::make_shared<Batch>(n, std::move(done));
+  // Codes that do not decode are answered here; the others go to the read
+  // batcher as one group, so that they share its statements.
+  std::vector<absl::StatusOr<LinkView>> views(n);
+  std::vector<store::LinkKey> keys;
+  std::vector<size_t> slots;  // keys[j] is the look-up of codes[slots[j]]
   for (size_t i = 0; i < n; ++i) {
-    Resolve(codes[i], [batch, i](absl::StatusOr<LinkView> view) {
-      batch->views[i] = std::move(view);
-      if (batch->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        batch->done(std::move(batch->views));
-      }
-    });
+    absl::StatusOr<std::optional<int64_t>> id = ParseCode(codes[i]);
+    if (!id.ok()) {
+      views[i] = Found(codes[i], id.status()).status();
+      continue;
+    }
+    keys.push_back(id->has_value() ? store::LinkKey::Id(**id) : store::LinkKey::Alias(codes[i]));
+    slots.push_back(i);
   }
+  reads_->GetMany(std::move(keys), [this, codes = std::move(codes), slots = std::move(slots),
+                                    views = std::move(views), done = std::move(done)](
+                                       std::vector<absl::StatusOr<store::Link>> links) mutable {
+    for (size_t j = 0; j < links.size(); ++j) {
+      const std::string& code = codes[slots[j]];
+      absl::StatusOr<store::Link> link = Found(code, std::move(links[j]));
+      if (link.ok()) {
+        views[slots[j]] = ToView(*std::move(link), code);
+      } else {
+        views[slots[j]] = link.status();
+      }
+    }
+    done(std::move(views));
+  });
 }
 
 absl::StatusOr<LinkView> Shortener::Resolve(absl::string_view code) {

@@ -292,8 +292,9 @@ TEST_CASE("aliases queued while the reader is busy share one GetByAliases call",
   CHECK(not_found == 10);
 }
 
-TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTED",
-          "[lib/store][concurrent]") {
+TEST_CASE(
+    "beyond max_queued a look-up, or a GetMany whole, is refused at once with RESOURCE_EXHAUSTED",
+    "[lib/store][concurrent]") {
   FaultyMemoryStore f;
   std::vector<int64_t> ids = AddLinks(f.memory, 4);
   ReadBatchOptions options;
@@ -308,14 +309,30 @@ TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTE
   };
   ask(ids[0]);
   REQUIRE(f.plan.WaitForCalls(1, "", absl::Seconds(20)));  // taken: the queue is empty again
-  for (int i = 1; i < 4; ++i) ask(ids[i]);
+  ask(ids[1]);
+  // Three keys would make four waiting: none of them is queued, though two
+  // would fit.
+  std::vector<absl::StatusOr<Link>> group;
+  bool answered = false;
+  batcher.GetMany({LinkKey::Id(ids[2]), LinkKey::Id(ids[3]), LinkKey::Alias("x")}, [&](auto links) {
+    group = std::move(links);
+    answered = true;
+  });
+  REQUIRE(answered);  // on this thread, before GetMany returned
+  REQUIRE(group.size() == 3);
+  for (const auto& r : group) {
+    CHECK_THAT(r, HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
+                                    "read batcher is full: 3 look-ups are waiting; retry later"));
+  }
+  CHECK(batcher.GetStats().refused == 3);
+  for (int i = 2; i < 4; ++i) ask(ids[i]);
   // The fourth waiting one: answered on this thread, before GetByAlias returns.
   absl::Status refused;
   batcher.GetByAlias("over", [&refused](absl::StatusOr<Link> r) { refused = r.status(); });
   CHECK_THAT(refused,
              HasCodeAndMessage(absl::StatusCode::kResourceExhausted,
                                "read batcher is full: 3 look-ups are waiting; retry later"));
-  CHECK(batcher.GetStats().refused == 1);
+  CHECK(batcher.GetStats().refused == 4);
   f.plan.OpenGate();
   REQUIRE(answers.WaitFor(4));
   CHECK(f.plan.calls(kGetByAliases) == 0);
@@ -330,6 +347,43 @@ TEST_CASE("beyond max_queued a look-up is refused at once with RESOURCE_EXHAUSTE
   owned.reset();
   for (const auto& [id, r] : answers.results) CHECK_THAT(r, IsOk());
   CHECK_THAT(later.results.begin()->second, HasCode(absl::StatusCode::kNotFound));
+}
+
+// ReadBatcher::GetMany, waiting for its answer.
+std::vector<absl::StatusOr<Link>> GetManyAndWait(ReadBatcher& batcher, std::vector<LinkKey> keys) {
+  std::promise<std::vector<absl::StatusOr<Link>>> result;
+  batcher.GetMany(std::move(keys), [&](auto links) { result.set_value(std::move(links)); });
+  return result.get_future().get();
+}
+
+TEST_CASE("GetMany answers each key in its place, ids and aliases mixed, in one batch",
+          "[lib/store][concurrent]") {
+  FaultyMemoryStore f;
+  std::vector<int64_t> ids = AddLinks(f.memory, 2);
+  std::vector<std::string> aliases = AddAliases(f.memory, 1);
+  ReadBatcher batcher(&f.store, ReadBatchOptions{});
+  const int64_t unknown = NextId();
+  auto links = GetManyAndWait(
+      batcher, {LinkKey::Id(ids[0]), LinkKey::Alias(aliases[0]), LinkKey::Id(unknown),
+                LinkKey::Id(ids[1]), LinkKey::Alias("no-such-alias"), LinkKey::Id(ids[0])});
+  REQUIRE(links.size() == 6);
+  REQUIRE_THAT(links[0], IsOk());
+  CHECK(links[0]->id == ids[0]);
+  REQUIRE_THAT(links[1], IsOk());
+  CHECK(links[1]->alias == aliases[0]);
+  CHECK_THAT(links[2], HasCodeAndMessage(absl::StatusCode::kNotFound,
+                                         absl::StrCat("no link with id ", unknown)));
+  REQUIRE_THAT(links[3], IsOk());
+  CHECK(links[3]->id == ids[1]);
+  CHECK_THAT(links[4], HasCodeAndMessage(absl::StatusCode::kNotFound,
+                                         "no link with alias \"no-such-alias\""));
+  REQUIRE_THAT(links[5], IsOk());
+  CHECK(links[5]->id == ids[0]);
+  CHECK(batcher.GetStats().batches == 1);
+  CHECK(f.plan.calls(kGetByIds) == 1);
+  CHECK(f.plan.calls(kGetByAliases) == 1);
+  CHECK(SingleCalls(f.plan) == 0);
+  CHECK(GetManyAndWait(batcher, {}).empty());
 }
 
 TEST_CASE("the destructor answers everything queued", "[lib/store][concurrent]") {

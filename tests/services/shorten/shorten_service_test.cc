@@ -288,7 +288,7 @@ TEST_CASE("every RPC that needs the blocking pool answers RESOURCE_EXHAUSTED whe
   release.set_value();
 }
 
-TEST_CASE("a full read batcher answers Resolve RESOURCE_EXHAUSTED and BatchResolve per item",
+TEST_CASE("a full read batcher answers Resolve RESOURCE_EXHAUSTED, and each item of BatchResolve",
           "[services/shorten][rpc][limits]") {
   ServiceHarnessOptions options;
   options.stack.reads.reader_threads = 1;
@@ -304,30 +304,34 @@ TEST_CASE("a full read batcher answers Resolve RESOURCE_EXHAUSTED and BatchResol
     v1::ResolveResponse response;
     return h.Call(&Stub::Resolve, tenant, request, &response);
   };
-  // The only reader is held in the store with `a`.
+  // The only reader is held in the store with `a`; `b` takes the one place
+  // in the queue.
   h.stack.link_faults.CloseGate();
   std::future<absl::Status> held = std::async(std::launch::async, resolve, a);
   REQUIRE(h.stack.link_faults.WaitForCalls(1, "GetByIds"));
-  // The batch's first code takes the one place in the queue; the others
-  // find it full.
+  std::future<absl::Status> queued = std::async(std::launch::async, resolve, b);
+  REQUIRE(ServiceHarness::Eventually([&h] { return h.stack.reads->GetStats().queued == 1; }));
+  CHECK_THAT(resolve(c),
+             HasCodeAndMessage(absl::StatusCode::kResourceExhausted, "read batcher is full"));
+  // A batch's codes are queued together or not at all: each item is refused
+  // and the call itself succeeds.
   v1::BatchResolveRequest batch;
   for (const std::string& code : {a, b, c}) batch.add_codes(code);
   v1::BatchResolveResponse batch_response;
-  std::future<absl::Status> batched = std::async(std::launch::async, [&] {
-    return h.Call(&Stub::BatchResolve, tenant, batch, &batch_response);
-  });
-  REQUIRE(ServiceHarness::Eventually([&h] { return h.stack.reads->GetStats().refused == 2; }));
-  CHECK_THAT(resolve(b),
-             HasCodeAndMessage(absl::StatusCode::kResourceExhausted, "read batcher is full"));
-  h.stack.link_faults.OpenGate();
-  CHECK_THAT(held.get(), IsOk());
-  REQUIRE_THAT(batched.get(), IsOk());
+  REQUIRE_THAT(h.Call(&Stub::BatchResolve, tenant, batch, &batch_response), IsOk());
   REQUIRE(batch_response.results_size() == 3);
-  CHECK(batch_response.results(0).response().long_url() == "https://example.com/a");
-  for (int i : {1, 2}) {
+  for (int i : {0, 1, 2}) {
     CHECK(batch_response.results(i).error().code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
     CHECK(absl::StrContains(batch_response.results(i).error().message(), "read batcher is full"));
   }
+  h.stack.link_faults.OpenGate();
+  CHECK_THAT(held.get(), IsOk());
+  CHECK_THAT(queued.get(), IsOk());
+  // With room again, the same batch is answered.
+  batch_response.Clear();
+  REQUIRE_THAT(h.Call(&Stub::BatchResolve, tenant, batch, &batch_response), IsOk());
+  REQUIRE(batch_response.results_size() == 3);
+  CHECK(batch_response.results(2).response().long_url() == "https://example.com/c");
 }
 
 TEST_CASE("a full key look-up pool answers RESOURCE_EXHAUSTED naming it",

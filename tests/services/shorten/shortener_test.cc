@@ -340,6 +340,38 @@ TEST_CASE("BatchResolve answers every code in order as Resolve would, each faili
   CHECK((*views)[5]->link.id == generated->link.link.id);
 }
 
+TEST_CASE("BatchResolve's codes reach the store together: one batch, one statement per key kind",
+          "[services/shorten]") {
+  Fixture f;
+  std::vector<std::string> codes;
+  for (int i = 0; i < 200; ++i) {
+    auto out = f.Shorten(absl::StrCat("https://example.com/together/", i));
+    REQUIRE_THAT(out, IsOk());
+    codes.push_back(out->link.code);
+  }
+  for (int i = 0; i < 50; ++i) {
+    ShortenInput aliased;
+    aliased.long_url = absl::StrCat("https://example.com/together/alias/", i);
+    aliased.custom_alias = absl::StrCat("together-", i);
+    REQUIRE_THAT(f.Shorten(aliased), IsOk());
+    codes.push_back(aliased.custom_alias);
+  }
+  const store::ReadBatcher::Stats before = f.reads->GetStats();
+  auto views = BatchResolve(f, codes);
+  REQUIRE_THAT(views, IsOk());
+  REQUIRE(views->size() == codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) {
+    REQUIRE_THAT((*views)[i], IsOk());
+    CHECK((*views)[i]->code == codes[i]);
+  }
+  const store::ReadBatcher::Stats after = f.reads->GetStats();
+  // Code by code, an idle read batcher would send the first code alone and
+  // the rest in at least one more batch.
+  CHECK(after.batches - before.batches == 1);
+  CHECK(after.lookups - before.lookups == 250);
+  CHECK(after.queries - before.queries == 2);  // one GetByIds, one GetByAliases
+}
+
 TEST_CASE("BatchResolve takes 1 to 1000 codes", "[services/shorten]") {
   Fixture f;
   CHECK_THAT(BatchResolve(f, {}),
