@@ -17,7 +17,9 @@ ABSL_FLAG(std::string, listen, kDefaults.listen,
 ABSL_FLAG(std::string, admin_listen, kDefaults.admin_listen,
           "address of the admin listener HOST:PORT serving /metrics, /healthz and /readyz, kept "
           "off the public port (loopback by default; a pod binds its own IP); empty: none");
-ABSL_FLAG(std::string, service, kDefaults.service, "the shorten-service's gRPC address HOST:PORT");
+ABSL_FLAG(std::string, service, kDefaults.service,
+          "the shorten-service's gRPC target: HOST:PORT, or dns:///NAME:PORT (e.g. a headless "
+          "Service); calls are spread over every address it resolves to (round_robin)");
 ABSL_FLAG(std::string, service_tls_ca, "",
           "PEM CA certificate(s) the service's certificate must chain to: connect over TLS; "
           "default: plaintext");

@@ -47,6 +47,16 @@ grpc::ChannelArguments EdgeChannelArguments() {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2'000);
+  // Every address the target resolves to gets calls: behind a headless
+  // Service (dns:///name:port) that is every service replica, where
+  // pick_first would send everything to one. Ours, not DNS's: a TXT record
+  // cannot change it.
+  args.SetServiceConfigJSON(R"({"loadBalancingConfig":[{"round_robin":{}}]})");
+  args.SetInt(GRPC_ARG_SERVICE_CONFIG_DISABLE_RESOLUTION, 1);
+  // gRPC re-resolves a dns:/// name when a connection fails or closes, but
+  // at most this often (default 30 s): a replica's new address is used
+  // within 5 s of the old one going away.
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 5'000);
   return args;
 }
 

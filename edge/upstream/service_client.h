@@ -41,8 +41,10 @@ struct ServiceClientOptions {
 };
 
 // gRPC channel arguments the edge uses towards the service: keepalive pings
-// so a vanished peer (not just a closed socket) is noticed in seconds, and
-// quick reconnects after the service restarts.
+// so a vanished peer (not just a closed socket) is noticed in seconds,
+// quick reconnects after the service restarts, and the round_robin policy:
+// calls spread over every address the target resolves to (all replicas
+// behind a dns:/// name of a headless Service; docs/edge.md).
 grpc::ChannelArguments EdgeChannelArguments();
 
 class ServiceClient final : public LinkResolver {

@@ -102,6 +102,15 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   // channelz keeps per-call counters for a debug service we do not register.
   builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
   AddKeepaliveArgs(config, builder);
+  // Clients that resolve a name (edges on a headless Service's dns:/// name)
+  // look it up again only when a connection closes: closing each now and
+  // then lets them find replicas added since. The grace stays unlimited, so
+  // a WatchInvalidations stream is not cut.
+  if (config.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config.max_connection_age)));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", config.listen));

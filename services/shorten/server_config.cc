@@ -85,6 +85,10 @@ absl::Status CheckTimesAndSteps(const ServerConfig& c) {
     return absl::InvalidArgumentError(
         "--keepalive_time and --keepalive_timeout must be between 1s and 24h");
   }
+  if (c.max_connection_age != absl::ZeroDuration() &&
+      (c.max_connection_age < absl::Seconds(1) || c.max_connection_age > absl::Hours(24))) {
+    return absl::InvalidArgumentError("--max_connection_age must be 0 (never) or 1s to 24h");
+  }
   if (c.group_commit_batch < 1 || c.group_commit_batch > 10000) {
     return absl::InvalidArgumentError("--group_commit_batch must be between 1 and 10000");
   }

@@ -85,6 +85,10 @@ struct ServerConfig {
   int invalidation_max_pending = 10000;                        // per subscriber, then drop_all
   absl::Duration keepalive_time = absl::Seconds(10);           // gRPC pings to idle clients
   absl::Duration keepalive_timeout = absl::Seconds(5);  // unanswered ping: drop the connection
+  // A client connection is closed gracefully (GOAWAY; calls and streams on
+  // it finish) after about this long, so that clients resolve the service's
+  // name again and find replicas added since; 0: never.
+  absl::Duration max_connection_age = absl::Minutes(5);
   int64_t id_initial_step = 1000;
   int64_t id_max_step = 1 << 20;
   absl::Duration id_segment_lifetime = absl::Minutes(15);

@@ -115,6 +115,10 @@ ABSL_FLAG(absl::Duration, keepalive_time, kDefaults.keepalive_time,
           "gRPC keepalive ping interval on idle connections and streams");
 ABSL_FLAG(absl::Duration, keepalive_timeout, kDefaults.keepalive_timeout,
           "a connection whose keepalive ping goes unanswered this long is dropped");
+ABSL_FLAG(absl::Duration, max_connection_age, kDefaults.max_connection_age,
+          "a client connection is closed gracefully (GOAWAY: calls and streams on it finish, new "
+          "calls go to a new connection) after about this long (+-10%), so that clients such as "
+          "edges resolve the service's name again and find replicas added since; 0: never");
 ABSL_FLAG(int64_t, id_initial_step, kDefaults.id_initial_step,
           "ids leased per segment at start (the step then adapts)");
 ABSL_FLAG(int64_t, id_max_step, kDefaults.id_max_step, "most ids leased per segment");
@@ -180,6 +184,7 @@ ServerConfig ServerConfigFromFlags() {
   c.invalidation_max_pending = absl::GetFlag(FLAGS_invalidation_max_pending);
   c.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   c.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
+  c.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   c.id_initial_step = absl::GetFlag(FLAGS_id_initial_step);
   c.id_max_step = absl::GetFlag(FLAGS_id_max_step);
   c.id_segment_lifetime = absl::GetFlag(FLAGS_id_segment_lifetime);

@@ -10,9 +10,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "lib/codec/short_codec.h"
 #include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
@@ -72,6 +77,7 @@ class ServiceContractUpstream final : public ContractUpstream {
         ServiceClientOptions{});
   }
   ServiceProcess& service() { return *service_; }
+  const PgCluster& cluster() const { return *cluster_; }
 
   LinkResolver& resolver() override { return *client_; }
 
@@ -146,6 +152,61 @@ TEST_CASE("service client: a key the service refuses makes the client not ready"
   // The edge's own key is fine on the same service.
   CHECK(ResolveAndWait(upstream.resolver(), code).reply.outcome == ResolveOutcome::kActive);
   CHECK(Eventually([&] { return upstream.resolver().Ready(); }));
+}
+
+// The Resolve calls a service served, from the "served: ..." line it logs
+// when it stops (docs/operations.md); -1 when there is none.
+int ResolvesServed(const std::string& log) {
+  std::smatch match;
+  if (!std::regex_search(log, match, std::regex("served:.* Resolve=([0-9]+)"))) return -1;
+  return std::stoi(match[1]);
+}
+
+TEST_CASE("service client: calls spread over every replica the target names (round_robin)",
+          "[edge/upstream][pg][e2e]") {
+  ServiceContractUpstream upstream;
+  const std::string code = upstream.CreateLink(ContractLink("https://example.com/spread"));
+  ServiceProcessOptions options;
+  options.conninfo = upstream.cluster().ConnInfo();
+  options.secret_file = upstream.service().secret_file();
+  options.admin_key_file = upstream.service().admin_key_file();
+  // This one closes connections every second (GOAWAY, as it does every 5
+  // minutes by default so that edges find new replicas): the calls below,
+  // spread over 3 s, must not notice.
+  options.extra_flags = {"--max_connection_age=1s"};
+  auto second = ServiceProcess::Start(options);
+  REQUIRE(second.ok());
+  auto key_file = upstream.service().EdgeKeyFile();
+  REQUIRE(key_file.ok());
+  auto key = grpcutil::ReadApiKeyFile("api_key_file", *key_file);
+  REQUIRE(key.ok());
+  // Two replicas behind one target, as a headless Service's DNS name
+  // gives them (gRPC's static ipv4: list: one DNS name cannot name two
+  // ports on 127.0.0.1).
+  const std::string target =
+      absl::StrCat("ipv4:127.0.0.1:", upstream.service().port(), ",127.0.0.1:", (*second)->port());
+  ServiceClient client(grpcutil::CreateChannelWithApiKey(target, grpc::InsecureChannelCredentials(),
+                                                         EdgeChannelArguments(), *key),
+                       ServiceClientOptions{});
+  constexpr int kCalls = 40;
+  for (int i = 0; i < kCalls; ++i) {
+    const ResolveReply reply = ResolveAndWait(client, code).reply;
+    INFO(i << ": " << reply.error.ToString());
+    REQUIRE(reply.outcome == ResolveOutcome::kActive);
+    absl::SleepFor(absl::Milliseconds(75));
+  }
+  std::vector<int> served;
+  for (ServiceProcess* service : {&upstream.service(), second->get()}) {
+    REQUIRE(service->process().Signal(SIGTERM));
+    REQUIRE(service->process().Wait(absl::Seconds(30)) == std::optional<int>(0));
+    served.push_back(ResolvesServed(service->Log()));
+  }
+  INFO("Resolve calls served: " << served[0] << " and " << served[1]);
+  CHECK(served[0] + served[1] == kCalls);
+  // pick_first would give one replica all of them; round_robin alternates
+  // once both are connected.
+  CHECK(served[0] >= kCalls / 4);
+  CHECK(served[1] >= kCalls / 4);
 }
 
 }  // namespace
