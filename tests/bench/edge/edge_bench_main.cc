@@ -634,20 +634,20 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
                                                    Report& report, int round) {
   UncachedRound r;
   auto run_pgbench = [&]() -> absl::Status {
-    PgbenchSelectOptions po;
+    PgbenchRun po;
     po.socket_dir = f.pg->socket_dir();
     po.port = f.pg->port();
     po.user = f.pg->user();
     po.clients = c.connections;
     po.threads = c.pgbench_threads;
     po.seconds = c.seconds;
-    po.ids = ids;
+    po.protocol = "prepared";  // as the service runs links_get_by_id
     po.work_dir = f.work_dir;
     const double pg0 = ProcessTreeCpuSeconds(f.postmaster);
     const double cl0 = ReapedChildrenCpuSeconds();
     const CpuSample cpus0 = SampleCpus();
     const absl::Time t0 = absl::Now();
-    absl::StatusOr<PgbenchSelectResult> p = RunPgbenchSelect(po);
+    absl::StatusOr<PgbenchReport> p = RunPgbenchSelect(po, ids);
     r.pgbench_window_s = absl::ToDoubleSeconds(absl::Now() - t0);
     const CpuSample cpus1 = SampleCpus();
     if (!p.ok()) return p.status();
@@ -658,7 +658,7 @@ absl::StatusOr<UncachedRound> MeasureUncachedRound(const Config& c, Fixture& f, 
     r.pgbench_seconds = c.seconds;
     r.pgbench_cpu_busy = BusyFractions(cpus0, cpus1);
     u.pgbench_command = p->command;
-    u.pgbench_script = p->script;
+    u.pgbench_script = PgbenchSelectScript(ids);
     std::fprintf(stderr, "round %d pgbench: %.0f tps, avg %.2f ms\n", round + 1, p->tps,
                  p->latency_avg_ms);
     return absl::OkStatus();

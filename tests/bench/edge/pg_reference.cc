@@ -2,21 +2,12 @@
 
 #include <libpq-fe.h>
 
-#include <cstdio>
-#include <fstream>
 #include <memory>
-#include <optional>
-#include <sstream>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "tests/bench/common/bench_util.h"
-#include "tests/support/subprocess.h"
 
 namespace shortener::bench::edge {
 namespace {
@@ -92,56 +83,10 @@ std::string PgbenchSelectScript(const IdRange& ids) {
                       "FROM links l WHERE l.id = :id;\n");
 }
 
-absl::StatusOr<PgbenchSelectResult> RunPgbenchSelect(const PgbenchSelectOptions& o) {
-  const std::string script_path = o.work_dir + "/select_link.sql";
-  const std::string log_path = o.work_dir + "/pgbench.log";
-  PgbenchSelectResult result;
-  result.script = PgbenchSelectScript(o.ids);
-  {
-    std::ofstream script(script_path);
-    script << result.script;
-    if (!script) return absl::InternalError(absl::StrCat("cannot write ", script_path));
-  }
-  const std::vector<std::string> argv = {o.pgbench,
-                                         "-h",
-                                         o.socket_dir,
-                                         "-p",
-                                         std::to_string(o.port),
-                                         "-U",
-                                         o.user,
-                                         "-c",
-                                         std::to_string(o.clients),
-                                         "-j",
-                                         std::to_string(o.threads),
-                                         "-T",
-                                         std::to_string(o.seconds),
-                                         "-n",
-                                         "-M",
-                                         o.protocol,
-                                         "-f",
-                                         script_path,
-                                         o.dbname};
-  std::remove(log_path.c_str());
-  absl::StatusOr<testing::Subprocess> child = testing::Subprocess::Spawn(argv, log_path);
-  if (!child.ok()) return child.status();
-  const std::optional<int> rc = child->Wait(absl::Seconds(o.seconds + 120));
-  const std::string output = ReadFile(log_path);
-  if (rc != 0) {
-    return absl::InternalError(
-        absl::StrCat("pgbench failed (exit ", rc.value_or(-1), "); output:\n", Tail(output, 2000)));
-  }
-  bool found = false;
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (absl::StrContains(line, "without initial connection time")) {
-      found = NumberAfter(line, "tps = ", &result.tps);
-    }
-  }
-  if (!found || !NumberAfter(output, "latency average = ", &result.latency_avg_ms)) {
-    return absl::InternalError(
-        absl::StrCat("pgbench printed no tps; output:\n", Tail(output, 2000)));
-  }
-  result.command = absl::StrJoin(argv, " ");
-  return result;
+absl::StatusOr<PgbenchReport> RunPgbenchSelect(PgbenchRun run, const IdRange& ids) {
+  run.script = PgbenchSelectScript(ids);
+  run.script_name = "select_link.sql";
+  return RunPgbenchScript(run);
 }
 
 }  // namespace shortener::bench::edge

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tests/bench/common/pgbench.h"
 
 namespace shortener::bench::edge {
 
@@ -28,31 +29,12 @@ struct IdRange {
 };
 absl::StatusOr<IdRange> LinkIdRange(const std::string& conninfo);
 
-struct PgbenchSelectOptions {
-  std::string pgbench = "/usr/lib/postgresql/15/bin/pgbench";
-  std::string socket_dir;  // -h
-  int port = 5432;         // -p
-  std::string user;        // -U: the cluster's owner
-  std::string dbname = "postgres";
-  int clients = 64;
-  int threads = 2;
-  int seconds = 10;
-  std::string protocol = "prepared";
-  IdRange ids;
-  std::string work_dir;  // script and log go here
-};
-
-struct PgbenchSelectResult {
-  double tps = 0;
-  double latency_avg_ms = 0;
-  std::string command;
-  std::string script;
-};
-
 // The script pgbench runs (shown in the report).
 std::string PgbenchSelectScript(const IdRange& ids);
 
-absl::StatusOr<PgbenchSelectResult> RunPgbenchSelect(const PgbenchSelectOptions& options);
+// Runs pgbench once with PgbenchSelectScript(ids) (the rest of `run` as
+// given); see RunPgbenchScript.
+absl::StatusOr<PgbenchReport> RunPgbenchSelect(PgbenchRun run, const IdRange& ids);
 
 }  // namespace shortener::bench::edge
 

@@ -222,30 +222,31 @@ absl::StatusOr<ReportRow> MeasurePgbench(const BenchConfig& c, const testing::Pg
                                          const std::string& work_dir, std::string* command) {
   if (absl::Status st = CreatePgbenchTable(probe); !st.ok()) return st;
   PgbenchOptions o;
-  o.socket_dir = pg.socket_dir();
-  o.port = pg.port();
-  o.user = pg.user();
-  o.clients = c.inflight;
-  o.threads = c.pgbench_threads;
-  o.seconds = c.seconds;
-  o.protocol = c.pgbench_protocol;
-  o.work_dir = work_dir;
+  o.run.socket_dir = pg.socket_dir();
+  o.run.port = pg.port();
+  o.run.user = pg.user();
+  o.run.clients = c.inflight;
+  o.run.threads = c.pgbench_threads;
+  o.run.seconds = c.seconds;
+  o.run.protocol = c.pgbench_protocol;
+  o.run.work_dir = work_dir;
   if (c.checkpoint_each_phase) {
     if (absl::Status st = probe.Exec("CHECKPOINT"); !st.ok()) return st;
   }
   if (statements != nullptr) statements->Reset();
   absl::StatusOr<PgbenchResult> r = RunPgbench(o, probe);
   if (!r.ok()) return r.status();
-  *command = r->command;
+  *command = r->report.command;
   ReportRow row;
   row.name = absl::StrCat("pgbench 1-row INSERT/tx, ", c.inflight, " clients");
-  row.links_per_s = r->tps;
-  row.latency = absl::StrCat("avg ", Ms(r->latency_avg_ms), " ms");
+  row.links_per_s = r->report.tps;
+  row.latency = absl::StrCat("avg ", Ms(r->report.latency_avg_ms), " ms");
   row.ops = r->resources.write_transactions;
   row.resources = r->resources;
   row.service_measured = false;
   if (statements != nullptr) row.statements = statements->Table(8, row.ops);
-  std::fprintf(stderr, "pgbench: %.0f tps, latency avg %.2f ms\n", r->tps, r->latency_avg_ms);
+  std::fprintf(stderr, "pgbench: %.0f tps, latency avg %.2f ms\n", r->report.tps,
+               r->report.latency_avg_ms);
   return row;
 }
 
