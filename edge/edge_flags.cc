@@ -73,6 +73,10 @@ ABSL_FLAG(absl::Duration, miss_deadline, kDefaults.miss_deadline,
 ABSL_FLAG(int, max_alias_misses, kDefaults.max_alias_misses,
           "most custom-alias look-ups waiting for the service at once; one more gets 503 (or a "
           "stale entry) at once (generated codes are not limited)");
+ABSL_FLAG(absl::Duration, shutdown_delay, kDefaults.shutdown_delay,
+          "on SIGTERM, keep serving this long with /readyz answering 503 before draining, so that "
+          "load balancers stop sending new connections first (Kubernetes: instead of a preStop "
+          "sleep); a second SIGTERM or SIGINT ends the wait");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM, how long in-flight requests may take to finish");
 ABSL_FLAG(int64_t, max_request_line, static_cast<int64_t>(kDefaults.max_request_line),
@@ -143,6 +147,7 @@ EdgeConfig EdgeConfigFromFlags() {
   c.resolve_queue = absl::GetFlag(FLAGS_resolve_queue);
   c.miss_deadline = absl::GetFlag(FLAGS_miss_deadline);
   c.max_alias_misses = absl::GetFlag(FLAGS_max_alias_misses);
+  c.shutdown_delay = absl::GetFlag(FLAGS_shutdown_delay);
   c.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   c.max_request_line =
       static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_max_request_line)));

@@ -31,26 +31,6 @@
 
 namespace shortener::edge {
 
-absl::Status SplitHostPort(const std::string& flag, const std::string& value, std::string* host,
-                           int* port) {
-  const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, "=\"", value, "\": ", why, " (expected HOST:PORT)"));
-  };
-  const size_t colon = value.rfind(':');
-  if (colon == std::string::npos) return bad("no port");
-  std::string h = value.substr(0, colon);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  if (h.empty()) return bad("no host");
-  int p = -1;
-  if (!absl::SimpleAtoi(value.substr(colon + 1), &p) || p < 0 || p > 65535) {
-    return bad("port must be 0..65535");
-  }
-  *host = h;
-  *port = p;
-  return absl::OkStatus();
-}
-
 namespace {
 
 absl::Status ValidateClickConfig(const EdgeClickConfig& c) {
@@ -227,6 +207,9 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& c) {
         "--miss_deadline must be >= 0 (0: --resolve_timeout + 500ms)");
   }
   if (c.max_alias_misses < 1) return absl::InvalidArgumentError("--max_alias_misses must be >= 1");
+  if (c.shutdown_delay < absl::ZeroDuration() || c.shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_delay and --shutdown_grace must be >= 0");
+  }
   if (!(c.cache.negative_share >= 0 && c.cache.negative_share <= 0.5)) {
     return absl::InvalidArgumentError("--negative_cache_share must be 0..0.5");
   }
@@ -387,7 +370,7 @@ absl::Status RunEdge(const EdgeConfig& config) {
   watcher.Start();
 
   AdminHandler admin_handler(AdminSources{[&handler] { return handler.MetricsText(); },
-                                          [&client] { return client.Ready(); }});
+                                          [&handler] { return handler.Ready(); }});
   absl::StatusOr<std::unique_ptr<http::HttpServer>> admin_server =
       StartAdminServer(config.admin_listen, &admin_handler);
   if (!admin_server.ok()) {
@@ -409,6 +392,14 @@ absl::Status RunEdge(const EdgeConfig& config) {
           grpcutil::TlsModeName(grpcutil::ClientTlsModeOf(config.service_tls)));
 
   const int signo = WaitForTermination();
+  if (config.shutdown_delay > absl::ZeroDuration()) {
+    // Balancers see /readyz fail and stop sending new connections while
+    // the edge still answers everything that arrives.
+    handler.StopBeingReady();
+    LogInfo("signal %d: not ready, serving on for %s before draining", signo,
+            absl::FormatDuration(config.shutdown_delay));
+    if (WaitForTerminationFor(config.shutdown_delay)) LogInfo("second signal: draining now");
+  }
   LogInfo("signal %d: draining (up to %s)", signo, absl::FormatDuration(config.shutdown_grace));
   // Stop HTTP first (in-flight misses are answered), then wait for the
   // Resolve calls still out: their callbacks use the resolver, the cache,

@@ -16,6 +16,7 @@
 #include "edge/cache/link_cache.h"
 #include "edge/clicks/click_queue.h"
 #include "edge/clicks/click_sender.h"
+#include "edge/http/host_port.h"  // SplitHostPort, for the flags
 #include "lib/grpcutil/tls.h"
 
 namespace shortener::edge {
@@ -52,6 +53,8 @@ struct EdgeConfig {
   // MissDeadline(config).
   absl::Duration miss_deadline = absl::ZeroDuration();
   int max_alias_misses = 128;  // alias look-ups waiting for the service at most
+  // After SIGTERM: serving on, /readyz 503, before the drain starts.
+  absl::Duration shutdown_delay = absl::ZeroDuration();
   absl::Duration shutdown_grace = absl::Seconds(10);
   size_t max_request_line = 8 * 1024;
   // Client connections over all loops; 0: what the open-file limit leaves
@@ -73,10 +76,6 @@ absl::Status ValidateEdgeConfig(const EdgeConfig& config);
 // that queues behind calls in flight still gets its own call's worth of
 // time.
 absl::Duration MissDeadline(const EdgeConfig& config);
-
-// Splits "host:port" / "[v6]:port". INVALID_ARGUMENT naming `flag`.
-absl::Status SplitHostPort(const std::string& flag, const std::string& value, std::string* host,
-                           int* port);
 
 // Runs the edge until SIGTERM/SIGINT (blocked beforehand in every thread:
 // BlockTerminationSignals). OK after a clean drain, or why it could not start.

@@ -99,8 +99,7 @@ void RedirectHandler::Handle(http::Exchange& exchange) {
   int status;
   switch (target.kind) {
     case TargetKind::kReadyz:
-      status =
-          AppendResponse(exchange.out(), PlanForReadiness(upstream_->Ready()), response_options);
+      status = AppendResponse(exchange.out(), PlanForReadiness(Ready()), response_options);
       break;
     case TargetKind::kPrefiltered:
       metrics_->CountPrefiltered(loop);

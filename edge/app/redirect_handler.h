@@ -110,6 +110,11 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
 
   // Set once the server runs, for /metrics (its connection figures).
   void set_server(const http::HttpServer* server) { server_.store(server); }
+  // From now on /readyz answers 503 whatever the upstream says: the process
+  // is about to drain (--shutdown_delay). Redirects are served as before.
+  void StopBeingReady() { stopping_.store(true, std::memory_order_relaxed); }
+  // Ready to serve misses: the upstream is, and StopBeingReady was not called.
+  bool Ready() const { return !stopping_.load(std::memory_order_relaxed) && upstream_->Ready(); }
 
   void Handle(http::Exchange& exchange) override;
 
@@ -148,6 +153,7 @@ class RedirectHandler : public http::Handler, public InvalidationSink {
   ClickRecording clicks_;
   RedirectHandlerOptions options_;
   std::atomic<const http::HttpServer*> server_{nullptr};
+  std::atomic<bool> stopping_{false};
   std::atomic<int> alias_misses_{0};  // alias fetches in flight
 };
 

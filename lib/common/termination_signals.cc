@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "absl/time/clock.h"
+
 namespace shortener {
 namespace {
 
@@ -29,6 +31,19 @@ int WaitForTermination(const std::function<void()>& on_hangup) {
     if (sigwait(&set, &signo) != 0) continue;
     if (signo != SIGHUP) return signo;
     if (on_hangup) on_hangup();
+  }
+}
+
+bool WaitForTerminationFor(absl::Duration timeout) {
+  const sigset_t set = TerminationSet();
+  const absl::Time end = absl::Now() + timeout;
+  while (true) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    const timespec wait = absl::ToTimespec(left);
+    const int signo = sigtimedwait(&set, nullptr, &wait);
+    if (signo == SIGTERM || signo == SIGINT) return true;
+    // SIGHUP, EINTR or EAGAIN (the time ran out: checked at the top).
   }
 }
 

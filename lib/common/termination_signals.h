@@ -10,6 +10,8 @@
 
 #include <functional>
 
+#include "absl/time/time.h"
+
 namespace shortener {
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and so in every
@@ -24,6 +26,11 @@ void BlockTerminationSignals();
 // long. SIGHUPs sent while one is pending or being handled may merge into
 // one (standard signals do not queue).
 int WaitForTermination(const std::function<void()>& on_hangup = {});
+
+// As WaitForTermination, for at most `timeout`: true when SIGTERM or SIGINT
+// came within it (a second one, during a shutdown delay), false when the
+// time ran out. SIGHUPs are consumed and ignored.
+bool WaitForTerminationFor(absl::Duration timeout);
 
 }  // namespace shortener
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -477,6 +478,51 @@ TEST_CASE("edge drains on SIGTERM: in-flight requests finish and it exits 0", "[
   CHECK(absl::Now() - term < absl::Seconds(10));
 }
 
+// Whether `done` holds within `limit` (polled every 10 ms).
+bool Within(absl::Duration limit, const std::function<bool()>& done) {
+  const absl::Time give_up = absl::Now() + limit;
+  while (!done()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+TEST_CASE("with --shutdown_delay, SIGTERM first makes /readyz 503 while redirects go on",
+          "[edge/e2e][e2e]") {
+  EdgeFixture f({"--shutdown_delay=3s"});
+  const v1::ShortenResponse created = f.Shorten("https://example.com/lame-duck");
+  REQUIRE(f.Get("/readyz").status == 200);
+  const absl::Time term = absl::Now();
+  REQUIRE(f.edge->process().Signal(SIGTERM));
+  // Not ready on both listeners, while new connections are still served.
+  CHECK(Within(absl::Seconds(2), [&f] { return f.Get("/readyz").status == 503; }));
+  auto admin = HttpGet(f.edge->admin_port(), "/readyz");
+  REQUIRE(admin.ok());
+  CHECK(admin->status == 503);
+  const HttpResponse redirect = f.Get("/" + created.code());
+  CHECK(redirect.status == 302);
+  CHECK(redirect.Header("location") == "https://example.com/lame-duck");
+  CHECK(absl::Now() - term < absl::Seconds(3));
+  // Then the drain, as without the delay.
+  CHECK(f.edge->process().Wait(absl::Seconds(15)) == 0);
+  CHECK(absl::Now() - term >= absl::Seconds(3));
+  CHECK_THAT(f.edge->Log(), Catch::Contains("not ready, serving on for 3s before draining"));
+}
+
+TEST_CASE("a second SIGTERM during --shutdown_delay drains at once", "[edge/e2e][e2e]") {
+  EdgeFixture f({"--shutdown_delay=60s"});
+  const absl::Time term = absl::Now();
+  REQUIRE(f.edge->process().Signal(SIGTERM));
+  REQUIRE(Within(absl::Seconds(10), [&f] {
+    return absl::StrContains(f.edge->Log(), "not ready, serving on for 1m before draining");
+  }));
+  REQUIRE(f.edge->process().Signal(SIGTERM));
+  CHECK(f.edge->process().Wait(absl::Seconds(15)) == 0);
+  CHECK(absl::Now() - term < absl::Seconds(20));
+  CHECK_THAT(f.edge->Log(), Catch::Contains("second signal: draining now"));
+}
+
 }  // namespace
 }  // namespace shortener::testing
 
@@ -778,6 +824,8 @@ TEST_CASE("edge refuses bad configuration with a message naming the flag", "[edg
       {{service, key, secret, "--resolve_batch=5000"}, "--resolve_batch must be 1..1000"},
       {{service, key, secret, "--resolve_queue=0"}, "--resolve_queue must be >= 1"},
       {{service, key, secret, "--miss_deadline=-1s"}, "--miss_deadline must be >= 0"},
+      {{service, key, secret, "--shutdown_delay=-1s"},
+       "--shutdown_delay and --shutdown_grace must be >= 0"},
       {{service, key, secret, "--max_alias_misses=0"}, "--max_alias_misses must be >= 1"},
       {{service, key, secret, "--negative_cache_share=0.9"},
        "--negative_cache_share must be 0..0.5"},

@@ -77,5 +77,17 @@ TEST_CASE("every SIGHUP sent while waiting runs the hook on the waiting thread",
   CHECK(hook_on_waiter.load());
 }
 
+TEST_CASE("WaitForTerminationFor ends at its timeout, or at once on a pending SIGTERM, not SIGHUP",
+          "[lib/common][concurrent]") {
+  BlockedSignals blocked;
+  REQUIRE(pthread_kill(pthread_self(), SIGHUP) == 0);
+  const absl::Time start = absl::Now();
+  CHECK_FALSE(WaitForTerminationFor(absl::Milliseconds(200)));
+  CHECK(absl::Now() - start >= absl::Milliseconds(200));
+  REQUIRE(pthread_kill(pthread_self(), SIGTERM) == 0);
+  CHECK(WaitForTerminationFor(absl::Seconds(30)));
+  CHECK_FALSE(WaitForTerminationFor(absl::ZeroDuration()));
+}
+
 }  // namespace
 }  // namespace shortener
