@@ -58,6 +58,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "lib/batching/batch_executor.h"
+#include "lib/common/histogram_counts.h"
 
 namespace shortener::batching {
 
@@ -100,6 +101,11 @@ class AdaptiveBatcher final : private batching_internal::BatchFinisher {
     uint64_t expired_queued = 0;      // items answered kExpired (at Submit or queued)
     size_t queued = 0;                // items waiting now
     int in_flight = 0;                // batches out now
+    // Items per batch formed.
+    HistogramCounts batch_sizes{BatchSizeBounds()};
+    // Per batch formed: how long its first (oldest) item had waited in the
+    // queue, in seconds.
+    HistogramCounts queue_wait_seconds{WaitSecondsBounds()};
   };
   Stats GetStats() const;
 
@@ -107,7 +113,8 @@ class AdaptiveBatcher final : private batching_internal::BatchFinisher {
   struct Entry {
     Item item;
     Clock::time_point deadline;
-    size_t group_left;  // items of its group from this one on (1 alone)
+    size_t group_left;           // items of its group from this one on (1 alone)
+    Clock::time_point enqueued;  // for Stats::queue_wait_seconds
   };
   using Started = absl::InlinedVector<std::pair<size_t, std::vector<Item>>, 1>;
   static constexpr size_t kNoSlot = ~size_t{0};
@@ -117,7 +124,7 @@ class AdaptiveBatcher final : private batching_internal::BatchFinisher {
 
   // With mu_ held: the refusal of `n` items with `deadline`, if any.
   std::optional<Refusal> Admit(size_t n, Clock::time_point deadline);
-  void Enqueue(Item item, Clock::time_point deadline, size_t group_left);
+  void Enqueue(Item item, Clock::time_point deadline, size_t group_left, Clock::time_point now);
   // After items were queued: starts a batch (async) or wakes a thread.
   // Releases `lock`.
   void Dispatch(std::unique_lock<std::mutex>& lock);

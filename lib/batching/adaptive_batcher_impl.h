@@ -40,7 +40,7 @@ void AdaptiveBatcher<Item>::Submit(Item item, Clock::time_point deadline) {
     executor_->Refuse(absl::MakeSpan(&item, 1), *refusal);
     return;
   }
-  Enqueue(std::move(item), deadline, 1);
+  Enqueue(std::move(item), deadline, 1, Clock::now());
   Dispatch(lock);
 }
 
@@ -53,8 +53,9 @@ void AdaptiveBatcher<Item>::SubmitGroup(std::vector<Item> items, Clock::time_poi
     executor_->Refuse(absl::MakeSpan(items), *refusal);
     return;
   }
+  const Clock::time_point now = Clock::now();
   for (size_t i = 0; i < items.size(); ++i) {
-    Enqueue(std::move(items[i]), deadline, items.size() - i);
+    Enqueue(std::move(items[i]), deadline, items.size() - i, now);
   }
   Dispatch(lock);
 }
@@ -75,8 +76,9 @@ std::optional<Refusal> AdaptiveBatcher<Item>::Admit(size_t n, Clock::time_point 
 }
 
 template <typename Item>
-void AdaptiveBatcher<Item>::Enqueue(Item item, Clock::time_point deadline, size_t group_left) {
-  queue_.push_back(Entry{std::move(item), deadline, group_left});
+void AdaptiveBatcher<Item>::Enqueue(Item item, Clock::time_point deadline, size_t group_left,
+                                    Clock::time_point now) {
+  queue_.push_back(Entry{std::move(item), deadline, group_left, now});
   if (deadline != Clock::time_point::max()) ++queued_with_deadline_;
 }
 
@@ -135,10 +137,15 @@ void AdaptiveBatcher<Item>::ArmTimer(Clock::time_point deadline) {
 
 template <typename Item>
 std::vector<Item> AdaptiveBatcher<Item>::TakeBatch(std::vector<Item>& expired) {
-  if (queued_with_deadline_ > 0) TakeExpired(Clock::now(), expired);
+  const Clock::time_point now = Clock::now();
+  if (queued_with_deadline_ > 0) TakeExpired(now, expired);
   const size_t max_batch = static_cast<size_t>(options_.max_batch);
   std::vector<Item> batch;
   batch.reserve(std::min(queue_.size(), max_batch));
+  if (!queue_.empty()) {
+    stats_.queue_wait_seconds.Observe(
+        std::chrono::duration<double>(now - queue_.front().enqueued).count());
+  }
   size_t group_rest = 0;  // items of the group taken last still to come
   while (!queue_.empty() && batch.size() < max_batch) {
     Entry& front = queue_.front();
@@ -153,6 +160,7 @@ std::vector<Item> AdaptiveBatcher<Item>::TakeBatch(std::vector<Item>& expired) {
   if (!batch.empty()) {
     stats_.batches += 1;
     stats_.items += batch.size();
+    stats_.batch_sizes.Observe(static_cast<double>(batch.size()));
   }
   return batch;
 }

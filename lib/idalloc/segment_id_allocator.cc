@@ -265,6 +265,9 @@ SegmentIdAllocator::Stats SegmentIdAllocator::GetStats() const {
   stats.current_step = step_;
   stats.waits = waits_;
   stats.prefetch_depth = depth_;
+  const int64_t size = slot.size.load(std::memory_order_relaxed);
+  stats.remaining = size - std::min(offset, size);
+  for (const Segment& segment : ready_) stats.remaining += segment.size();
   return stats;
 }
 

@@ -94,6 +94,9 @@ class SegmentIdAllocator {
     int64_t current_step = 0;    // step of the latest lease
     int64_t waits = 0;           // Next calls that had to wait for a segment
     int64_t prefetch_depth = 0;  // segments kept ahead (1: double buffer)
+    // IDs left to hand out without a lease: the rest of the current segment
+    // and the prefetched ones (approximate by a few under races).
+    int64_t remaining = 0;
   };
   Stats GetStats() const;
 

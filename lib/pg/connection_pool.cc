@@ -100,7 +100,11 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire(absl::Time deadlin
         --open_;
       }
       if (open_ < options_.max_size) break;
-      if (!returned_.wait_until(lock, absl::ToChronoTime(deadline), can_acquire)) {
+      ++waiting_;
+      const bool acquired = returned_.wait_until(lock, absl::ToChronoTime(deadline), can_acquire);
+      --waiting_;
+      if (!acquired) {
+        ++exhausted_;
         return absl::UnavailableError(absl::StrCat("database connection pool exhausted: all ",
                                                    options_.max_size,
                                                    " connections stayed busy until the deadline"));
@@ -169,6 +173,25 @@ void ConnectionPool::Return(std::unique_ptr<pqxx::connection> conn, bool discard
 int ConnectionPool::open_connections() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_;
+}
+
+absl::Status ConnectionPool::Ping(absl::Time deadline) {
+  return Run("ping", deadline, [](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    tx.exec(sql::kPing);
+    return absl::OkStatus();
+  });
+}
+
+ConnectionPool::Stats ConnectionPool::GetStats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats stats;
+  stats.max_size = options_.max_size;
+  stats.open = open_;
+  stats.in_use = open_ - static_cast<int>(idle_.size());
+  stats.waiting = waiting_;
+  stats.exhausted = exhausted_;
+  return stats;
 }
 
 }  // namespace shortener::pg

@@ -21,6 +21,7 @@
 #define SHORTENER_LIB_PG_CONNECTION_POOL_H_
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -117,8 +118,23 @@ class ConnectionPool {
     return status;
   }
 
+  // One round trip on a pooled connection (a readiness probe): OK when the
+  // database answered before `deadline`; Acquire's errors, or the query's
+  // translated, otherwise.
+  absl::Status Ping(absl::Time deadline);
+
   // Connections currently open (idle or leased). For tests and metrics.
   int open_connections() const;
+
+  // A snapshot for metrics.
+  struct Stats {
+    int max_size = 0;        // options.max_size
+    int open = 0;            // idle, leased or being opened
+    int in_use = 0;          // leased or being opened
+    int waiting = 0;         // Acquire calls waiting for a connection now
+    uint64_t exhausted = 0;  // Acquire calls that gave up at their deadline
+  };
+  Stats GetStats() const;
 
  private:
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect();
@@ -135,6 +151,8 @@ class ConnectionPool {
   // Guarded by mu_:
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   int open_ = 0;  // idle + leased + being opened
+  int waiting_ = 0;
+  uint64_t exhausted_ = 0;
 };
 
 }  // namespace shortener::pg

@@ -52,6 +52,9 @@ inline constexpr char kRecordedMigrations[] = "SELECT version FROM schema_migrat
 inline constexpr char kSetStatementTimeout[] =
     "SELECT set_config('statement_timeout', $1, false)";
 
+// A round trip that touches nothing: ConnectionPool::Ping (readiness).
+inline constexpr char kPing[] = "SELECT 1";
+
 // clang-format on
 
 }  // namespace shortener::pg::sql

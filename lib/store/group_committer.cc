@@ -101,7 +101,16 @@ GroupCommitter::Stats GroupCommitter::GetStats() const {
   stats.batches = static_cast<int64_t>(batches.batches);
   stats.links = static_cast<int64_t>(batches.items);
   stats.refused = static_cast<int64_t>(batches.refused_queue_full);
+  stats.queued = static_cast<int64_t>(batches.queued);
+  stats.batch_sizes = batches.batch_sizes;
+  stats.queue_wait_seconds = batches.queue_wait_seconds;
+  stats.commit_seconds = committer_.CommitSeconds();
   return stats;
+}
+
+HistogramCounts GroupCommitter::Committer::CommitSeconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return commit_seconds_;
 }
 
 void GroupCommitter::Committer::Refuse(absl::Span<Pending> links, const batching::Refusal& why) {
@@ -126,7 +135,13 @@ void GroupCommitter::Committer::Run(std::vector<Pending> batch) {
   std::vector<NewLink> links;
   links.reserve(batch.size());
   for (Pending& p : batch) links.push_back(std::move(p.link));
+  const auto start = std::chrono::steady_clock::now();
   std::vector<absl::StatusOr<CreateOutcome>> results = CreateLinksNoThrow(*store_, links);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commit_seconds_.Observe(took.count());
+  }
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i].Complete(i < results.size()
                           ? std::move(results[i])

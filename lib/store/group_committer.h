@@ -35,12 +35,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "lib/batching/adaptive_batcher.h"
+#include "lib/common/histogram_counts.h"
 #include "lib/store/link_store.h"
 
 namespace shortener::store {
@@ -91,9 +93,15 @@ class GroupCommitter {
   absl::StatusOr<CreateOutcome> CreateAndWait(NewLink link);
 
   struct Stats {
-    int64_t batches = 0;  // CreateLinks calls made
-    int64_t links = 0;    // links passed to them
-    int64_t refused = 0;  // links refused: the queue was full
+    int64_t batches = 0;                             // CreateLinks calls made
+    int64_t links = 0;                               // links passed to them
+    int64_t refused = 0;                             // links refused: the queue was full
+    int64_t queued = 0;                              // links waiting for a committer now
+    HistogramCounts batch_sizes{BatchSizeBounds()};  // links per transaction
+    // Per transaction: how long its oldest link waited for a committer.
+    HistogramCounts queue_wait_seconds{WaitSecondsBounds()};
+    // Per transaction: how long CreateLinks took (the callers wait for it).
+    HistogramCounts commit_seconds{WaitSecondsBounds()};
   };
   Stats GetStats() const;
 
@@ -127,9 +135,12 @@ class GroupCommitter {
     explicit Committer(LinkStore* store) : store_(store) {}
     void Run(std::vector<Pending> batch) override;
     void Refuse(absl::Span<Pending> links, const batching::Refusal& why) override;
+    HistogramCounts CommitSeconds() const;
 
    private:
     LinkStore* const store_;
+    mutable std::mutex mu_;
+    HistogramCounts commit_seconds_{WaitSecondsBounds()};  // guarded by mu_
   };
 
   Committer committer_;

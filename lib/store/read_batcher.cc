@@ -121,6 +121,8 @@ ReadBatcher::Stats ReadBatcher::GetStats() const {
   stats.queries = reader_.queries.load(std::memory_order_relaxed);
   stats.refused = static_cast<int64_t>(batches.refused_queue_full);
   stats.queued = static_cast<int64_t>(batches.queued);
+  stats.batch_sizes = batches.batch_sizes;
+  stats.queue_wait_seconds = batches.queue_wait_seconds;
   return stats;
 }
 

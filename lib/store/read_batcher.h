@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "lib/batching/adaptive_batcher.h"
+#include "lib/common/histogram_counts.h"
 #include "lib/store/link_store.h"
 
 namespace shortener::store {
@@ -115,6 +116,9 @@ class ReadBatcher {
     int64_t queries = 0;  // GetByIds and GetByAliases calls made for them
     int64_t refused = 0;  // look-ups refused: max_queued were waiting
     int64_t queued = 0;   // look-ups waiting for a reader now
+    HistogramCounts batch_sizes{BatchSizeBounds()};  // look-ups per batch
+    // Per batch: how long its oldest look-up waited for a reader.
+    HistogramCounts queue_wait_seconds{WaitSecondsBounds()};
   };
   Stats GetStats() const;
 

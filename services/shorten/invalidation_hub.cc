@@ -155,8 +155,28 @@ size_t InvalidationHub::subscriber_count() const {
 }
 
 InvalidationHub::Stats InvalidationHub::GetStats() const {
+  std::vector<std::shared_ptr<Subscription>> subscribers;
+  Stats stats;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats = stats_;
+    stats.pending = static_cast<int64_t>(pending_.size());
+    subscribers = subscribers_;
+  }
+  // Each subscription's own lock, not the hub's: a scrape never holds up
+  // the flusher for more than one subscriber at a time.
+  stats.subscribers = static_cast<int64_t>(subscribers.size());
+  for (const std::shared_ptr<Subscription>& sub : subscribers) {
+    const int64_t backlog = static_cast<int64_t>(sub->backlog());
+    stats.backlog += backlog;
+    stats.max_backlog = std::max(stats.max_backlog, backlog);
+  }
+  return stats;
+}
+
+size_t InvalidationHub::Subscription::backlog() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  return codes_.size();
 }
 
 std::vector<std::shared_ptr<InvalidationHub::Subscription>> InvalidationHub::Snapshot() const {

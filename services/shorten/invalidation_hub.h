@@ -88,6 +88,7 @@ class InvalidationHub {
     bool Deliver(const std::vector<std::string>& codes, bool* overflowed);
     bool MarkDropAll();
     void Close();
+    size_t backlog() const;  // codes not yet taken
 
     const size_t max_codes_per_message_;
     const size_t max_pending_codes_;
@@ -129,10 +130,16 @@ class InvalidationHub {
   size_t subscriber_count() const;
 
   struct Stats {
-    int64_t codes = 0;      // codes published (after de-duplication in a batch)
-    int64_t batches = 0;    // batches flushed to subscribers
-    int64_t overflows = 0;  // drop_alls sent instead of a subscriber's backlog
-    int64_t drop_alls = 0;  // DropAll() calls
+    int64_t codes = 0;        // codes published (after de-duplication in a batch)
+    int64_t batches = 0;      // batches flushed to subscribers
+    int64_t overflows = 0;    // drop_alls sent instead of a subscriber's backlog
+    int64_t drop_alls = 0;    // DropAll() calls
+    int64_t subscribers = 0;  // subscribed now
+    int64_t pending = 0;      // codes waiting for the next flush now
+    // Codes flushed to subscribers but not yet taken by their streams, now:
+    // the sum over subscribers, and the largest one's.
+    int64_t backlog = 0;
+    int64_t max_backlog = 0;
   };
   Stats GetStats() const;
 

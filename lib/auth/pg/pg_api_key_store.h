@@ -63,6 +63,9 @@ class PgApiKeyStore final : public ApiKeyStore {
   // again on repeats, so a replica that missed the first one catches up).
   absl::StatusOr<ApiKeyRecord> Revoke(int64_t id, absl::Time when) override;
 
+  // Its connection pool's use (metrics).
+  pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
+
  private:
   explicit PgApiKeyStore(PgApiKeyStoreOptions options);
 

@@ -89,6 +89,9 @@ class PgLinkStore : public LinkStore {
   // (not UTF-8, a NUL byte, 7999 bytes or more).
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
 
+  // Its connection pool's use (metrics).
+  pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
+
  private:
   explicit PgLinkStore(PgLinkStoreOptions options);
 

@@ -75,6 +75,27 @@ TEMPLATE_TEST_CASE("batcher: items queued while every slot is busy go out togeth
   CHECK(rig.batcher.GetStats().items == 11);
 }
 
+TEMPLATE_TEST_CASE("batcher: stats count each batch's size and its oldest item's queue wait",
+                   "[lib/batching]", BlockingRig, AsyncRig) {
+  TestType rig(Options(/*max_batch=*/4, /*max_in_flight=*/1));
+  HoldFirstBatch(rig);
+  for (int i = 1; i <= 5; ++i) rig.batcher.Submit(i);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  rig.Release();
+  REQUIRE(rig.journal.WaitForAnswers(6));
+  const auto stats = rig.batcher.GetStats();
+  // Batches of 1, 4 and 1: buckets le=1 (2), le=2 (0), le=4 (1).
+  REQUIRE(stats.batch_sizes.count() == 3);
+  CHECK(stats.batch_sizes.sum() == 6);
+  CHECK(stats.batch_sizes.counts()[0] == 2);
+  CHECK(stats.batch_sizes.counts()[1] == 0);
+  CHECK(stats.batch_sizes.counts()[2] == 1);
+  // The second batch's oldest item waited the 20 ms the first was held, at
+  // least; the first batch's item hardly waited.
+  REQUIRE(stats.queue_wait_seconds.count() == 3);
+  CHECK(stats.queue_wait_seconds.sum() >= 0.020);
+}
+
 TEMPLATE_TEST_CASE("batcher: at most max_in_flight batches are out at once", "[lib/batching]",
                    BlockingRig, AsyncRig) {
   TestType rig(Options(100, /*max_in_flight=*/2));

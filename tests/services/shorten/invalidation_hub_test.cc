@@ -105,6 +105,23 @@ TEST_CASE("published codes reach every subscriber", "[services/shorten][invalida
   CHECK(hub.GetStats().codes == 1);
 }
 
+TEST_CASE("hub stats tell the subscribers and the codes each has not taken yet",
+          "[services/shorten][invalidation]") {
+  InvalidationHub hub(FastFlush());
+  FakeSubscriber a(hub), b(hub);
+  a.TakeAll();
+  b.TakeAll();
+  hub.Publish("Code001");
+  a.WaitForWake(0);
+  b.WaitForWake(0);
+  a.TakeAll();  // b keeps its code
+  const InvalidationHub::Stats stats = hub.GetStats();
+  CHECK(stats.subscribers == 2);
+  CHECK(stats.pending == 0);
+  CHECK(stats.backlog == 1);
+  CHECK(stats.max_backlog == 1);
+}
+
 TEST_CASE("codes published close together share one message", "[services/shorten][invalidation]") {
   InvalidationHubOptions options;
   options.flush_interval = absl::Milliseconds(200);
