@@ -87,6 +87,31 @@ ClickRecorder::ClickRecorder(Shortener* shortener, clicks::ClickStore* store,
     : shortener_(shortener), store_(store), options_(options) {}
 
 absl::StatusOr<RecordClicksOutput> ClickRecorder::Record(const RecordClicksInput& input) {
+  absl::StatusOr<RecordClicksOutput> result = RecordBatch(input);
+  Count(input, result);
+  return result;
+}
+
+void ClickRecorder::Count(const RecordClicksInput& input,
+                          const absl::StatusOr<RecordClicksOutput>& result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!result.ok()) {
+    ++stats_.failed;
+    return;
+  }
+  ++(result->duplicate ? stats_.duplicates : stats_.batches);
+  stats_.accepted += result->accepted;
+  stats_.skipped += result->skipped;
+  stats_.refused += static_cast<int64_t>(result->refused.size());
+  stats_.batch_events.Observe(static_cast<double>(input.events.size()));
+}
+
+ClickRecorder::Stats ClickRecorder::GetStats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicksInput& input) {
   if (input.batch_id.empty() || input.batch_id.size() > clicks::kMaxBatchIdBytes) {
     return absl::InvalidArgumentError(absl::StrCat("batch_id: must be 1 to ",
                                                    clicks::kMaxBatchIdBytes, " bytes, got ",

@@ -23,6 +23,7 @@
 #define SHORTENER_SERVICES_SHORTEN_CLICK_RECORDER_H_
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "absl/time/time.h"
 #include "lib/clicks/click_batch_limits.h"
 #include "lib/clicks/click_store.h"
+#include "lib/common/histogram_counts.h"
 #include "lib/geoip/country_db.h"
 #include "services/shorten/shortener.h"
 
@@ -114,10 +116,28 @@ class ClickRecorder {
   // and alias look-up errors other than NOT_FOUND.
   absl::StatusOr<RecordClicksOutput> Record(const RecordClicksInput& input);
 
+  // What Record did, since start (metrics). Counted once per batch, under
+  // a lock of its own (not per event).
+  struct Stats {
+    int64_t batches = 0;     // batches recorded (first time)
+    int64_t duplicates = 0;  // batches recognised as retries: nothing recorded again
+    int64_t failed = 0;      // batches answered an error (refused whole, or the store's)
+    int64_t accepted = 0;    // events recorded
+    int64_t skipped = 0;     // events whose code names no link
+    int64_t refused = 0;     // events refused as malformed
+    HistogramCounts batch_events{BatchSizeBounds()};  // events per batch answered OK
+  };
+  Stats GetStats() const;
+
  private:
+  absl::StatusOr<RecordClicksOutput> RecordBatch(const RecordClicksInput& input);
+  void Count(const RecordClicksInput& input, const absl::StatusOr<RecordClicksOutput>& result);
+
   Shortener* shortener_;
   clicks::ClickStore* store_;
   ClickRecorderOptions options_;
+  mutable std::mutex mu_;
+  Stats stats_;  // guarded by mu_
 };
 
 }  // namespace shortener::service

@@ -9,14 +9,19 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "edge/app/admin_handler.h"
 #include "lib/common/log.h"
 #include "lib/common/status_macros.h"
 #include "lib/common/termination_signals.h"
 #include "lib/grpcutil/tls.h"
+#include "services/shorten/admin_server.h"
 #include "services/shorten/request_limits.h"
+#include "services/shorten/rpc_metrics.h"
+#include "services/shorten/service_metrics.h"
 #include "services/shorten/service_parts.h"
 
 namespace shortener::service {
@@ -80,10 +85,14 @@ std::string DescribeTls(const grpcutil::ServerTlsOptions& tls) {
 // The gRPC server of `service`, listening on config.listen, started.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const ServerConfig& config, std::shared_ptr<grpc::ServerCredentials> credentials,
-    ShortenServiceImpl* service) {
+    ShortenServiceImpl* service, RpcMetrics* rpc_metrics) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // Counts and times every call (shorten_rpcs_total, rpc_metrics.h).
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(rpc_metrics));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   int port = 0;
   builder.AddListeningPort(config.listen, credentials, &port);
   builder.RegisterService(service);
@@ -154,10 +163,12 @@ void StartShutdownWatchdog(absl::Duration limit) {
 
 // Stops `server` after a termination signal: no new calls, streams ended,
 // calls in flight given the grace period; then the parts, in order.
-void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceParts& parts) {
+void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceParts& parts,
+           edge::http::HttpServer* admin) {
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
   StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));
   server.GetHealthCheckService()->SetServingStatus(false);
+  parts.readiness->SetServing(false);  // /readyz 503; /metrics stays until the parts stop
   // WatchInvalidations streams never end by themselves: end them now (the
   // edges resubscribe elsewhere) or Shutdown would wait the whole grace.
   parts.hub->Close();
@@ -167,6 +178,7 @@ void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceP
   server.Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(config.shutdown_grace));
   server.Wait();
   LogServed(parts);
+  if (admin != nullptr) admin->Shutdown(absl::Seconds(1));  // it reads the parts
   parts.Stop();
 }
 
@@ -185,10 +197,21 @@ absl::Status RunServer(const ServerConfig& unchecked) {
   SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                              grpcutil::MakeServerCredentials(config.tls));
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(valid));
-  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
-                             StartGrpcServer(config, credentials, parts->service.get()));
+  ServiceMetrics metrics([&parts, &config] { return GatherStats(*parts, config); });
+  edge::AdminHandler admin_handler(edge::AdminSources{
+      [&metrics] { return metrics.Render(); }, [&parts] { return parts->readiness->Ready(); }});
+  std::unique_ptr<edge::http::HttpServer> admin;
+  if (config.admin_listen.empty()) {
+    LogInfo("--admin_listen is empty: no /metrics, /healthz, /readyz");
+  } else {
+    SHORTENER_ASSIGN_OR_RETURN(admin, StartAdminServer(config.admin_listen, &admin_handler));
+  }
+  SHORTENER_ASSIGN_OR_RETURN(
+      std::unique_ptr<grpc::Server> server,
+      StartGrpcServer(config, credentials, parts->service.get(), &metrics.rpcs()));
+  parts->readiness->SetServing(true);
   const int signo = ::shortener::WaitForTermination([&parts] { ReloadFiles(*parts); });
-  Drain(config, signo, *server, *parts);
+  Drain(config, signo, *server, *parts, admin.get());
   LogInfo("shorten-service stopped");
   return absl::OkStatus();
 }

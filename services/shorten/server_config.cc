@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "edge/http/host_port.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/status_macros.h"
 #include "lib/url/url_policy.h"
@@ -116,6 +117,14 @@ absl::Status CheckUrlLists(const ServerConfig& c) {
   return absl::OkStatus();
 }
 
+// --admin_listen: a HOST:PORT of its own (empty: no admin listener).
+absl::Status CheckAdminListen(const ServerConfig& c) {
+  if (c.admin_listen.empty()) return absl::OkStatus();
+  std::string host;
+  int port = 0;
+  return edge::SplitHostPort("admin_listen", c.admin_listen, &host, &port);
+}
+
 }  // namespace
 
 absl::StatusOr<MigrateMode> ParseMigrateMode(absl::string_view text) {
@@ -144,6 +153,7 @@ absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
   SHORTENER_RETURN_IF_ERROR(CheckBounds(config));
   SHORTENER_RETURN_IF_ERROR(CheckTimesAndSteps(config));
   SHORTENER_RETURN_IF_ERROR(CheckUrlLists(config));
+  SHORTENER_RETURN_IF_ERROR(CheckAdminListen(config));
   if (config.visits_retention_months < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--visits_retention_months: must be 0 (keep forever) or more, got ",

@@ -51,6 +51,8 @@ absl::string_view MigrateModeName(MigrateMode mode);
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
+  // /metrics, /healthz, /readyz over HTTP (admin_server.h); empty: none.
+  std::string admin_listen = "127.0.0.1:9091";
   grpcutil::ServerTlsOptions tls;  // --tls_*; none set: plaintext
   std::string postgres;            // libpq connection string (required)
   std::string base_url = "http://localhost:8080/";

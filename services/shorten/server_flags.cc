@@ -33,6 +33,9 @@ std::string AbslUnparseFlag(MigrateMode mode) { return std::string(MigrateModeNa
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
           "gRPC listen address HOST:PORT (port 0: any free port)");
+ABSL_FLAG(std::string, admin_listen, kDefaults.admin_listen,
+          "HOST:PORT of the admin HTTP listener: /metrics (Prometheus), /healthz, /readyz (port 0: "
+          "any free port, logged); keep it off public networks; empty: none");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) to serve TLS with; needs --tls_key; default: plaintext");
 ABSL_FLAG(std::string, tls_key, "",
@@ -150,6 +153,7 @@ namespace shortener::service {
 ServerConfig ServerConfigFromFlags() {
   ServerConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
+  c.admin_listen = absl::GetFlag(FLAGS_admin_listen);
   c.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
   c.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   c.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);

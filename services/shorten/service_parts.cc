@@ -294,9 +294,24 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
   return absl::OkStatus();
 }
 
+// /readyz's database probe: one connection of its own, every second, each
+// probe bounded well within the period.
+void BuildReadiness(const ServerConfig& config, ServiceParts& parts) {
+  pg::ConnectionPoolOptions options;
+  options.conninfo = config.postgres;
+  options.max_size = 1;
+  options.connect_timeout = absl::Seconds(2);
+  options.statement_timeout = absl::Seconds(2);
+  parts.probe_pool = std::make_unique<pg::ConnectionPool>(options);
+  pg::ConnectionPool* pool = parts.probe_pool.get();
+  parts.readiness = std::make_unique<Readiness>(
+      [pool] { return pool->Ping(absl::Now() + absl::Seconds(2)); }, absl::Seconds(1));
+}
+
 }  // namespace
 
 void ServiceParts::Stop() {
+  readiness.reset();        // no more database probes
   deny_list.reset();        // no more deny list reloads
   retention.reset();        // no more retention sweeps
   listener.reset();         // no more hub or key cache calls from the listener thread
@@ -333,6 +348,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig
   SHORTENER_RETURN_IF_ERROR(StartListener(config, *parts));
   BuildShortener(config, *parts);
   SHORTENER_RETURN_IF_ERROR(BuildClicks(config, *parts));
+  BuildReadiness(config, *parts);
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(), parts->authorizer.get(),
       parts->key_admin.get(), parts->click_recorder.get(), parts->link_stats.get(),

@@ -26,6 +26,7 @@
 #include "lib/geoip/country_db.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
+#include "lib/pg/connection_pool.h"
 #include "lib/pg/notification_listener.h"
 #include "lib/store/group_committer.h"
 #include "lib/store/pg/pg_link_store.h"
@@ -38,6 +39,7 @@
 #include "services/shorten/key_admin.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/periodic_task.h"
+#include "services/shorten/readiness.h"
 #include "services/shorten/server_config.h"
 #include "services/shorten/shorten_service.h"
 #include "services/shorten/shortener.h"
@@ -78,6 +80,10 @@ struct ServiceParts {
 
   // Call after the gRPC server has shut down (no RPC in flight).
   void Stop();
+  // /readyz: probes the database through a pool of its own (one connection),
+  // so that a busy store pool does not make a replica look down.
+  std::unique_ptr<pg::ConnectionPool> probe_pool;
+  std::unique_ptr<Readiness> readiness;
 };
 
 // Builds every part; the first failure stops the start. Checks the files

@@ -155,4 +155,20 @@ absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target, const 
   return connection->Read(method == "HEAD");
 }
 
+std::map<std::string, double> ScrapeMetrics(int port) {
+  std::map<std::string, double> samples;
+  absl::StatusOr<HttpResponse> metrics = HttpGet(port, "/metrics");
+  if (!metrics.ok() || metrics->status != 200) return samples;
+  for (absl::string_view line : absl::StrSplit(metrics->body, '\n', absl::SkipEmpty())) {
+    if (line.front() == '#') continue;
+    const size_t space = line.rfind(' ');
+    double value = 0;
+    if (space == absl::string_view::npos || !absl::SimpleAtod(line.substr(space + 1), &value)) {
+      continue;
+    }
+    samples[std::string(line.substr(0, space))] = value;
+  }
+  return samples;
+}
+
 }  // namespace shortener::testing

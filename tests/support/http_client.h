@@ -57,6 +57,11 @@ absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target,
                                      const std::string& method = "GET",
                                      const std::string& extra_headers = "");
 
+// Every sample of the Prometheus text at GET /metrics on `port` (an admin
+// listener, the edge's or the service's): "name{labels}" -> value, as
+// rendered. Empty when the request fails or is not answered 200.
+std::map<std::string, double> ScrapeMetrics(int port);
+
 }  // namespace shortener::testing
 
 #endif  // SHORTENER_TESTS_SUPPORT_HTTP_CLIENT_H_

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -37,6 +38,9 @@ absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& o
       absl::StrCat("--codec_secret_file=", options.secret_file),
       "--create_codec_secret",
       absl::StrCat("--bootstrap_admin_key_file=", options.admin_key_file),
+      // Any free port (admin_port() reads it from the log): tests run in
+      // parallel, and the default port would be taken by the first.
+      "--admin_listen=127.0.0.1:0",
   };
   const std::pair<const char*, const std::string*> tls_flags[] = {
       {"--tls_cert=", &options.tls.cert_file},
@@ -95,6 +99,18 @@ absl::StatusOr<std::unique_ptr<ServiceProcess>> ServiceProcess::Start(
     // Keep the temp dir (and its secret) for the next attempt.
     service->dir_.clear();
   }
+}
+
+int ServiceProcess::admin_port() const {
+  const std::string kLine = "admin listener (/metrics, /healthz, /readyz) on ";
+  const std::string log = Log();
+  const size_t at = log.rfind(kLine);  // the latest start's
+  if (at == std::string::npos) return -1;
+  const size_t end = log.find('\n', at);
+  const std::string address = log.substr(at + kLine.size(), end - at - kLine.size());
+  int port = -1;
+  if (!absl::SimpleAtoi(address.substr(address.rfind(':') + 1), &port)) return -1;
+  return port;
 }
 
 ServiceProcess::~ServiceProcess() {

@@ -47,6 +47,10 @@ class ServiceProcess {
 
   std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
+  // The admin listener's port (/metrics, /healthz, /readyz), from the log
+  // line that names it; -1 when there is none (--admin_listen= in
+  // extra_flags).
+  int admin_port() const;
   const std::string& log_path() const { return log_path_; }
   const std::string& secret_file() const { return options_.secret_file; }
   const std::string& admin_key_file() const { return options_.admin_key_file; }

@@ -104,6 +104,9 @@ class PgClickStore final : public ClickStore {
   // partitions dropped, oldest first. Errors as Record's.
   absl::StatusOr<std::vector<std::string>> DropVisitPartitionsOlderThan(absl::Time cutoff);
 
+  // Its connection pool's use (metrics).
+  pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
+
   // See ClickStore::Stats. Three statements, each in its own snapshot:
   // counts (click_counts), uniques and top lists (visits). Errors:
   // INVALID_ARGUMENT (BucketRangeOf's), and otherwise as Record's.

@@ -56,19 +56,7 @@ std::pair<int64_t, int64_t> ClickTotals(v1::ShortenService::Stub& stub, const st
 }  // namespace
 
 std::map<std::string, double> ReadEdgeMetrics(const EdgeProcess& edge) {
-  std::map<std::string, double> samples;
-  absl::StatusOr<HttpResponse> metrics = HttpGet(edge.admin_port(), "/metrics");
-  if (!metrics.ok() || metrics->status != 200) return samples;
-  for (absl::string_view line : absl::StrSplit(metrics->body, '\n', absl::SkipEmpty())) {
-    if (line.front() == '#') continue;
-    const size_t space = line.rfind(' ');
-    double value = 0;
-    if (space == absl::string_view::npos || !absl::SimpleAtod(line.substr(space + 1), &value)) {
-      continue;
-    }
-    samples[std::string(line.substr(0, space))] = value;
-  }
-  return samples;
+  return ScrapeMetrics(edge.admin_port());
 }
 
 double MetricOr0(const std::map<std::string, double>& metrics, const std::string& sample) {

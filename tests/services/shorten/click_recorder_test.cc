@@ -144,6 +144,31 @@ TEST_CASE("click events become rows for their links and unknown codes are skippe
   CHECK(HumanTotal(f, generated.link.link.id) == 1);
 }
 
+TEST_CASE("click recorder stats count batches by outcome and events by what became of them",
+          "[services/shorten][clicks]") {
+  Fixture f;
+  ShortenOutput generated = f.Shorten("https://example.com/a");
+  RecordClicksInput in;
+  in.batch_id = "b1";
+  ClickInput malformed = Event(generated.link.code);
+  malformed.http_status = 200;
+  in.events = {Event(generated.link.code), Event("nosuchalias"), malformed};
+  REQUIRE_THAT(f.recorder->Record(in), IsOk());
+  REQUIRE_THAT(f.recorder->Record(in), IsOk());  // a retry: duplicate
+  RecordClicksInput empty;
+  empty.batch_id = "b2";
+  REQUIRE_THAT(f.recorder->Record(empty), HasCode(absl::StatusCode::kInvalidArgument));
+  const ClickRecorder::Stats stats = f.recorder->GetStats();
+  CHECK(stats.batches == 1);
+  CHECK(stats.duplicates == 1);
+  CHECK(stats.failed == 1);
+  CHECK(stats.accepted == 1);
+  CHECK(stats.skipped == 2);  // once per answer: the retry skips it again
+  CHECK(stats.refused == 2);
+  CHECK(stats.batch_events.count() == 2);
+  CHECK(stats.batch_events.sum() == 6);
+}
+
 TEST_CASE("click options reach the rows and the store", "[services/shorten][clicks]") {
   RecordClicksInput in;
   in.batch_id = "b1";
