@@ -8,7 +8,9 @@ SHORTENER_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev zlib1g-dev curl
   libmaxminddb-dev libjemalloc-dev
+  prometheus-cpp-dev  # shorten-service's /metrics (links only its core library)
   postgresql postgresql-contrib
+  postgresql-15-hll  # HyperLogLog sketches of the click rollups (migration 0009)
   openssl  # the tests make their TLS certificates with it
   libmaxmind-db-writer-perl  # the GeoIP tests write a tiny MaxMind database with it
   clang-14 libclang-rt-14-dev  # libFuzzer and the fuzz build (tests/fuzz/run.sh)
