@@ -209,16 +209,37 @@ build_product_image redirect-edge \
   --change 'EXPOSE 9090'
 if [ "$mode" = stage ]; then exit 0; fi
 
+# The packages of the extensions the migrations create: the Debian package
+# that holds each one's control file on this machine (deps.sh installs
+# them; contrib's are in postgresql-15 itself).
+extension_packages() {
+  local names name control
+  mapfile -t names < <(grep -hoiE 'CREATE EXTENSION +(IF NOT EXISTS +)?"?[a-z0-9_]+' \
+    deploy/postgres/migrations/*.sql | awk '{ print $NF }' | tr -d '"' | sort -u)
+  for name in "${names[@]}"; do
+    control="/usr/share/postgresql/15/extension/$name.control"
+    if [ ! -f "$control" ]; then
+      echo "the migrations create extension $name, and $control is missing here:" \
+        "install its package (deploy/local/deps.sh)" >&2
+      return 1
+    fi
+    dpkg-query -S "$control" | cut -d: -f1
+  done
+}
+
 images=(shorten-service redirect-edge)
 if [ "$test_postgres" -eq 1 ]; then
-  # Debian's PostgreSQL 15 for the smoke test (tests/deploy/container_smoke.sh):
-  # a fresh cluster in the container on each start, trust authentication,
-  # TCP on the pod's loopback. Not a production database image.
+  # Debian's PostgreSQL 15 and the extensions the migrations create, for the
+  # smoke test (tests/deploy/container_smoke.sh): a fresh cluster in the container on each start, trust authentication,
+  # TCP on the pod's loopback, SIGINT (PostgreSQL's fast shutdown) to stop.
+  # Not a production database image.
   rm -rf "${stage_root:?}/test-postgres"
   mkdir -p "$stage_root/test-postgres/bin"
   install -m 0755 deploy/container/test-postgres-start.sh "$stage_root/test-postgres/bin/"
-  make_image test-postgres postgres 10002 "postgresql-15 dash" \
-    --change 'ENTRYPOINT ["/usr/local/bin/test-postgres-start.sh"]' --change 'EXPOSE 5432'
+  packages=$(printf '%s\n' postgresql-15 dash; extension_packages)
+  make_image test-postgres postgres 10002 "$packages" \
+    --change 'ENTRYPOINT ["/usr/local/bin/test-postgres-start.sh"]' --change 'EXPOSE 5432' \
+    --change 'STOPSIGNAL SIGINT'
   images+=(test-postgres)
 fi
 
