@@ -45,6 +45,11 @@ else
   echo "== Kubernetes manifests: skipped: SHORTENER_SKIP_K8S is set"
 fi
 
+# The Grafana dashboard (deploy/grafana/): valid JSON, and every metric its
+# queries use is in a metric table of docs/edge.md or docs/operations.md.
+echo "== Grafana dashboard: tests/deploy/grafana_check.py"
+python3 tests/deploy/grafana_check.py .
+
 # The same build dir and type as run.sh, so switching between the two
 # commands does not rebuild everything.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHORTENER_BUILD_TESTS=ON \
