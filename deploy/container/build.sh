@@ -124,12 +124,8 @@ make_image() {
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --dpkgopt='path-exclude=/usr/share/gdb/*' --dpkgopt='path-exclude=/usr/share/gcc/*' \
     --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/gconv/*' "${excludes[@]}" \
-    --extract-hook="$finish_root \"\$1\" $hook_args" \
+    --extract-hook="$finish_root \"\$1\" $hook_args" --skip=cleanup/apt,cleanup/mmdebstrap \
     bookworm "$stage/root.tar" "${mirror[@]}"
-  # The runtime mounts its own /dev, /etc/resolv.conf and /etc/hostname; apt's
-  # and dpkg's configuration is of no use without apt and dpkg.
-  tar --delete --wildcards -f "$stage/root.tar" './dev/?*' ./etc/apt ./etc/dpkg \
-    ./etc/resolv.conf ./etc/hostname ./var/log/apt ./var/lib/apt ./var/cache/apt
   local previous
   previous=$(image_id "$name")
   podman import --quiet --message "shortener $name $revision" \

@@ -9,10 +9,10 @@
 #   (spool, secrets written by the service) unless the operator mounts one;
 # - /var/lib/dpkg/status listing the packages extracted, so that image
 #   scanners (trivy, grype) see what the image holds;
-# - /etc/ld.so.cache for the libraries.
-# build.sh drops apt's and dpkg's configuration, the host's resolv.conf and
-# hostname and /dev from the packed root afterwards (mmdebstrap still needs
-# them in its clean-up step).
+# - /etc/ld.so.cache for the libraries;
+# - without apt's and dpkg's configuration, lists, caches and logs, and the
+#   host's resolv.conf and hostname (the runtime provides those). build.sh
+#   skips mmdebstrap's own clean-up of these (it fails on what is gone).
 # --shell: /bin/sh -> dash (the test PostgreSQL image: initdb runs the
 # server through a shell); the product images have no shell.
 set -euo pipefail
@@ -63,4 +63,6 @@ if [ "$shell" = "--shell" ]; then
 fi
 
 ldconfig -r "$root"
-rm -rf "$root/var/cache/ldconfig" "$root/etc/fstab"
+rm -rf "$root/var/cache/ldconfig" "$root/etc/fstab" "$root/etc/apt" "$root/etc/dpkg" \
+  "$root/var/lib/apt" "$root/var/cache/apt" "$root/var/log/apt" "$root/etc/resolv.conf" \
+  "$root/etc/hostname"

@@ -141,6 +141,16 @@ for image in "$service_image" "$edge_image"; do
   if podman run --rm --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1; then
     fail "$image has a shell"
   fi
+  # Image scanners read dpkg's status file: it must parse and list the
+  # packages (podman image mount needs root).
+  if [ "$(id -u)" -eq 0 ]; then
+    root=$(podman image mount "$image")
+    listed=$(dpkg-query --admindir="$root/var/lib/dpkg" -W 2>&1 | grep -c . || true)
+    parse_errors=$(dpkg-query --admindir="$root/var/lib/dpkg" -W 2>&1 >/dev/null || true)
+    podman image unmount "$image" >/dev/null
+    [ -z "$parse_errors" ] || fail "$image: dpkg's status file: $parse_errors"
+    [ "$listed" -gt 10 ] || fail "$image: dpkg's status file lists $listed packages"
+  fi
 done
 
 http_port=$(podman port "$(podman pod inspect --format '{{.InfraContainerID}}' "$pod")" 8080 |
