@@ -20,6 +20,17 @@ absl::StatusOr<StatsRange> ResolveStatsRange(std::optional<absl::Time> start,
         "start_time: must be before end_time (start_time ", absl::FormatTime(range.start),
         ", end_time ", absl::FormatTime(range.end), end.has_value() ? "" : " (now)", ")"));
   }
+  if (range.granularity == StatsGranularity::kHour) {
+    const absl::Duration day = absl::Hours(24);
+    const absl::Time oldest =
+        absl::UnixEpoch() + absl::Floor(now - absl::UnixEpoch(), day) - kHourlyStatsDays * day;
+    if (range.start < oldest) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("start_time: statistics by hour go back to ",
+                       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", oldest, absl::UTCTimeZone()), " (",
+                       kHourlyStatsDays, " days); ask by day for older ones"));
+    }
+  }
   return range;
 }
 

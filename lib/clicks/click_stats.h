@@ -26,7 +26,8 @@ struct StatsBucket {
   absl::Time start;
   int64_t human_clicks = 0;
   int64_t bot_clicks = 0;
-  // Distinct client ids among the bucket's human visits.
+  // Distinct client ids among the bucket's human clicks (an estimate from
+  // PgClickStore: ClickStore::Stats).
   int64_t unique_visitors = 0;
 };
 
@@ -36,8 +37,8 @@ struct CountedValue {
   int64_t clicks = 0;
 };
 
-// What Stats returns. Counts come from click_counts; uniques and the top
-// lists from visits, so they are zero / empty when visits are not recorded.
+// What Stats returns, all of it from the click rollups (lib/clicks/rollups.h),
+// whether visits are recorded or not.
 struct ClickStats {
   // Every bucket of the range, oldest first, zeros included.
   std::vector<StatsBucket> buckets;
@@ -45,7 +46,7 @@ struct ClickStats {
   int64_t total_bot_clicks = 0;
   // Distinct client ids over the whole range (not a sum of the buckets').
   int64_t total_unique_visitors = 0;
-  // Human clicks per value (of human visits), most first, ties by value
+  // Human clicks per value, most first, ties by value
   // (in byte order; PgClickStore in the database's collation, the same for
   // a C or C.UTF-8 database), at most kMaxTopEntries each; empty values are
   // left out.
@@ -59,11 +60,18 @@ struct StatsRange {
   StatsGranularity granularity = StatsGranularity::kDay;
 };
 
+// Days back from the current UTC day for which statistics by HOUR are
+// served: the hourly rollups of older days are folded into daily ones
+// (lib/clicks/pg/rollup_upkeep.h keeps a day more).
+inline constexpr int kHourlyStatsDays = 35;
+
 // Applies GetClickStats' defaults (granularity DAY; end `now`; start 7 days
 // before end for DAY, 24 hours for HOUR) and checks what is given:
-// INVALID_ARGUMENT naming the field when start is not before end. (The
-// bucket limit is BucketRangeOf's, which the store applies to the widened
-// buckets.)
+// INVALID_ARGUMENT naming the field when start is not before end, or, for
+// HOUR, when start is before the UTC day kHourlyStatsDays before `now`'s
+// ("start_time: statistics by hour go back to 2030-01-01T00:00:00Z (35
+// days); ask by day for older ones"). (The bucket limit is BucketRangeOf's,
+// which the store applies to the widened buckets.)
 absl::StatusOr<StatsRange> ResolveStatsRange(std::optional<absl::Time> start,
                                              std::optional<absl::Time> end,
                                              std::optional<StatsGranularity> granularity,

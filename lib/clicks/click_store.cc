@@ -24,8 +24,8 @@ absl::Status ValidateClickBatch(const std::string& batch_id, absl::Span<const Cl
     }
     // PgClickStore passes text as libpq parameters, which are C strings: a
     // NUL byte would cut an array short. Every store refuses it alike.
-    for (const std::string* text :
-         {&r.client_id, &r.ip, &r.browser, &r.os, &r.os_version, &r.referrer_host, &r.country}) {
+    for (const std::string* text : {&r.client_id, &r.ip, &r.browser, &r.os, &r.os_version,
+                                    &r.referrer_host, &r.country, &r.region, &r.city, &r.network}) {
       if (HasNul(*text)) {
         return absl::InvalidArgumentError(absl::StrCat("rows[", i, "]: a NUL byte in a field"));
       }

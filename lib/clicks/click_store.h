@@ -6,8 +6,8 @@
 // seam). Both pass the contract suite in tests/lib/clicks/click_store_contract*.
 //
 // One interface for writes and reads, not a writer and a reader: what Stats
-// and HumanTotal answer is defined by what Record wrote (its hourly counts,
-// its visits, and the rollups a store may keep beside them), so one
+// and HumanTotal answer is defined by what Record wrote (its hourly counts
+// and its rollups), so one
 // implementation must own both halves and one contract tests them together.
 //
 // Exactly once: a batch id names one batch for the life of the store. The
@@ -75,25 +75,30 @@ class ClickStore {
 
   // Records batch `batch_id` of `rows` once (see "Exactly once" above):
   // each row adds one click to the count of (link_id, UTC hour of time,
-  // bot), and, when `record_visits`, one visit (the row itself, what
-  // uniques and top lists are read from). An empty batch records its id
-  // only. Returns what was done; counted is rows.size() for a batch
-  // recorded now, 0 for a duplicate. Errors: see the file comment; after
-  // any error nothing of the batch was written, unless the outcome is
+  // bot), the same to the rollups of every subject it counts under
+  // (SubjectsOf, lib/clicks/rollups.h: clicks, the visitor, one value per
+  // dimension), and, when `record_visits`, one visit (the row itself, kept
+  // for export and retention; statistics never read it). An empty batch
+  // records its id only. Returns what was done; counted is rows.size() for
+  // a batch recorded now, 0 for a duplicate. Errors: see the file comment;
+  // after any error nothing of the batch was written, unless the outcome is
   // unknown (UNAVAILABLE), which a retry with the same id resolves.
   virtual absl::StatusOr<RecordOutcome> Record(const std::string& batch_id,
                                                absl::Span<const ClickRow> rows,
                                                bool record_visits) = 0;
 
   // Statistics of `link_id` over [start, end), widened to whole UTC buckets
-  // (BucketRangeOf): every bucket, zeros included; human and bot clicks
-  // from the hourly counts; unique visitors (distinct client ids of human
-  // visits, per bucket and over the whole range) and top lists from the
-  // visits, so those are zero / empty for clicks recorded without visits.
-  // See ClickStats for the shape of the answer. A link never clicked, or
-  // unknown, gets zeros. A batch recorded while Stats runs may show in some
-  // parts of the answer and not yet in others (PgClickStore reads counts,
-  // uniques and top lists in three statements).
+  // (BucketRangeOf): every bucket, zeros included; all of it from the
+  // rollups, with or without visits: human and bot clicks (exact), unique
+  // visitors (distinct client ids of human clicks, per bucket and over the
+  // whole range; exact in InMemoryClickStore, a HyperLogLog estimate in
+  // PgClickStore, exact there too up to a few hundred visitors per hour) and
+  // top lists (exact while no hour of the range held more than
+  // kMaxValuesPerHour distinct values of that dimension; beyond, the values
+  // first seen later in such an hour are missing from the list: never a
+  // count above the truth). See ClickStats for the shape of the answer. A
+  // link never clicked, or unknown, gets zeros. The answer is one state:
+  // a batch recorded meanwhile is in all of it or in none.
   // INVALID_ARGUMENT for end before start or more buckets than
   // kMaxHourBuckets / kMaxDayBuckets; storage errors as Record's.
   virtual absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,

@@ -35,6 +35,11 @@ struct ClickRow {
   std::string device;         // "desktop", "mobile", "tablet" or "bot"
   std::string referrer_host;  // ReferrerHost(referer); empty: none
   std::string country;        // ISO 3166 alpha-2; empty: unknown
+  // Rolled up only (lib/clicks/rollups.h), not in visits yet; empty until a
+  // City / ASN database fills them (issue 19, item 3).
+  std::string region;   // ISO 3166-2 subdivision; empty: unknown
+  std::string city;     // empty: unknown
+  std::string network;  // ASN and organisation; empty: unknown
 };
 
 // The canonical text form of an IPv4 or IPv6 address ("192.0.2.7",

@@ -14,7 +14,7 @@ namespace {
 std::vector<CountedValue> TopList(const absl::flat_hash_map<std::string, int64_t>& counts) {
   std::vector<CountedValue> list;
   for (const auto& [value, clicks] : counts) {
-    if (!value.empty()) list.push_back({value, clicks});
+    if (!value.empty() && clicks > 0) list.push_back({value, clicks});
   }
   std::sort(list.begin(), list.end(), [](const CountedValue& a, const CountedValue& b) {
     return a.clicks != b.clicks ? a.clicks > b.clicks : a.value < b.value;
@@ -31,6 +31,7 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
   SHORTENER_RETURN_IF_ERROR(ValidateClickBatch(batch_id, rows));
   // The grouping PgClickStore's count upsert uses: hours as it keeps them.
   const std::vector<HourlyCount> grouped = GroupHourly(rows);
+  const std::vector<RollupDelta> deltas = GroupRollups(rows);
   RecordOutcome outcome;
   std::unique_lock<std::shared_mutex> lock(mu_);
   if (!batches_.insert(batch_id).second) {
@@ -40,6 +41,40 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
   for (const HourlyCount& c : grouped) {
     HourCounts& hour = counts_[c.link_id][c.hour];
     (c.bot ? hour.bot : hour.human) += c.count;
+  }
+  for (const RollupDelta& d : deltas) {
+    HourRollup& hour = rollups_[d.subject][d.hour];
+    hour.human += d.human;
+    hour.bot += d.bot;
+    hour.visitors.insert(d.visitors.begin(), d.visitors.end());
+    // PgClickStore's merge keeps the first kMaxValuesPerHour values of an
+    // hour, the rest in "other" (""); a batch's new ones by most clicks.
+    std::vector<const DimensionCount*> fresh;
+    for (const DimensionCount& c : d.dims) {
+      auto& values = hour.dims[c.dim];
+      if (auto it = values.find(c.value); it != values.end()) {
+        it->second.human += c.human;
+        it->second.bot += c.bot;
+      } else {
+        fresh.push_back(&c);
+      }
+    }
+    std::stable_sort(fresh.begin(), fresh.end(),
+                     [](const DimensionCount* a, const DimensionCount* b) {
+                       if (a->dim != b->dim) return a->dim < b->dim;
+                       if (a->human + a->bot != b->human + b->bot) {
+                         return a->human + a->bot > b->human + b->bot;
+                       }
+                       return a->value < b->value;
+                     });
+    for (const DimensionCount* c : fresh) {
+      auto& values = hour.dims[c->dim];
+      const size_t stored = values.size() - (values.count("") > 0 ? 1 : 0);
+      HourCounts& counts =
+          values[stored < static_cast<size_t>(kMaxValuesPerHour) ? c->value : std::string()];
+      counts.human += c->human;
+      counts.bot += c->bot;
+    }
   }
   if (record_visits) {
     visits_.insert(visits_.end(), rows.begin(), rows.end());
@@ -54,43 +89,36 @@ absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time
   SHORTENER_ASSIGN_OR_RETURN(const BucketRange range, BucketRangeOf(start, end, granularity));
   ClickStats stats;
   stats.buckets = range.ZeroBuckets();
-  std::vector<absl::flat_hash_set<std::string>> bucket_clients(stats.buckets.size());
-  absl::flat_hash_set<std::string> clients;
-  absl::flat_hash_map<std::string, int64_t> browsers, oses, devices, countries, referrers;
+  std::vector<absl::flat_hash_set<int64_t>> bucket_visitors(stats.buckets.size());
+  absl::flat_hash_set<int64_t> visitors;
+  absl::flat_hash_map<Dimension, absl::flat_hash_map<std::string, int64_t>> tops;
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (auto link = counts_.find(link_id); link != counts_.end()) {
-    for (const auto& [hour, counts] : link->second) {
+  // From the rollups only, as PgClickStore.
+  if (auto subject = rollups_.find(LinkSubject(link_id)); subject != rollups_.end()) {
+    for (const auto& [hour, rollup] : subject->second) {
       const int64_t i = range.IndexOf(hour);
       if (i < 0) continue;
-      stats.buckets[i].human_clicks += counts.human;
-      stats.buckets[i].bot_clicks += counts.bot;
-      stats.total_human_clicks += counts.human;
-      stats.total_bot_clicks += counts.bot;
+      stats.buckets[i].human_clicks += rollup.human;
+      stats.buckets[i].bot_clicks += rollup.bot;
+      stats.total_human_clicks += rollup.human;
+      stats.total_bot_clicks += rollup.bot;
+      bucket_visitors[i].insert(rollup.visitors.begin(), rollup.visitors.end());
+      visitors.insert(rollup.visitors.begin(), rollup.visitors.end());
+      for (const auto& [dim, values] : rollup.dims) {
+        for (const auto& [value, counts] : values) tops[dim][value] += counts.human;
+      }
     }
   }
-  // Uniques and top lists count human visits only, as PgClickStore's do.
-  for (const ClickRow& visit : visits_) {
-    if (visit.link_id != link_id || visit.bot) continue;
-    const int64_t i = range.IndexOf(visit.time);
-    if (i < 0) continue;
-    bucket_clients[i].insert(visit.client_id);
-    clients.insert(visit.client_id);
-    ++browsers[visit.browser];
-    ++oses[visit.os];
-    ++devices[visit.device];
-    ++countries[visit.country];
-    ++referrers[visit.referrer_host];
-  }
   lock.unlock();
-  for (size_t i = 0; i < bucket_clients.size(); ++i) {
-    stats.buckets[i].unique_visitors = static_cast<int64_t>(bucket_clients[i].size());
+  for (size_t i = 0; i < bucket_visitors.size(); ++i) {
+    stats.buckets[i].unique_visitors = static_cast<int64_t>(bucket_visitors[i].size());
   }
-  stats.total_unique_visitors = static_cast<int64_t>(clients.size());
-  stats.top_browsers = TopList(browsers);
-  stats.top_os = TopList(oses);
-  stats.top_devices = TopList(devices);
-  stats.top_countries = TopList(countries);
-  stats.top_referrers = TopList(referrers);
+  stats.total_unique_visitors = static_cast<int64_t>(visitors.size());
+  stats.top_browsers = TopList(tops[Dimension::kBrowser]);
+  stats.top_os = TopList(tops[Dimension::kOs]);
+  stats.top_devices = TopList(tops[Dimension::kDevice]);
+  stats.top_countries = TopList(tops[Dimension::kCountry]);
+  stats.top_referrers = TopList(tops[Dimension::kReferrer]);
   return stats;
 }
 

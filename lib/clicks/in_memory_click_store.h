@@ -1,8 +1,12 @@
 // InMemoryClickStore: the ClickStore of unit tests (ClickRecorder, the
 // service's statistics) and of runs without a database. Same semantics as
 // PgClickStore (both pass the contract suite in tests/lib/clicks): exactly once
-// per batch id, hourly counts per bot flag, visits, and the same Stats and
-// HumanTotal answers. Nothing durable, and no click budgets: it does not
+// per batch id, hourly counts per bot flag, visits, rollups per subject and
+// hour with the same per-hour value limit (lib/clicks/rollups.h), and the
+// same Stats and HumanTotal answers, but for unique visitors, which it
+// counts exactly (a set of VisitorHash values per hour, where PgClickStore
+// keeps a HyperLogLog sketch); it never folds hours into days. Nothing
+// durable, and no click budgets: it does not
 // know links, so RecordOutcome::exhausted is always empty (budgets are
 // tested on PgClickStore, which shares the links table). For failures, wrap
 // it (tests/support/faulty_click_store.h).
@@ -23,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "lib/clicks/click_store.h"
+#include "lib/clicks/rollups.h"
 
 namespace shortener::clicks {
 
@@ -51,6 +56,14 @@ class InMemoryClickStore final : public ClickStore {
     int64_t human = 0;
     int64_t bot = 0;
   };
+  // One subject's hour of rollups.
+  struct HourRollup {
+    int64_t human = 0;
+    int64_t bot = 0;
+    absl::flat_hash_set<int64_t> visitors;  // VisitorHash of human visitors
+    // Per dimension: value ("" for other) -> human, bot clicks.
+    std::map<Dimension, absl::flat_hash_map<std::string, HourCounts>> dims;
+  };
 
   mutable std::shared_mutex mu_;
   // Guarded by mu_:
@@ -58,6 +71,8 @@ class InMemoryClickStore final : public ClickStore {
   // Link id -> start of a UTC hour -> its clicks (click_counts' rows).
   absl::flat_hash_map<int64_t, std::map<absl::Time, HourCounts>> counts_;
   std::vector<ClickRow> visits_;
+  // Subject -> start of a UTC hour -> its rollups.
+  std::map<Subject, std::map<absl::Time, HourRollup>> rollups_;
 };
 
 }  // namespace shortener::clicks

@@ -136,11 +136,9 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicks
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());
   // One database for the whole batch, even if a reload swaps it meanwhile.
-  // Countries are only stored in visits: no look-ups without them.
+  // Countries go into the rollups, with or without visits.
   std::shared_ptr<const geoip::CountryDb> countries;
-  if (options_.countries != nullptr && options_.record_visits) {
-    countries = options_.countries->Current();
-  }
+  if (options_.countries != nullptr) countries = options_.countries->Current();
   for (size_t i = 0; i < input.events.size(); ++i) {
     const ClickInput& event = input.events[i];
     if (!problems[i].empty()) {

@@ -97,7 +97,7 @@ struct ClickRecorderOptions {
   // Most events in one batch. Default 10000, the RecordClicks bound both
   // ends share (lib/clicks/click_batch_limits.h).
   size_t max_events = clicks::kMaxClickBatchEvents;
-  // Where visits get their country (from the full client IP, before
+  // Where clicks get their country (from the full client IP, before
   // anonymisation); null: no country. Outlives the recorder.
   const geoip::CountryDbHolder* countries = nullptr;
 };

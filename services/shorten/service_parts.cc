@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/clicks/pg/rollup_upkeep.h"
 #include "lib/clicks/pg/visit_retention.h"
 #include "lib/codec/pg/codec_keys.h"
 #include "lib/common/clock.h"
@@ -138,9 +139,8 @@ absl::Status OpenCountries(const ServerConfig& config, ServiceParts& parts) {
                         absl::StrCat("--geoip_db: ", countries.status().message()));
   }
   parts.countries = *std::move(countries);
-  LogInfo("visits get their country from %s (%s)%s", config.geoip_db,
-          parts.countries->Current()->description(),
-          config.record_visits ? "" : "; unused: --record_visits=false");
+  LogInfo("clicks get their country from %s (%s)", config.geoip_db,
+          parts.countries->Current()->description());
   return absl::OkStatus();
 }
 
@@ -284,6 +284,12 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
       std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
   parts.link_stats =
       std::make_unique<LinkStats>(parts.shortener.get(), store, parts.blocking_pool.get());
+  // The rollups' upkeep (lib/clicks/pg/rollup_upkeep.h): pending rows
+  // merged every second, old hours folded into days daily.
+  parts.rollup_merge = std::make_unique<PeriodicTask>(
+      absl::Seconds(1), [store] { clicks::MergeRollups(*store); });
+  parts.rollup_fold = std::make_unique<PeriodicTask>(
+      absl::Hours(24), [store] { clicks::FoldRollups(*store, SystemClock()).IgnoreError(); });
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();
   clicks::VisitRetentionOptions retention;
   retention.record_visits = config.record_visits;
@@ -314,6 +320,8 @@ void ServiceParts::Stop() {
   readiness.reset();        // no more database probes
   deny_list.reset();        // no more deny list reloads
   retention.reset();        // no more retention sweeps
+  rollup_merge.reset();     // no more rollup merges
+  rollup_fold.reset();      // no more rollup folds
   listener.reset();         // no more hub or key cache calls from the listener thread
   key_lookup_pool.reset();  // finishes the key look-ups queued
   blocking_pool.reset();    // runs what is queued (it may still hand links to the committer)

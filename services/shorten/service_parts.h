@@ -76,6 +76,9 @@ struct ServiceParts {
   // Daily: next month's visits partition, retention. Null without visits
   // and retention.
   std::unique_ptr<PeriodicTask> retention;
+  // The click rollups: merged every second, folded daily.
+  std::unique_ptr<PeriodicTask> rollup_merge;
+  std::unique_ptr<PeriodicTask> rollup_fold;
   std::unique_ptr<ShortenServiceImpl> service;
 
   // Call after the gRPC server has shut down (no RPC in flight).

@@ -1,64 +1,93 @@
-// PgClickStore's reads: Stats and HumanTotal (the writes are in
-// pg_click_store.cc).
+// PgClickStore's reads: Stats (from the rollups) and HumanTotal (the writes
+// are in pg_click_store.cc).
 #include <pqxx/pqxx>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/clicks/pg/queries.h"
+#include "lib/clicks/rollups.h"
 #include "lib/common/status_macros.h"
 #include "lib/pg/arrays.h"
 
 namespace shortener::clicks {
 namespace {
 
-std::vector<CountedValue>* TopList(ClickStats& stats, const std::string& kind) {
-  if (kind == "browser") return &stats.top_browsers;
-  if (kind == "os") return &stats.top_os;
-  if (kind == "device") return &stats.top_devices;
-  if (kind == "country") return &stats.top_countries;
-  if (kind == "referrer") return &stats.top_referrers;
-  return nullptr;
+std::vector<CountedValue>* TopList(ClickStats& stats, int dim) {
+  switch (static_cast<Dimension>(dim)) {
+    case Dimension::kBrowser:
+      return &stats.top_browsers;
+    case Dimension::kOs:
+      return &stats.top_os;
+    case Dimension::kDevice:
+      return &stats.top_devices;
+    case Dimension::kCountry:
+      return &stats.top_countries;
+    case Dimension::kReferrer:
+      return &stats.top_referrers;
+    default:
+      return nullptr;
+  }
+}
+
+// The dimensions ClickStats has top lists for.
+std::string ReportedDimensions() {
+  pg::ArrayLiteral dims;
+  for (Dimension d : {Dimension::kBrowser, Dimension::kOs, Dimension::kDevice, Dimension::kCountry,
+                      Dimension::kReferrer}) {
+    dims.Add(static_cast<int64_t>(d));
+  }
+  return dims.Build();
 }
 
 }  // namespace
 
 absl::StatusOr<ClickStats> PgClickStore::Stats(int64_t link_id, absl::Time start, absl::Time end,
                                                StatsGranularity granularity) {
+  return SubjectStats(LinkSubject(link_id), start, end, granularity);
+}
+
+absl::StatusOr<ClickStats> PgClickStore::SubjectStats(const Subject& subject, absl::Time start,
+                                                      absl::Time end,
+                                                      StatsGranularity granularity) {
   SHORTENER_ASSIGN_OR_RETURN(const BucketRange range, BucketRangeOf(start, end, granularity));
   ClickStats stats;
   stats.buckets = range.ZeroBuckets();
+  const char kind_char = static_cast<char>(subject.kind);
+  const std::string kind(1, kind_char);
   const std::string from = pg::PgTimestamp(range.first);
   const std::string to = pg::PgTimestamp(range.end);
   const std::string unit = granularity == StatsGranularity::kHour ? "hour" : "day";
+  static const std::string* const dims = new std::string(ReportedDimensions());
   absl::Status status = pool_.Run("read click stats", Deadline(), [&](pqxx::connection& conn) {
-    // Read committed (pqxx's read_transaction): each statement sees the
-    // batches committed when it starts, so a batch committed between them
-    // can be in the counts but not yet in the uniques and tops.
-    pqxx::read_transaction tx(conn);
+    // One snapshot for both statements: a merge moves rows from pending to
+    // the hourly tables atomically, so every row is read exactly once.
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
     for (const pqxx::row& row :
-         tx.exec_prepared(pg_queries::kStatsCounts.name, link_id, from, to, unit)) {
-      const int64_t i = range.IndexOf(absl::FromUnixSeconds(row[0].as<int64_t>()));
-      if (i < 0) continue;  // cannot happen: the range is bucket-aligned
-      StatsBucket& b = stats.buckets[i];
-      (row[1].as<bool>() ? b.bot_clicks : b.human_clicks) += row[2].as<int64_t>();
-      (row[1].as<bool>() ? stats.total_bot_clicks : stats.total_human_clicks) +=
-          row[2].as<int64_t>();
-    }
-    for (const pqxx::row& row :
-         tx.exec_prepared(pg_queries::kStatsUniques.name, link_id, from, to, unit)) {
+         tx.exec_prepared(pg_queries::kStatsRollupCounts.name, kind, subject.id, from, to, unit)) {
+      const int64_t human = row[1].as<int64_t>();
+      const int64_t bot = row[2].as<int64_t>();
+      const int64_t visitors = row[3].as<int64_t>();
       if (row[0].is_null()) {
-        stats.total_unique_visitors = row[1].as<int64_t>();
+        stats.total_human_clicks = human;
+        stats.total_bot_clicks = bot;
+        stats.total_unique_visitors = visitors;
         continue;
       }
       const int64_t i = range.IndexOf(absl::FromUnixSeconds(row[0].as<int64_t>()));
-      if (i >= 0) stats.buckets[i].unique_visitors = row[1].as<int64_t>();
+      if (i < 0) continue;  // cannot happen: the range is bucket-aligned
+      StatsBucket& b = stats.buckets[i];
+      b.human_clicks = human;
+      b.bot_clicks = bot;
+      b.unique_visitors = visitors;
     }
     for (const pqxx::row& row :
-         tx.exec_prepared(pg_queries::kStatsTops.name, link_id, from, to, kMaxTopEntries)) {
-      std::vector<CountedValue>* list = TopList(stats, row[0].as<std::string>());
+         tx.exec_prepared(pg_queries::kStatsRollupTops.name, kind, subject.id, from, to, unit,
+                          kMaxTopEntries, *dims)) {
+      std::vector<CountedValue>* list = TopList(stats, row[0].as<int>());
       if (list != nullptr) list->push_back({row[1].as<std::string>(), row[2].as<int64_t>()});
     }
+    tx.commit();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/clicks/pg/queries.h"
+#include "lib/clicks/rollups.h"
 #include "lib/pg/arrays.h"
 
 namespace shortener::clicks {
@@ -66,6 +67,35 @@ std::vector<std::string> BuildVisits(absl::Span<const ClickRow> rows) {
           devices.Build(),  bots.Build(),     referrers.Build(),  countries.Build()};
 }
 
+// The pending-rollup insert's ten array parameters (kInsertPending).
+std::vector<std::string> BuildPending(const std::vector<RollupDelta>& deltas) {
+  ArrayLiteral kinds, subjects, hours, humans, bots, visitors, dims, values, dim_humans, dim_bots;
+  for (const RollupDelta& d : deltas) {
+    const char kind = static_cast<char>(d.subject.kind);
+    kinds.Add(absl::string_view(&kind, 1));
+    subjects.Add(d.subject.id);
+    hours.AddTime(d.hour);
+    humans.Add(d.human);
+    bots.Add(d.bot);
+    // Each row's arrays as array literals, parsed by the statement's casts.
+    ArrayLiteral v, dim, value, human, bot;
+    for (int64_t h : d.visitors) v.Add(h);
+    for (const DimensionCount& c : d.dims) {
+      dim.Add(static_cast<int64_t>(c.dim));
+      value.Add(c.value);
+      human.Add(c.human);
+      bot.Add(c.bot);
+    }
+    visitors.Add(v.Build());
+    dims.Add(dim.Build());
+    values.Add(value.Build());
+    dim_humans.Add(human.Build());
+    dim_bots.Add(bot.Build());
+  }
+  return {kinds.Build(),    subjects.Build(), hours.Build(),  humans.Build(),     bots.Build(),
+          visitors.Build(), dims.Build(),     values.Build(), dim_humans.Build(), dim_bots.Build()};
+}
+
 void PrepareClickQueries(pqxx::connection& conn) {
   {
     pqxx::nontransaction tx(conn);
@@ -114,6 +144,7 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
   const std::vector<HourlyCount> grouped = GroupHourly(rows);
   const CountArrays counts = BuildCounts(grouped);
   const std::string human_link_ids = HumanLinkIds(grouped);
+  const std::vector<std::string> pending = BuildPending(GroupRollups(rows));
   const bool write_visits = record_visits && !rows.empty();
   std::vector<std::string> visits;
   std::set<absl::Time> months;
@@ -138,7 +169,7 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
           outcome.duplicate = true;
           return absl::OkStatus();
         }
-        // Visits first: they lock nothing another batch needs. The counts
+        // Visits and rollups first: they lock nothing another batch needs. The counts
         // upsert takes row locks that every concurrent batch for the same
         // links and hour waits for until this one commits; taking them last
         // keeps that wait to the upsert, the limit check and the commit.
@@ -154,7 +185,11 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
           }
           outcome.visits = events;
         }
+        // Rollups: appended, so no lock either (the merge adds them up).
         if (!rows.empty()) {
+          tx.exec_prepared(pg_queries::kInsertPending.name, pending[0], pending[1], pending[2],
+                           pending[3], pending[4], pending[5], pending[6], pending[7], pending[8],
+                           pending[9]);
           tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours,
                            counts.bots, counts.counts);
         }
@@ -249,6 +284,57 @@ absl::StatusOr<std::vector<std::string>> PgClickStore::DropVisitPartitionsOlderT
   ForgetPartitions();
   if (!status.ok()) return status;
   return dropped;
+}
+
+absl::StatusOr<int64_t> PgClickStore::MergePendingRollups(int64_t max_rows) {
+  int64_t moved = -1;
+  absl::Status status = pool_.Run("merge click rollups", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    if (!tx.exec_prepared1(pg_queries::kTryRollupLock.name)[0].as<bool>()) {
+      return absl::OkStatus();  // another replica is at it
+    }
+    moved = tx.exec_prepared1(pg_queries::kMergePending.name, max_rows, kMaxValuesPerHour)[0]
+                .as<int64_t>();
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return moved;
+}
+
+absl::StatusOr<std::vector<absl::Time>> PgClickStore::FoldHourlyRollupsBefore(absl::Time cutoff) {
+  std::vector<absl::Time> folded;
+  while (true) {
+    bool done = false;
+    absl::Status status = pool_.Run("fold click rollups", Deadline(), [&](pqxx::connection& conn) {
+      pqxx::work tx(conn);
+      if (!tx.exec_prepared1(pg_queries::kTryRollupLock.name)[0].as<bool>()) {
+        done = true;  // another replica is at it
+        return absl::OkStatus();
+      }
+      pqxx::row oldest =
+          tx.exec_prepared1(pg_queries::kOldestHourBefore.name, pg::PgTimestamp(cutoff));
+      if (oldest[0].is_null()) {
+        done = true;
+        return absl::OkStatus();
+      }
+      const absl::Duration day = absl::Hours(24);
+      const absl::Time start =
+          absl::UnixEpoch() +
+          absl::Floor(absl::FromUnixSeconds(oldest[0].as<int64_t>()) - absl::UnixEpoch(), day);
+      if (start + day > cutoff) {
+        done = true;  // a cutoff inside a day leaves that day hourly
+        return absl::OkStatus();
+      }
+      tx.exec_prepared1(pg_queries::kFoldDay.name, pg::PgTimestamp(start),
+                        pg::PgTimestamp(start + day), kMaxValuesPerDay);
+      tx.commit();
+      folded.push_back(start);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    if (done) return folded;
+  }
 }
 
 }  // namespace shortener::clicks

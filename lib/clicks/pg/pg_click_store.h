@@ -7,10 +7,19 @@
 // Record writes one batch of clicks in one transaction with a constant
 // number of statements: the batch id (a batch id recorded before makes the
 // call a no-op, so the edge may retry freely), optionally one multi-row
-// insert of its visits, one upsert of its hourly counts (last: its row
-// locks are what concurrent batches queue on), and the click-limit check. It
-// returns only after the commit is flushed (synchronous_commit is forced on
-// for the store's connections): an acknowledged batch survives a crash.
+// insert of its visits, one insert of its rollups (one pending row per
+// subject and hour, lib/clicks/rollups.h), one upsert of its hourly counts
+// (last: its row locks are what concurrent batches queue on), and the
+// click-limit check. It returns only after the commit is flushed
+// (synchronous_commit is forced on for the store's connections): an
+// acknowledged batch survives a crash.
+//
+// Rollups: batches only append (click_rollup_pending), so they never wait
+// for each other there. MergePendingRollups (every second, from any
+// replica, one at a time) adds the pending rows into the hourly rollups and
+// their sketches; FoldHourlyRollupsBefore (daily) folds old hours into
+// days. Stats reads hourly, daily and pending rows in one snapshot, never
+// visits, so what it answers does not depend on when merges run.
 //
 // Visits go into monthly partitions (visits_YYYY_MM, UTC) which the store
 // creates when a batch first needs one (through the migration's
@@ -42,6 +51,7 @@
 #include "lib/clicks/click_stats.h"
 #include "lib/clicks/click_store.h"
 #include "lib/clicks/clicks.h"
+#include "lib/clicks/rollups.h"
 #include "lib/pg/connection_pool.h"
 
 namespace shortener::clicks {
@@ -104,23 +114,46 @@ class PgClickStore final : public ClickStore {
   // partitions dropped, oldest first. Errors as Record's.
   absl::StatusOr<std::vector<std::string>> DropVisitPartitionsOlderThan(absl::Time cutoff);
 
-  // Its connection pool's use (metrics).
-  pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
-
-  // See ClickStore::Stats. Three statements, each in its own snapshot:
-  // counts (click_counts), uniques and top lists (visits). Errors:
-  // INVALID_ARGUMENT (BucketRangeOf's), and otherwise as Record's.
+  // See ClickStore::Stats. Two statements in one repeatable-read snapshot
+  // over the rollups (hourly, daily for StatsGranularity::kDay, pending):
+  // clicks and unique visitors per bucket and in total, then the top lists.
+  // Unique visitors are HyperLogLog estimates (exact up to a few hundred
+  // per sketch, then within kSketchStandardError). A day folded into a
+  // daily rollup counts at kDay only: at kHour its hours are not known any
+  // more and show as zeros (LinkStats refuses hourly ranges that old).
+  // Errors: INVALID_ARGUMENT (BucketRangeOf's), and otherwise as Record's.
   absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
                                    StatsGranularity granularity) override;
+
+  // Moves up to `max_rows` of the oldest pending rollup rows into the
+  // hourly rollups, in one transaction, keeping at most kMaxValuesPerHour
+  // values per subject, hour and dimension (the rest into "other"). Returns
+  // the rows moved: fewer than max_rows when no more were pending; -1 when
+  // another replica's merge or fold holds the rollup lock (nothing done).
+  // Errors as Record's.
+  absl::StatusOr<int64_t> MergePendingRollups(int64_t max_rows);
+
+  // Folds every UTC day that ends by `cutoff` out of the hourly rollups into
+  // the daily ones, a day per transaction, oldest first (hourly rows of a
+  // folded day that arrive later are folded into it by a later call).
+  // Returns the days folded (their starts); stops early, returning what it
+  // did, when another replica holds the rollup lock. Errors as Record's.
+  absl::StatusOr<std::vector<absl::Time>> FoldHourlyRollupsBefore(absl::Time cutoff);
 
   // See ClickStore::HumanTotal (a sum over click_counts). Errors as
   // Record's.
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
 
+  // Its connection pool's use (metrics).
+  pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
+
  private:
   explicit PgClickStore(PgClickStoreOptions options);
 
   absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
+  // Stats of any subject (links today; labels next: docs/analytics.md).
+  absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
+                                          StatsGranularity granularity);
   // Inside Record's transaction, after the counts: marks the links of
   // `human_link_ids` (an array literal) whose budget is now spent, appends
   // their ids to `exhausted` and NOTIFYs their codes.

@@ -52,41 +52,177 @@ inline constexpr Query kCreatePartition{
 inline constexpr Query kDropPartitions{
     "clicks_drop_partitions", "SELECT * FROM drop_visits_partitions_before($1::timestamptz)"};
 
-// Reads. $1 link id, $2 start, $3 end (exclusive), $4 'hour' or 'day'.
-// Rows: bucket start (epoch seconds, UTC), bot, clicks.
-inline constexpr Query kStatsCounts{
-    "clicks_stats_counts",
-    "SELECT extract(epoch FROM date_trunc($4, hour, 'UTC'))::bigint, bot, sum(count)::bigint"
-    " FROM click_counts WHERE link_id = $1 AND hour >= $2::timestamptz AND hour < $3::timestamptz"
-    " GROUP BY 1, 2"};
+// Rollups (docs/analytics.md, "Rollups"). Sketches: hll with log2m 12,
+// regwidth 5, automatic explicit threshold, sparse on (lib/clicks/rollups.h).
 
-// Same parameters. Rows: bucket start (NULL for the whole range), distinct
-// human client ids; one statement so the total is not a sum of buckets.
-inline constexpr Query kStatsUniques{
-    "clicks_stats_uniques",
-    "SELECT b, count(DISTINCT client_id) FROM"
-    " (SELECT extract(epoch FROM date_trunc($4, time, 'UTC'))::bigint AS b, client_id"
-    "  FROM visits WHERE link_id = $1 AND time >= $2::timestamptz AND time < $3::timestamptz"
-    "    AND NOT bot) v"
-    " GROUP BY GROUPING SETS ((b), ())"};
+// $1 kinds ("char"), $2 subjects, $3 hours, $4 human, $5 bot counts, then
+// one array literal per row: $6 visitor hashes (bigint[]), $7 dimensions
+// (smallint[]), $8 values (text[]), $9 human and $10 bot clicks (bigint[]).
+// One row per subject and hour of the batch (GroupRollups).
+inline constexpr Query kInsertPending{
+    "clicks_insert_pending",
+    "INSERT INTO click_rollup_pending (kind, subject, hour, human, bot, visitors, dims,"
+    "                                  dim_values, dim_human, dim_bot)"
+    " SELECT k, s, h, hu, bo, v::bigint[], d::smallint[], dv::text[], dh::bigint[], db::bigint[]"
+    " FROM unnest($1::\"char\"[], $2::bigint[], $3::timestamptz[], $4::bigint[], $5::bigint[],"
+    "             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])"
+    "   AS u(k, s, h, hu, bo, v, d, dv, dh, db)"};
 
-// $1 link id, $2 start, $3 end, $4 entries per list. Rows: list name
-// (browser, os, device, country, referrer), value, human clicks; most
-// clicks first within a list.
-inline constexpr Query kStatsTops{
-    "clicks_stats_tops",
-    "WITH v AS (SELECT browser, os, device, country, referrer_host FROM visits"
-    "           WHERE link_id = $1 AND time >= $2::timestamptz AND time < $3::timestamptz"
-    "             AND NOT bot),"
-    " t AS (SELECT 'browser' AS k, browser AS val, count(*) AS n FROM v GROUP BY browser"
-    "       UNION ALL SELECT 'os', os, count(*) FROM v GROUP BY os"
-    "       UNION ALL SELECT 'device', device, count(*) FROM v GROUP BY device"
-    "       UNION ALL SELECT 'country', country, count(*) FROM v GROUP BY country"
-    "       UNION ALL SELECT 'referrer', referrer_host, count(*) FROM v GROUP BY referrer_host)"
-    " SELECT k, val, n FROM (SELECT k, val, n,"
-    "                        row_number() OVER (PARTITION BY k ORDER BY n DESC, val) AS r"
-    "                        FROM t WHERE val IS NOT NULL AND val <> '') s"
-    " WHERE r <= $4 ORDER BY k, n DESC, val"};
+// The merge and the fold write the hourly and daily tables one at a time
+// (across replicas): each transaction first takes this lock, or skips.
+// The key is 'rollups' in ASCII, read as a number.
+inline constexpr Query kTryRollupLock{
+    "clicks_try_rollup_lock", "SELECT pg_try_advisory_xact_lock(32210658811801715)"};
+
+// The tail of a WITH that adds CTE `d(kind, subject, t, dim, value, human,
+// bot)` (one row per key) to TABLE, whose time column is T, keeping at most
+// LIMIT distinct values per (kind, subject, T, dim): a value already there
+// is added to; a new one takes a free place, the new ones with most clicks
+// first (ties by value); the rest go to the "other" row (value ''), as does
+// '' itself. Exact only with one writer at a time (kTryRollupLock): it
+// counts the values the table holds in the statement's snapshot.
+#define SHORTENER_BOUNDED_DIMS_UPSERT(TABLE, T, LIMIT)                                          \
+  " e AS (SELECT r.kind, r.subject, r." T " AS t, r.dim, r.value FROM " TABLE " r"              \
+  "       JOIN (SELECT DISTINCT kind, subject, t, dim FROM d) g"                                \
+  "         ON r.kind = g.kind AND r.subject = g.subject AND r." T " = g.t AND r.dim = g.dim)," \
+  " n AS (SELECT kind, subject, t, dim, count(*) FILTER (WHERE value <> '') AS stored"          \
+  "       FROM e GROUP BY kind, subject, t, dim),"                                              \
+  " x AS (SELECT d.*, (e.value IS NOT NULL OR d.value = '') AS kept,"                           \
+  "              coalesce(n.stored, 0) AS stored"                                               \
+  "       FROM d LEFT JOIN e USING (kind, subject, t, dim, value)"                              \
+  "              LEFT JOIN n USING (kind, subject, t, dim)),"                                   \
+  " y AS (SELECT x.*, row_number() OVER (PARTITION BY kind, subject, t, dim, kept"              \
+  "                                      ORDER BY human + bot DESC, value) AS rn FROM x),"      \
+  " ins AS (INSERT INTO " TABLE " AS r (kind, subject, " T ", dim, value, human, bot)"          \
+  "   SELECT kind, subject, t, dim,"                                                            \
+  "          CASE WHEN kept OR rn <= " LIMIT " - stored THEN value ELSE '' END,"                \
+  "          sum(human), sum(bot)"                                                              \
+  "     FROM y GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"                                   \
+  "   ON CONFLICT (kind, subject, " T ", dim, value) DO UPDATE"                                 \
+  "     SET human = r.human + EXCLUDED.human, bot = r.bot + EXCLUDED.bot"                       \
+  "   RETURNING 1)"
+
+// Under kTryRollupLock. $1 pending rows at most, $2 values per hour
+// (kMaxValuesPerHour). Moves the oldest pending rows into
+// click_rollup_hours and click_rollup_hour_dims, all or nothing. Row: the
+// pending rows moved.
+inline constexpr Query kMergePending{
+    "clicks_merge_pending",
+    "WITH moved AS ("
+    "   DELETE FROM click_rollup_pending"
+    "    WHERE id IN (SELECT id FROM click_rollup_pending ORDER BY id LIMIT $1)"
+    "   RETURNING kind, subject, hour, human, bot, visitors, dims, dim_values, dim_human,"
+    "             dim_bot),"
+    " sketches AS ("
+    "   SELECT kind, subject, hour, hll_add_agg(v::hll_hashval, 12, 5, -1, 1) AS visitors"
+    "     FROM moved, unnest(moved.visitors) AS v GROUP BY kind, subject, hour),"
+    " hours AS ("
+    "   INSERT INTO click_rollup_hours AS r (kind, subject, hour, human, bot, visitors)"
+    "   SELECT c.kind, c.subject, c.hour, c.human, c.bot,"
+    "          coalesce(s.visitors, hll_empty(12, 5, -1, 1))"
+    "     FROM (SELECT kind, subject, hour, sum(human) AS human, sum(bot) AS bot FROM moved"
+    "            GROUP BY kind, subject, hour) c"
+    "     LEFT JOIN sketches s USING (kind, subject, hour)"
+    "    ORDER BY 1, 2, 3"
+    "   ON CONFLICT (kind, subject, hour) DO UPDATE"
+    "     SET human = r.human + EXCLUDED.human, bot = r.bot + EXCLUDED.bot,"
+    "         visitors = hll_union(r.visitors, EXCLUDED.visitors)"
+    "   RETURNING 1),"
+    " d AS (SELECT m.kind, m.subject, m.hour AS t, u.dim, u.value, sum(u.human) AS human,"
+    "              sum(u.bot) AS bot"
+    "         FROM moved m, unnest(m.dims, m.dim_values, m.dim_human, m.dim_bot)"
+    "                         AS u(dim, value, human, bot)"
+    "        GROUP BY 1, 2, 3, 4, 5),"
+    SHORTENER_BOUNDED_DIMS_UPSERT("click_rollup_hour_dims", "hour", "$2")
+    " SELECT count(*) FROM moved"};
+
+// $1 cutoff. Row: the oldest hour (epoch seconds) of the hourly tables
+// before the cutoff; NULL when there is none.
+inline constexpr Query kOldestHourBefore{
+    "clicks_oldest_hour_before",
+    "SELECT extract(epoch FROM least("
+    "  (SELECT min(hour) FROM click_rollup_hours WHERE hour < $1::timestamptz),"
+    "  (SELECT min(hour) FROM click_rollup_hour_dims WHERE hour < $1::timestamptz)))::bigint"};
+
+// Under kTryRollupLock. $1 the start of a UTC day, $2 its end, $3 values per
+// day (kMaxValuesPerDay). Folds the day's hourly rows into daily ones.
+// Row: the hourly rows folded.
+inline constexpr Query kFoldDay{
+    "clicks_fold_day",
+    "WITH moved AS ("
+    "   DELETE FROM click_rollup_hours WHERE hour >= $1::timestamptz AND hour < $2::timestamptz"
+    "   RETURNING kind, subject, human, bot, visitors),"
+    " days AS ("
+    "   INSERT INTO click_rollup_days AS r (kind, subject, day, human, bot, visitors)"
+    "   SELECT kind, subject, $1::timestamptz, sum(human), sum(bot), hll_union_agg(visitors)"
+    "     FROM moved GROUP BY kind, subject ORDER BY 1, 2"
+    "   ON CONFLICT (kind, subject, day) DO UPDATE"
+    "     SET human = r.human + EXCLUDED.human, bot = r.bot + EXCLUDED.bot,"
+    "         visitors = hll_union(r.visitors, EXCLUDED.visitors)"
+    "   RETURNING 1),"
+    " dmoved AS ("
+    "   DELETE FROM click_rollup_hour_dims"
+    "    WHERE hour >= $1::timestamptz AND hour < $2::timestamptz"
+    "   RETURNING kind, subject, dim, value, human, bot),"
+    " d AS (SELECT kind, subject, $1::timestamptz AS t, dim, value, sum(human) AS human,"
+    "              sum(bot) AS bot FROM dmoved GROUP BY 1, 2, 3, 4, 5),"
+    SHORTENER_BOUNDED_DIMS_UPSERT("click_rollup_day_dims", "day", "$3")
+    " SELECT (SELECT count(*) FROM moved) + (SELECT count(*) FROM dmoved)"};
+
+#undef SHORTENER_BOUNDED_DIMS_UPSERT
+
+// Reads, in one repeatable-read snapshot (a merge moves rows from pending
+// to hours atomically, so each row is seen once). $1 kind, $2 subject,
+// $3 start, $4 end (exclusive), $5 'hour' or 'day'. Daily rows (folded
+// hours) only count by day. Rows: bucket start (epoch seconds, UTC; NULL
+// for the whole range), human clicks, bot clicks, estimated unique human
+// visitors.
+inline constexpr Query kStatsRollupCounts{
+    "clicks_stats_rollup_counts",
+    "WITH s AS ("
+    "   SELECT hour AS t, human, bot, visitors FROM click_rollup_hours"
+    "    WHERE kind = $1::\"char\" AND subject = $2"
+    "      AND hour >= $3::timestamptz AND hour < $4::timestamptz"
+    "   UNION ALL"
+    "   SELECT day, human, bot, visitors FROM click_rollup_days"
+    "    WHERE $5::text = 'day' AND kind = $1::\"char\" AND subject = $2"
+    "      AND day >= $3::timestamptz AND day < $4::timestamptz"
+    "   UNION ALL"
+    "   SELECT hour, human, bot,"
+    "          (SELECT hll_add_agg(v::hll_hashval, 12, 5, -1, 1) FROM unnest(p.visitors) AS v)"
+    "     FROM click_rollup_pending p"
+    "    WHERE kind = $1::\"char\" AND subject = $2"
+    "      AND hour >= $3::timestamptz AND hour < $4::timestamptz)"
+    " SELECT extract(epoch FROM date_trunc($5::text, t, 'UTC'))::bigint AS b,"
+    "        coalesce(sum(human), 0)::bigint, coalesce(sum(bot), 0)::bigint,"
+    "        coalesce(round(hll_cardinality(hll_union_agg(visitors))), 0)::bigint"
+    " FROM s GROUP BY GROUPING SETS ((b), ())"};
+
+// $1..$5 as above, $6 entries per list, $7 the dimensions wanted
+// (smallint[]). Rows: dimension, value, human clicks; most clicks first
+// within a dimension, ties by value; the "other" row and values with no
+// human click left out.
+inline constexpr Query kStatsRollupTops{
+    "clicks_stats_rollup_tops",
+    "WITH s AS ("
+    "   SELECT dim, value, human FROM click_rollup_hour_dims"
+    "    WHERE kind = $1::\"char\" AND subject = $2"
+    "      AND hour >= $3::timestamptz AND hour < $4::timestamptz AND dim = ANY($7::smallint[])"
+    "   UNION ALL"
+    "   SELECT dim, value, human FROM click_rollup_day_dims"
+    "    WHERE $5::text = 'day' AND kind = $1::\"char\" AND subject = $2"
+    "      AND day >= $3::timestamptz AND day < $4::timestamptz AND dim = ANY($7::smallint[])"
+    "   UNION ALL"
+    "   SELECT u.dim, u.value, u.human FROM click_rollup_pending p,"
+    "          unnest(p.dims, p.dim_values, p.dim_human) AS u(dim, value, human)"
+    "    WHERE p.kind = $1::\"char\" AND p.subject = $2"
+    "      AND p.hour >= $3::timestamptz AND p.hour < $4::timestamptz"
+    "      AND u.dim = ANY($7::smallint[]))"
+    " SELECT dim, value, n FROM ("
+    "   SELECT dim, value, sum(human)::bigint AS n,"
+    "          row_number() OVER (PARTITION BY dim ORDER BY sum(human) DESC, value) AS r"
+    "     FROM s WHERE value <> '' GROUP BY dim, value HAVING sum(human) > 0) t"
+    " WHERE r <= $6 ORDER BY dim, n DESC, value"};
 
 // $1 link id. Row: human clicks ever counted.
 inline constexpr Query kHumanTotal{
@@ -122,8 +258,10 @@ inline constexpr Query kNotifyCodes{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatch,  kUpsertCounts, kInsertVisits, kCreatePartition, kDropPartitions, kStatsCounts,
-    kStatsUniques, kStatsTops,    kHumanTotal,   kLockLimited,     kExhaust,        kNotifyCodes,
+    kInsertBatch,      kUpsertCounts,  kInsertVisits,      kCreatePartition,
+    kDropPartitions,   kInsertPending, kTryRollupLock,     kMergePending,
+    kOldestHourBefore, kFoldDay,       kStatsRollupCounts, kStatsRollupTops,
+    kHumanTotal,       kLockLimited,   kExhaust,           kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -123,7 +123,17 @@ LoadResult DriveRedirects(const std::atomic<int>* port, const std::vector<std::s
 struct Totals {
   int64_t human = -1;
   int64_t bot = -1;
+  // The human clicks the browser and device top lists add up to (the
+  // rollups per dimension).
+  int64_t by_browser = -1;
+  int64_t by_device = -1;
 };
+
+int64_t Sum(const google::protobuf::RepeatedPtrField<v1::CountedValue>& list) {
+  int64_t n = 0;
+  for (const v1::CountedValue& v : list) n += v.clicks();
+  return n;
+}
 
 Totals StatsTotals(EdgeFixture& f, const std::string& code) {
   v1::GetClickStatsRequest req;
@@ -135,7 +145,8 @@ Totals StatsTotals(EdgeFixture& f, const std::string& code) {
   v1::GetClickStatsResponse resp;
   grpc::Status st = f.stub->GetClickStats(EdgeFixture::Ctx().get(), req, &resp);
   if (!st.ok()) return {};
-  return {resp.total_human_clicks(), resp.total_bot_clicks()};
+  return {resp.total_human_clicks(), resp.total_bot_clicks(), Sum(resp.top_browsers()),
+          Sum(resp.top_devices())};
 }
 
 // Waits (up to `timeout`) until every link's human total reaches what the
@@ -176,9 +187,16 @@ void CheckExact(EdgeFixture& f, const LoadResult& load, int64_t expected_total) 
     INFO("code " << code);
     CHECK(totals.at(code).human == n);
     CHECK(totals.at(code).bot == 0);
+    CHECK(totals.at(code).by_browser == n);
+    CHECK(totals.at(code).by_device == n);
   }
   CHECK(Scalar(f, "SELECT count(*) FROM visits") == expected_total);
   CHECK(Scalar(f, "SELECT coalesce(sum(count), 0) FROM click_counts") == expected_total);
+  // The rollups, merged or still pending, hold every click once too.
+  CHECK(
+      Scalar(f,
+             "SELECT coalesce(sum(human + bot), 0) FROM (SELECT human, bot FROM click_rollup_hours"
+             " UNION ALL SELECT human, bot FROM click_rollup_pending) r") == expected_total);
 }
 
 // Links whose codes are cached in the edge (one GET each, from a browser:

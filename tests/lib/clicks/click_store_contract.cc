@@ -117,7 +117,9 @@ TEST_CASE("a batch recorded twice counts once", "[lib/clicks][contract]") {
   auto stats = DayStats(*store, link, "2030-01-05T00:00:00Z");
   REQUIRE_THAT(stats, IsOk());
   CHECK(stats->total_human_clicks == 2);
+  CHECK(stats->total_unique_visitors == 1);
   CHECK(Pairs(stats->top_browsers) == Top{{"Chrome", 2}});
+  CHECK(Pairs(stats->top_referrers) == Top{{"example.com", 2}});
 }
 
 TEST_CASE("two concurrent records of one batch id count it once",
@@ -171,8 +173,9 @@ TEST_CASE("concurrent batches for one link and hour all count",
   auto stats = DayStats(*store, link, "2030-01-06T00:00:00Z");
   REQUIRE_THAT(stats, IsOk());
   CHECK(stats->total_human_clicks == kThreads * kBatches * kClicks);
-  // Visits of the even batches only.
-  CHECK(Pairs(stats->top_devices) == Top{{"mobile", kThreads * kBatches / 2 * kClicks}});
+  // Every batch's, with visits or without.
+  CHECK(Pairs(stats->top_devices) == Top{{"mobile", kThreads * kBatches * kClicks}});
+  CHECK(stats->total_unique_visitors == 1);
 }
 
 TEST_CASE("counts add up per hour and bot flag across batches", "[lib/clicks][contract]") {
@@ -208,7 +211,8 @@ TEST_CASE("counts add up per hour and bot flag across batches", "[lib/clicks][co
   CHECK(*total == 1);
 }
 
-TEST_CASE("without record_visits only counts are written", "[lib/clicks][contract]") {
+TEST_CASE("without record_visits no visit is kept but statistics are complete",
+          "[lib/clicks][contract]") {
   auto store = NewContractClickStore();
   const int64_t link = NextLinkId();
   auto outcome = store->Record(
@@ -222,10 +226,11 @@ TEST_CASE("without record_visits only counts are written", "[lib/clicks][contrac
   REQUIRE_THAT(stats, IsOk());
   CHECK(stats->total_human_clicks == 1);
   CHECK(stats->total_bot_clicks == 1);
-  CHECK(stats->total_unique_visitors == 0);
-  CHECK(stats->buckets[0].unique_visitors == 0);
-  CHECK(stats->top_browsers.empty());
-  CHECK(stats->top_devices.empty());
+  // Statistics come from the rollups, which do not depend on visits.
+  CHECK(stats->total_unique_visitors == 1);
+  CHECK(stats->buckets[0].unique_visitors == 1);
+  CHECK(Pairs(stats->top_browsers) == Top{{"Chrome", 1}});
+  CHECK(Pairs(stats->top_devices) == Top{{"mobile", 1}});
 }
 
 TEST_CASE("an empty batch records its id only", "[lib/clicks][contract]") {

@@ -1,12 +1,15 @@
 // The ClickStore contract, part 2: statistics (buckets with zeros, uniques,
 // totals, top lists, range edges, limits) and the human total. Times are in
 // 2035 so that no retention test of a Postgres binary drops their visits.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/clicks/rollups.h"
 #include "tests/lib/clicks/click_store_contract.h"
 #include "tests/support/status_matchers.h"
 
@@ -120,19 +123,141 @@ TEST_CASE("the range end is exclusive and edges round to whole buckets",
   CHECK(empty->buckets.empty());
 }
 
-TEST_CASE("without visits stats have counts but no uniques or tops",
+TEST_CASE("stats without visits are the same as with them", "[lib/clicks][stats][contract]") {
+  auto store = NewContractClickStore();
+  const int64_t with = NextLinkId();
+  const int64_t without = NextLinkId();
+  RecordSample(*store, with, true);
+  RecordSample(*store, without, false);
+  for (StatsGranularity g : {StatsGranularity::kHour, StatsGranularity::kDay}) {
+    auto a = store->Stats(with, At("2035-03-10T00:00:00Z"), At("2035-03-12T00:00:00Z"), g);
+    auto b = store->Stats(without, At("2035-03-10T00:00:00Z"), At("2035-03-12T00:00:00Z"), g);
+    REQUIRE_THAT(a, IsOk());
+    REQUIRE_THAT(b, IsOk());
+    CHECK(b->total_human_clicks == 5);
+    CHECK(b->total_bot_clicks == 1);
+    CHECK(b->total_unique_visitors == 3);
+    REQUIRE(a->buckets.size() == b->buckets.size());
+    for (size_t i = 0; i < a->buckets.size(); ++i) {
+      CHECK(a->buckets[i].human_clicks == b->buckets[i].human_clicks);
+      CHECK(a->buckets[i].bot_clicks == b->buckets[i].bot_clicks);
+      CHECK(a->buckets[i].unique_visitors == b->buckets[i].unique_visitors);
+    }
+    CHECK(Pairs(a->top_browsers) == Pairs(b->top_browsers));
+    CHECK(Pairs(a->top_os) == Pairs(b->top_os));
+    CHECK(Pairs(a->top_devices) == Pairs(b->top_devices));
+    CHECK(Pairs(a->top_countries) == Pairs(b->top_countries));
+    CHECK(Pairs(a->top_referrers) == Pairs(b->top_referrers));
+  }
+}
+
+TEST_CASE("bot clicks are in the counts but not in uniques or top lists",
           "[lib/clicks][stats][contract]") {
   auto store = NewContractClickStore();
   const int64_t link = NextLinkId();
-  RecordSample(*store, link, false);
-  auto stats = store->Stats(link, At("2035-03-10T00:00:00Z"), At("2035-03-12T00:00:00Z"),
+  REQUIRE_THAT(store->Record(UniqueBatchId("bots"),
+                             {Bot(link, "2035-03-20T10:00:00Z"), Bot(link, "2035-03-20T10:01:00Z"),
+                              Human(link, "2035-03-20T10:02:00Z", "192.0.2.9", "Firefox", "Linux",
+                                    "desktop", "", "")},
+                             true),
+               IsOk());
+  auto stats = store->Stats(link, At("2035-03-20T00:00:00Z"), At("2035-03-21T00:00:00Z"),
                             StatsGranularity::kDay);
   REQUIRE_THAT(stats, IsOk());
-  CHECK(stats->total_human_clicks == 5);
-  CHECK(stats->total_bot_clicks == 1);
-  CHECK(stats->total_unique_visitors == 0);
-  CHECK(stats->top_browsers.empty());
-  CHECK(stats->top_countries.empty());
+  CHECK(stats->total_bot_clicks == 2);
+  CHECK(stats->total_human_clicks == 1);
+  CHECK(stats->total_unique_visitors == 1);
+  CHECK(Pairs(stats->top_browsers) == Top{{"Firefox", 1}});
+  CHECK(Pairs(stats->top_devices) == Top{{"desktop", 1}});
+  CHECK(Pairs(stats->top_os) == Top{{"Linux", 1}});
+}
+
+// kMaxValuesPerHour distinct referrers in one hour, over several batches,
+// and more in the next hour: every top list count is exact.
+TEST_CASE("top lists are exact while no hour holds more values than the limit",
+          "[lib/clicks][stats][contract]") {
+  auto store = NewContractClickStore();
+  const int64_t link = NextLinkId();
+  std::map<std::string, int64_t> truth;
+  for (int batch = 0; batch < 4; ++batch) {
+    std::vector<ClickRow> rows;
+    for (int v = batch; v < kMaxValuesPerHour; v += 4) {
+      const std::string referrer = absl::StrCat("r", 1000 + v, ".test");
+      for (int n = 0; n <= v % 13; ++n) {
+        rows.push_back(Human(link, "2035-05-02T07:30:00Z", "192.0.2.1", "Chrome", "Linux",
+                             "desktop", referrer, ""));
+        ++truth[referrer];
+      }
+    }
+    REQUIRE_THAT(store->Record(UniqueBatchId("exact-top"), rows, true), IsOk());
+  }
+  // The next hour has room again.
+  std::vector<ClickRow> next;
+  for (int n = 0; n < 20; ++n) {
+    next.push_back(Human(link, "2035-05-02T08:10:00Z", "192.0.2.1", "Chrome", "Linux", "desktop",
+                         "r1003.test", ""));
+    ++truth["r1003.test"];
+  }
+  next.push_back(
+      Human(link, "2035-05-02T08:20:00Z", "192.0.2.1", "Chrome", "Linux", "desktop", "x.test", ""));
+  ++truth["x.test"];
+  REQUIRE_THAT(store->Record(UniqueBatchId("exact-top"), next, true), IsOk());
+  Top expected;
+  for (const auto& [value, clicks] : truth) expected.emplace_back(value, clicks);
+  std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  expected.resize(kMaxTopEntries);
+  auto stats = store->Stats(link, At("2035-05-02T00:00:00Z"), At("2035-05-03T00:00:00Z"),
+                            StatsGranularity::kDay);
+  REQUIRE_THAT(stats, IsOk());
+  CHECK(Pairs(stats->top_referrers) == expected);
+  CHECK(stats->top_referrers.front().value == "r1003.test");
+}
+
+// Beyond the limit a store may put values into its "other" row, depending
+// on the order they arrived in: what every store still guarantees.
+TEST_CASE("top lists past the limit are never above the truth and totals stay exact",
+          "[lib/clicks][stats][contract]") {
+  auto store = NewContractClickStore();
+  const int64_t link = NextLinkId();
+  std::map<std::string, int64_t> truth;
+  int64_t clicks = 0;
+  for (int batch = 0; batch < 3; ++batch) {
+    std::vector<ClickRow> rows;
+    for (int v = 0; v < kMaxValuesPerHour; ++v) {
+      const std::string referrer = absl::StrCat("b", batch, "-", v, ".test");
+      rows.push_back(Human(link, "2035-05-03T07:00:00Z", "192.0.2.1", "Chrome", "Linux", "desktop",
+                           referrer, ""));
+      ++truth[referrer];
+      ++clicks;
+    }
+    for (int n = 0; n < 5 * (batch + 1); ++n) {
+      rows.push_back(Human(link, "2035-05-03T07:00:00Z", "192.0.2.1", "Chrome", "Linux", "desktop",
+                           absl::StrCat("late", batch, ".test"), ""));
+      ++truth[absl::StrCat("late", batch, ".test")];
+      ++clicks;
+    }
+    REQUIRE_THAT(store->Record(UniqueBatchId("past-limit"), rows, true), IsOk());
+  }
+  auto stats = store->Stats(link, At("2035-05-03T00:00:00Z"), At("2035-05-04T00:00:00Z"),
+                            StatsGranularity::kDay);
+  REQUIRE_THAT(stats, IsOk());
+  CHECK(stats->total_human_clicks == clicks);
+  CHECK(Pairs(stats->top_browsers) == Top{{"Chrome", clicks}});
+  REQUIRE(stats->top_referrers.size() == static_cast<size_t>(kMaxTopEntries));
+  for (size_t i = 0; i < stats->top_referrers.size(); ++i) {
+    const CountedValue& v = stats->top_referrers[i];
+    CAPTURE(v.value);
+    REQUIRE(truth.count(v.value) == 1);
+    CHECK(v.clicks <= truth[v.value]);
+    if (i > 0) CHECK(v.clicks <= stats->top_referrers[i - 1].clicks);
+  }
+  // The first batch's most clicked value arrived while there was room,
+  // however the batches were added up.
+  CHECK(std::count_if(
+            stats->top_referrers.begin(), stats->top_referrers.end(),
+            [](const CountedValue& v) { return v.value == "late0.test" && v.clicks == 5; }) == 1);
 }
 
 TEST_CASE("top lists keep the ten values with most human clicks", "[lib/clicks][stats][contract]") {

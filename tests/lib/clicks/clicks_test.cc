@@ -223,5 +223,22 @@ TEST_CASE("ResolveStatsRange applies the defaults and refuses empty ranges", "[l
   CHECK_FALSE(ResolveStatsRange(now + absl::Hours(1), std::nullopt, std::nullopt, now).ok());
 }
 
+TEST_CASE("ResolveStatsRange serves hours of the last 35 days only", "[lib/clicks]") {
+  // 2030-01-01T00:17:00Z: hours go back to 2029-11-27T00:00:00Z.
+  const absl::Time now = absl::FromUnixSeconds(1893456000) + absl::Minutes(17);
+  const absl::Time oldest = absl::FromUnixSeconds(1893456000) - absl::Hours(35 * 24);
+  CHECK(ResolveStatsRange(oldest, oldest + absl::Hours(24), StatsGranularity::kHour, now).ok());
+  absl::StatusOr<StatsRange> old =
+      ResolveStatsRange(oldest - absl::Seconds(1), oldest, StatsGranularity::kHour, now);
+  REQUIRE_FALSE(old.ok());
+  CHECK(old.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(old.status().message() ==
+        "start_time: statistics by hour go back to 2029-11-27T00:00:00Z (35 days); ask by day for "
+        "older ones");
+  // By day, any range.
+  CHECK(
+      ResolveStatsRange(oldest - absl::Hours(24 * 400), oldest, StatsGranularity::kDay, now).ok());
+}
+
 }  // namespace
 }  // namespace shortener::clicks

@@ -194,9 +194,18 @@ TEST_CASE("GetClickStats checks its range before the link, then the store's buck
   future_start.start = kNow + absl::Hours(1);  // end defaults to now
   CHECK_THAT(f.GetClickStats(link.code, acme, future_start),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "(now)"));
+  // Hours older than the hourly rollups keep: refused before the store.
+  ClickStatsQuery too_old;
+  too_old.granularity = clicks::StatsGranularity::kHour;
+  too_old.start = kNow - absl::Hours(24 * 40);
+  too_old.end = kNow - absl::Hours(24 * 39);
+  CHECK_THAT(f.GetClickStats(link.code, acme, too_old),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "start_time: statistics by hour go back to"));
+  CHECK(f.click_faults.calls("Stats") == 0);
   ClickStatsQuery too_long;
   too_long.granularity = clicks::StatsGranularity::kHour;
-  too_long.start = kNow - absl::Hours(24 * 40);
+  too_long.start = kNow - absl::Hours(24 * 32);
   CHECK_THAT(f.GetClickStats(link.code, acme, too_long),
              HasCode(absl::StatusCode::kInvalidArgument));
   CHECK(f.click_faults.calls("Stats") == 1);

@@ -1,7 +1,8 @@
 // RecordClicks through the real service on a private cluster: counts per
 // hour and bot flag, a retried batch counted once, unknown codes skipped,
 // aliases resolved, visits with anonymised IPs (or none with
-// --record_visits=false), invalid batches refused.
+// --record_visits=false, statistics complete all the same: they come from
+// the rollups), invalid batches refused.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -338,6 +339,13 @@ TEST_CASE("RecordClicks without visits keeps counts only and full IPs when asked
     CHECK(resp.accepted() == 1);
     CHECK(Scalar(f, "SELECT sum(count) FROM click_counts") == 1);
     CHECK(Scalar(f, "SELECT count(*) FROM visits") == 0);
+    // Statistics come from the rollups: complete without visits.
+    const absl::Time t = absl::FromUnixSeconds(1893456000);
+    v1::GetClickStatsResponse s = Stats(f, link.code(), t, t + absl::Hours(1), v1::GRANULARITY_DAY);
+    CHECK(s.total_human_clicks() == 1);
+    CHECK(s.total_unique_visitors() == 1);
+    CHECK(Tops(s.top_browsers()) == "Chrome=1 ");
+    CHECK(Tops(s.top_referrers()) == "news.example.org=1 ");
   }
   SECTION("keep_full_ips") {
     E2eFixture f({"--keep_full_ips"});

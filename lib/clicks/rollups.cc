@@ -1,0 +1,108 @@
+#include "lib/clicks/rollups.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "lib/common/sha256.h"
+
+namespace shortener::clicks {
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// One (subject, hour) of a batch while it is grouped.
+struct Builder {
+  int64_t human = 0;
+  int64_t bot = 0;
+  absl::flat_hash_set<int64_t> visitors;
+  // (dimension, value) -> human, bot.
+  std::map<std::pair<Dimension, absl::string_view>, std::pair<int64_t, int64_t>> dims;
+};
+
+}  // namespace
+
+absl::string_view DimensionValue(const ClickRow& row, Dimension dim) {
+  switch (dim) {
+    case Dimension::kBrowser:
+      return row.browser;
+    case Dimension::kOs:
+      return row.os;
+    case Dimension::kDevice:
+      return row.device;
+    case Dimension::kCountry:
+      return row.country;
+    case Dimension::kRegion:
+      return row.region;
+    case Dimension::kCity:
+      return row.city;
+    case Dimension::kNetwork:
+      return row.network;
+    case Dimension::kReferrer:
+      return row.referrer_host;
+  }
+  return {};
+}
+
+int64_t VisitorHash(absl::string_view client_id) {
+  uint64_t value = 0;
+  bool hex = client_id.size() == 32;
+  for (size_t i = 0; hex && i < client_id.size(); ++i) {
+    const int d = HexDigit(client_id[i]);
+    if (d < 0) hex = false;
+    if (i < 16) value = value << 4 | static_cast<uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!hex) {
+    const Sha256Bytes digest = Sha256(client_id);
+    value = 0;
+    for (int i = 0; i < 8; ++i) value = value << 8 | digest[i];
+  }
+  return static_cast<int64_t>(value);
+}
+
+std::vector<Subject> SubjectsOf(const ClickRow& row) { return {LinkSubject(row.link_id)}; }
+
+std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows) {
+  absl::btree_map<std::pair<Subject, absl::Time>, Builder> groups;
+  for (const ClickRow& row : rows) {
+    const absl::Time hour = TruncateToHour(row.time);
+    for (const Subject& subject : SubjectsOf(row)) {
+      Builder& b = groups[{subject, hour}];
+      (row.bot ? b.bot : b.human) += 1;
+      if (!row.bot) b.visitors.insert(VisitorHash(row.client_id));
+      for (Dimension dim : kDimensions) {
+        const absl::string_view value = DimensionValue(row, dim);
+        if (value.empty()) continue;
+        std::pair<int64_t, int64_t>& counts = b.dims[{dim, value}];
+        (row.bot ? counts.second : counts.first) += 1;
+      }
+    }
+  }
+  std::vector<RollupDelta> deltas;
+  deltas.reserve(groups.size());
+  for (auto& [key, b] : groups) {
+    RollupDelta d;
+    d.subject = key.first;
+    d.hour = key.second;
+    d.human = b.human;
+    d.bot = b.bot;
+    d.visitors.assign(b.visitors.begin(), b.visitors.end());
+    std::sort(d.visitors.begin(), d.visitors.end());
+    d.dims.reserve(b.dims.size());
+    for (const auto& [dim_value, counts] : b.dims) {
+      d.dims.push_back(DimensionCount{dim_value.first, std::string(dim_value.second), counts.first,
+                                      counts.second});
+    }
+    deltas.push_back(std::move(d));
+  }
+  return deltas;
+}
+
+}  // namespace shortener::clicks

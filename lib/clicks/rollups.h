@@ -1,0 +1,119 @@
+// Click rollups, the pure part: what a batch of clicks adds to the rollups
+// that GetClickStats reads (per subject and UTC hour: human and bot clicks,
+// the human visitors for the unique-visitor sketch, and human and bot clicks
+// per value of each dimension), and the rules every ClickStore applies to
+// them. No I/O, no clock. docs/analytics.md, "Rollups", is the full story.
+//
+// A subject is what a rollup counts the clicks of. Today every click counts
+// under one subject, its link. Campaign statistics (issue 19, item 2) add a
+// second kind, a label a link carried when the click was counted: SubjectsOf
+// returns it too, and the stores, their SQL and their reads take subjects,
+// not link ids, so nothing else changes shape.
+//
+// Thread safety: stateless functions and plain values.
+#ifndef SHORTENER_LIB_CLICKS_ROLLUPS_H_
+#define SHORTENER_LIB_CLICKS_ROLLUPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "lib/clicks/clicks.h"
+
+namespace shortener::clicks {
+
+// What the rollups count clicks by, one rollup per dimension (never per
+// combination). The numbers are stored (click_rollup_*_dims.dim): never
+// renumber, only add.
+enum class Dimension : int16_t {
+  kBrowser = 1,
+  kOs = 2,
+  kDevice = 3,
+  kCountry = 4,
+  kRegion = 5,   // ISO 3166-2 subdivision; empty until the City database fills it
+  kCity = 6,     // empty until the City database fills it
+  kNetwork = 7,  // ASN and organisation; empty until the ASN database fills it
+  kReferrer = 8,
+};
+
+inline constexpr Dimension kDimensions[] = {
+    Dimension::kBrowser, Dimension::kOs,   Dimension::kDevice,  Dimension::kCountry,
+    Dimension::kRegion,  Dimension::kCity, Dimension::kNetwork, Dimension::kReferrer,
+};
+
+// The value of `row` in `dim` (a reference into the row); empty: unknown.
+absl::string_view DimensionValue(const ClickRow& row, Dimension dim);
+
+// Distinct values kept exactly per subject, hour and dimension. A value
+// first seen once an hour already holds this many goes into that hour's
+// "other" row (value ""), so that a link with millions of distinct
+// referrers keeps at most kMaxValuesPerHour + 1 rows per hour for them. 256
+// holds every country code. Daily rollups keep 24 times as many, so folding
+// hours into a day never moves a value into "other".
+inline constexpr int kMaxValuesPerHour = 256;
+inline constexpr int kMaxValuesPerDay = 24 * kMaxValuesPerHour;
+
+// The HyperLogLog sketches of unique visitors: 2^12 registers of 5 bits
+// (the postgresql-hll parameters log2m = 12, regwidth = 5), standard error
+// 1.04 / sqrt(4096) = 1.625 %.
+inline constexpr int kSketchLog2m = 12;
+inline constexpr double kSketchStandardError = 0.01625;
+
+// The 64-bit value a visitor is counted by in the sketches: the first 16 hex
+// digits of its client id (which is already a SHA-256 prefix, so uniformly
+// spread), read as a two's complement integer; a client id of another form
+// (not ClientId's) is hashed with SHA-256 first. Stable across processes and
+// versions: stored sketches depend on it.
+int64_t VisitorHash(absl::string_view client_id);
+
+enum class SubjectKind : char {
+  kLink = 'l',  // id: the link's id
+};
+
+struct Subject {
+  SubjectKind kind = SubjectKind::kLink;
+  int64_t id = 0;
+
+  friend bool operator==(const Subject& a, const Subject& b) {
+    return a.kind == b.kind && a.id == b.id;
+  }
+  friend bool operator<(const Subject& a, const Subject& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.id < b.id;
+  }
+};
+
+inline Subject LinkSubject(int64_t link_id) { return Subject{SubjectKind::kLink, link_id}; }
+
+// The subjects a click counts under: its link (labels will add theirs).
+std::vector<Subject> SubjectsOf(const ClickRow& row);
+
+// Clicks of one value of one dimension.
+struct DimensionCount {
+  Dimension dim = Dimension::kBrowser;
+  std::string value;  // never empty: unknown values are not rolled up
+  int64_t human = 0;
+  int64_t bot = 0;
+};
+
+// What one batch adds to one subject's hour.
+struct RollupDelta {
+  Subject subject;
+  absl::Time hour;
+  int64_t human = 0;
+  int64_t bot = 0;
+  // VisitorHash of every distinct client id among the human clicks, sorted.
+  std::vector<int64_t> visitors;
+  // One entry per dimension and non-empty value, by dimension then value.
+  std::vector<DimensionCount> dims;
+};
+
+// A batch's rows grouped into one delta per (subject, UTC hour), sorted by
+// subject then hour: the per-batch rollup write of every ClickStore.
+std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows);
+
+}  // namespace shortener::clicks
+
+#endif  // SHORTENER_LIB_CLICKS_ROLLUPS_H_

@@ -1,0 +1,71 @@
+// GroupRollups and VisitorHash (lib/clicks/rollups.h): what one batch adds
+// to each subject's hour, and the visitor hash the sketches count.
+#include "lib/clicks/rollups.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/lib/clicks/click_store_contract.h"
+
+namespace shortener::clicks {
+namespace {
+
+using testing::At;
+using testing::Bot;
+using testing::Human;
+
+TEST_CASE("a batch becomes one rollup delta per link and UTC hour", "[lib/clicks][rollups]") {
+  std::vector<ClickRow> rows = {
+      Human(7, "2030-01-01T10:05:00Z", "192.0.2.1", "Chrome", "Android", "mobile", "a.test", "DE"),
+      Human(7, "2030-01-01T10:55:00Z", "192.0.2.1", "Chrome", "Android", "mobile", "", "DE"),
+      Human(7, "2030-01-01T10:58:00Z", "192.0.2.2", "Firefox", "Linux", "desktop", "a.test", ""),
+      Bot(7, "2030-01-01T10:30:00Z"),
+      Human(7, "2030-01-01T11:00:00Z", "192.0.2.1", "Chrome", "Android", "mobile", "", ""),
+      Human(3, "2030-01-01T10:00:00Z", "192.0.2.3", "Chrome", "Android", "mobile", "", ""),
+  };
+  rows[1].city = "Berlin";
+  rows[1].region = "DE-BE";
+  rows[1].network = "AS3320 Deutsche Telekom AG";
+  const std::vector<RollupDelta> deltas = GroupRollups(rows);
+  REQUIRE(deltas.size() == 3);
+  // Sorted by subject, then hour.
+  CHECK(deltas[0].subject == LinkSubject(3));
+  CHECK(deltas[1].subject == LinkSubject(7));
+  CHECK(deltas[1].hour == At("2030-01-01T10:00:00Z"));
+  CHECK(deltas[2].hour == At("2030-01-01T11:00:00Z"));
+  const RollupDelta& d = deltas[1];
+  CHECK(d.human == 3);
+  CHECK(d.bot == 1);
+  // Two distinct human visitors (the bot is not one), sorted.
+  REQUIRE(d.visitors.size() == 2);
+  CHECK(d.visitors[0] < d.visitors[1]);
+  std::vector<std::string> dims;
+  for (const DimensionCount& c : d.dims) {
+    dims.push_back(std::to_string(static_cast<int>(c.dim)) + " " + c.value + " " +
+                   std::to_string(c.human) + "/" + std::to_string(c.bot));
+  }
+  // Unknown (empty) values are left out; one entry per dimension and value.
+  CHECK(dims == std::vector<std::string>{"1 Chrome 2/0", "1 Firefox 1/0", "1 Googlebot 0/1",
+                                         "2 Android 2/0", "2 Linux 1/0", "2 Other 0/1", "3 bot 0/1",
+                                         "3 desktop 1/0", "3 mobile 2/0", "4 DE 2/0", "5 DE-BE 1/0",
+                                         "6 Berlin 1/0", "7 AS3320 Deutsche Telekom AG 1/0",
+                                         "8 a.test 2/0"});
+}
+
+TEST_CASE("the visitor hash is the client id's first 64 bits", "[lib/clicks][rollups]") {
+  CHECK(VisitorHash("0000000000000001ffffffffffffffff") == 1);
+  CHECK(VisitorHash("ffffffffffffffff0000000000000000") == -1);
+  CHECK(VisitorHash("8000000000000000aaaaaaaaaaaaaaaa") == INT64_MIN);
+  const std::string id = ClientId("192.0.2.7", "Mozilla/5.0");
+  CHECK(VisitorHash(id) == VisitorHash(id));
+  CHECK(VisitorHash(id) != VisitorHash(ClientId("192.0.2.8", "Mozilla/5.0")));
+  // Any other form is hashed (stable, spread): upper case is not ClientId's.
+  CHECK(VisitorHash("not a client id") == VisitorHash("not a client id"));
+  CHECK(VisitorHash("not a client id") != VisitorHash("not a client id!"));
+  CHECK(VisitorHash("0000000000000001FFFFFFFFFFFFFFFF") != 1);
+  CHECK(VisitorHash("") != 0);
+}
+
+}  // namespace
+}  // namespace shortener::clicks
