@@ -47,33 +47,21 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
     hour.human += d.human;
     hour.bot += d.bot;
     hour.visitors.insert(d.visitors.begin(), d.visitors.end());
-    // PgClickStore's merge keeps the first kMaxValuesPerHour values of an
-    // hour, the rest in "other" (""); a batch's new ones by most clicks.
-    std::vector<const DimensionCount*> fresh;
-    for (const DimensionCount& c : d.dims) {
-      auto& values = hour.dims[c.dim];
-      if (auto it = values.find(c.value); it != values.end()) {
-        it->second.human += c.human;
-        it->second.bot += c.bot;
-      } else {
-        fresh.push_back(&c);
+    // The bound PgClickStore's merge applies, per dimension.
+    for (size_t i = 0; i < d.dims.size();) {
+      const Dimension dim = d.dims[i].dim;
+      std::vector<DimensionCount> adds;
+      for (; i < d.dims.size() && d.dims[i].dim == dim; ++i) adds.push_back(d.dims[i]);
+      auto& values = hour.dims[dim];
+      const size_t stored = values.size() - values.count("");
+      for (const DimensionCount& c : BoundToLimit(
+               std::move(adds), stored,
+               [&values](const std::string& v) { return values.count(v) > 0; },
+               kMaxValuesPerHour)) {
+        HourCounts& counts = values[c.value];
+        counts.human += c.human;
+        counts.bot += c.bot;
       }
-    }
-    std::stable_sort(fresh.begin(), fresh.end(),
-                     [](const DimensionCount* a, const DimensionCount* b) {
-                       if (a->dim != b->dim) return a->dim < b->dim;
-                       if (a->human + a->bot != b->human + b->bot) {
-                         return a->human + a->bot > b->human + b->bot;
-                       }
-                       return a->value < b->value;
-                     });
-    for (const DimensionCount* c : fresh) {
-      auto& values = hour.dims[c->dim];
-      const size_t stored = values.size() - (values.count("") > 0 ? 1 : 0);
-      HourCounts& counts =
-          values[stored < static_cast<size_t>(kMaxValuesPerHour) ? c->value : std::string()];
-      counts.human += c->human;
-      counts.bot += c->bot;
     }
   }
   if (record_visits) {

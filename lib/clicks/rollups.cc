@@ -105,4 +105,44 @@ std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows) {
   return deltas;
 }
 
+std::vector<DimensionCount> BoundToLimit(std::vector<DimensionCount> adds, size_t stored,
+                                         const std::function<bool(const std::string&)>& held,
+                                         int limit) {
+  std::vector<DimensionCount> out;
+  std::vector<DimensionCount> fresh;
+  DimensionCount other;
+  bool any_other = false;
+  for (DimensionCount& c : adds) {
+    if (c.value.empty()) {
+      other.dim = c.dim;
+      other.human += c.human;
+      other.bot += c.bot;
+      any_other = true;
+    } else if (held(c.value)) {
+      out.push_back(std::move(c));
+    } else {
+      fresh.push_back(std::move(c));
+    }
+  }
+  std::sort(fresh.begin(), fresh.end(), [](const DimensionCount& a, const DimensionCount& b) {
+    if (a.human + a.bot != b.human + b.bot) return a.human + a.bot > b.human + b.bot;
+    return a.value < b.value;
+  });
+  const size_t room = stored < static_cast<size_t>(limit) ? limit - stored : 0;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (i < room) {
+      out.push_back(std::move(fresh[i]));
+      continue;
+    }
+    other.dim = fresh[i].dim;
+    other.human += fresh[i].human;
+    other.bot += fresh[i].bot;
+    any_other = true;
+  }
+  if (any_other) out.push_back(std::move(other));
+  std::sort(out.begin(), out.end(),
+            [](const DimensionCount& a, const DimensionCount& b) { return a.value < b.value; });
+  return out;
+}
+
 }  // namespace shortener::clicks

@@ -15,6 +15,7 @@
 #define SHORTENER_LIB_CLICKS_ROLLUPS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,9 @@ inline constexpr int kMaxValuesPerHour = 256;
 inline constexpr int kMaxValuesPerDay = 24 * kMaxValuesPerHour;
 
 // The HyperLogLog sketches of unique visitors: 2^12 registers of 5 bits
-// (the postgresql-hll parameters log2m = 12, regwidth = 5), standard error
-// 1.04 / sqrt(4096) = 1.625 %.
+// (the postgresql-hll parameters log2m = 12, regwidth = 5, expthresh = 0,
+// sparse on), standard error 1.04 / sqrt(4096) = 1.625 %. No explicit
+// form: a stored sketch holds registers, never a visitor's hash.
 inline constexpr int kSketchLog2m = 12;
 inline constexpr double kSketchStandardError = 0.01625;
 
@@ -113,6 +115,17 @@ struct RollupDelta {
 // A batch's rows grouped into one delta per (subject, UTC hour), sorted by
 // subject then hour: the per-batch rollup write of every ClickStore.
 std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows);
+
+// The per-bucket bound (kMaxValuesPerHour) for one bucket of one dimension:
+// `adds` (one dimension, distinct values, "" for other allowed) go into a
+// bucket that holds `stored` values besides other, `held` saying which.
+// Values held, and "", are added as they are; new ones take the free
+// places (limit - stored), most clicks (human + bot) first, ties by value;
+// the rest are added to "". Returns what to add, one entry per value, by
+// value. Both stores apply it (PgClickStore in its merge).
+std::vector<DimensionCount> BoundToLimit(std::vector<DimensionCount> adds, size_t stored,
+                                         const std::function<bool(const std::string&)>& held,
+                                         int limit);
 
 }  // namespace shortener::clicks
 

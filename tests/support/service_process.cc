@@ -31,7 +31,7 @@ bool WaitForGrpcServer(const std::string& target, absl::Duration timeout,
 absl::StatusOr<Subprocess> ServiceProcess::Launch(const ServiceProcessOptions& options, int port,
                                                   const std::string& log_path) {
   std::vector<std::string> argv = {
-      BinaryPath("shorten-service"),
+      options.binary.empty() ? BinaryPath("shorten-service") : options.binary,
       absl::StrCat("--listen=127.0.0.1:", port),
       absl::StrCat("--postgres=", options.conninfo),
       absl::StrCat("--base_url=", options.base_url),

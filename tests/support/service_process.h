@@ -35,6 +35,9 @@ struct ServiceProcessOptions {
   grpcutil::ClientTlsOptions client_tls;
   std::vector<std::string> extra_flags;
   absl::Duration ready_timeout = absl::Seconds(30);
+  // The shorten-service to run; empty: this build tree's (benchmarks run
+  // an older build side by side).
+  std::string binary;
 };
 
 class ServiceProcess {

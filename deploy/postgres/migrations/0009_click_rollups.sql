@@ -37,8 +37,9 @@ CREATE TABLE click_rollup_pending (
 CREATE INDEX click_rollup_pending_subject ON click_rollup_pending (kind, subject, hour);
 
 -- Per subject and UTC hour: clicks and the sketch of the human visitors
--- (hll, log2m 12, regwidth 5). Rows up to ~2.6 KB: kept in the row, not
--- TOASTed, as the merge rewrites them.
+-- (hll, log2m 12, regwidth 5, expthresh 0: registers only, never the
+-- visitors' hashes). Rows up to ~2.6 KB: kept in the row, not TOASTed, as
+-- the merge rewrites them.
 CREATE TABLE click_rollup_hours (
   kind     "char" NOT NULL,
   subject  bigint NOT NULL,
@@ -94,13 +95,13 @@ CREATE TABLE click_rollup_day_dims (
 INSERT INTO click_rollup_hours (kind, subject, hour, human, bot, visitors)
 SELECT 'l', c.link_id, c.hour,
        coalesce(sum(c.count) FILTER (WHERE NOT c.bot), 0),
-       coalesce(sum(c.count) FILTER (WHERE c.bot), 0), hll_empty(12, 5, -1, 1)
+       coalesce(sum(c.count) FILTER (WHERE c.bot), 0), hll_empty(12, 5, 0, 1)
   FROM click_counts c GROUP BY c.link_id, c.hour;
 
 UPDATE click_rollup_hours r SET visitors = v.sketch
   FROM (SELECT link_id, date_trunc('hour', time, 'UTC') AS hour,
                hll_add_agg(('x' || substr(client_id, 1, 16))::bit(64)::bigint::hll_hashval,
-                           12, 5, -1, 1) AS sketch
+                           12, 5, 0, 1) AS sketch
           FROM visits WHERE NOT bot AND client_id ~ '^[0-9a-f]{32}$'
          GROUP BY 1, 2) v
  WHERE r.kind = 'l' AND r.subject = v.link_id AND r.hour = v.hour;

@@ -286,22 +286,6 @@ absl::StatusOr<std::vector<std::string>> PgClickStore::DropVisitPartitionsOlderT
   return dropped;
 }
 
-absl::StatusOr<int64_t> PgClickStore::MergePendingRollups(int64_t max_rows) {
-  int64_t moved = -1;
-  absl::Status status = pool_.Run("merge click rollups", Deadline(), [&](pqxx::connection& conn) {
-    pqxx::work tx(conn);
-    if (!tx.exec_prepared1(pg_queries::kTryRollupLock.name)[0].as<bool>()) {
-      return absl::OkStatus();  // another replica is at it
-    }
-    moved = tx.exec_prepared1(pg_queries::kMergePending.name, max_rows, kMaxValuesPerHour)[0]
-                .as<int64_t>();
-    tx.commit();
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return moved;
-}
-
 absl::StatusOr<std::vector<absl::Time>> PgClickStore::FoldHourlyRollupsBefore(absl::Time cutoff) {
   std::vector<absl::Time> folded;
   while (true) {

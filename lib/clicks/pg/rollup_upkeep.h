@@ -31,8 +31,8 @@ namespace shortener::clicks {
 inline constexpr int kHourlyRollupDays = 36;
 
 struct RollupMergeOptions {
-  // Pending rows per merge transaction. Default 20 000 (about 20 000
-  // batch-hours of one link: tens of milliseconds).
+  // Pending rows (one per link and hour of a batch) per merge transaction.
+  // Default 20 000 (tens of milliseconds).
   int64_t chunk_rows = 20000;
   // Transactions per run at most, so that a run after an outage ends and
   // the next one continues. Default 50.
@@ -48,7 +48,8 @@ struct RollupMerge {
 };
 
 // Merges pending rows until none are left, max_chunks were done, or another
-// replica holds the lock.
+// replica holds the lock. (A run after an outage's backlog ends after
+// max_chunks; the next, a second later, goes on.)
 RollupMerge MergeRollups(PgClickStore& store, const RollupMergeOptions& options = {});
 
 // Folds every day before the current UTC day minus kHourlyRollupDays

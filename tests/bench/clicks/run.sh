@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Release preset (build/release) and runs clicks_bench, which
-# starts its own PostgreSQL cluster and the Release shorten-service and
-# redirect-edge of the same build tree; needs wrk and taskset. Arguments go
+# starts its own PostgreSQL cluster and the Release shorten-service,
+# redirect-edge and shortenctl of the same build tree; needs wrk and taskset. Arguments go
 # to clicks_bench, e.g.
 #   tests/bench/clicks/run.sh --rounds=7 --phases=redirects
 # Markdown for docs/benchmarks.md goes to stdout, progress to stderr.
@@ -18,5 +18,5 @@ fi
 # -j2: the machines this runs on have two shared cores. Build output goes to
 # stderr so that stdout is only the report.
 cmake --preset release >&2
-cmake --build --preset release --target clicks_bench shorten-service redirect-edge -j2 >&2
+cmake --build --preset release --target clicks_bench shorten-service redirect-edge shortenctl -j2 >&2
 exec build/release/bin/clicks_bench "$@"

@@ -49,6 +49,11 @@ int64_t Rows(const std::string& conninfo, const std::string& table, int64_t link
                                        " WHERE kind = 'l' AND subject = ", link));
 }
 
+// Pending rows (one per subject and hour of a batch) of link `link`.
+int64_t Pending(const std::string& conninfo, int64_t link) {
+  return Rows(conninfo, "click_rollup_pending", link);
+}
+
 void MergeAll(PgClickStore& store) {
   absl::StatusOr<int64_t> moved;
   do {
@@ -93,14 +98,14 @@ TEST_CASE("a merge moves pending rollups and reads stay the same, replays change
   const int64_t link = NextLinkId();
   const std::string batch = UniqueBatchId("merge");
   REQUIRE_THAT(store->Record(batch, Sample(link), true), IsOk());
-  CHECK(Rows(conninfo, "click_rollup_pending", link) == 2);  // one per hour
+  CHECK(Pending(conninfo, link) == 2);  // one per hour
   auto before = Day(*store, link, "2036-01-10T00:00:00Z");
   REQUIRE_THAT(before, IsOk());
   CHECK(Describe(*before) ==
         "3/1/2 [3/1/2 ] [Chrome=2 Firefox=1 ] [Android=2 Linux=1 ] [mobile=2 desktop=1 ] "
         "[DE=2 FR=1 ] [a.test=2 b.test=1 ]");
   MergeAll(*store);
-  CHECK(Rows(conninfo, "click_rollup_pending", link) == 0);
+  CHECK(Pending(conninfo, link) == 0);
   CHECK(Rows(conninfo, "click_rollup_hours", link) == 2);
   auto after = Day(*store, link, "2036-01-10T00:00:00Z");
   REQUIRE_THAT(after, IsOk());
@@ -109,7 +114,7 @@ TEST_CASE("a merge moves pending rollups and reads stay the same, replays change
   auto replay = store->Record(batch, Sample(link), true);
   REQUIRE_THAT(replay, IsOk());
   CHECK(replay->duplicate);
-  CHECK(Rows(conninfo, "click_rollup_pending", link) == 0);
+  CHECK(Pending(conninfo, link) == 0);
   MergeAll(*store);
   auto again = Day(*store, link, "2036-01-10T00:00:00Z");
   REQUIRE_THAT(again, IsOk());
@@ -231,7 +236,7 @@ TEST_CASE("unique visitors at 10^6 are within three standard errors",
         "        (SELECT hll_add_agg(('x' || substr(encode(sha256(('visitor-' || g)::bytea), "
         "'hex'),"
         "                                           1, 16))::bit(64)::bigint::hll_hashval,"
-        "                            12, 5, -1, 1)"
+        "                            12, 5, 0, 1)"
         "           FROM generate_series(h * 40000, h * 40000 + 79999) g)"
         " FROM generate_series(0, 23) h",
         link);
@@ -381,7 +386,7 @@ TEST_CASE("merge and fold of two replicas at once do the work once",
   CHECK(stats->total_human_clicks == 20);
   CHECK(stats->total_unique_visitors == 20);
   CHECK(Pairs(stats->top_referrers) == Top{{"a.test", 20}});
-  CHECK(Rows(conninfo, "click_rollup_pending", link) == 0);
+  CHECK(Pending(conninfo, link) == 0);
 }
 
 TEST_CASE("migration 0009 rolls up the counts and visits recorded before it",
@@ -434,6 +439,43 @@ TEST_CASE("migration 0009 rolls up the counts and visits recorded before it",
   CHECK(Scalar(conninfo,
                "SELECT sum(human) FROM click_rollup_hour_dims WHERE subject = 77"
                " AND dim = 8") == 305);
+}
+
+}  // namespace
+}  // namespace shortener::clicks
+
+namespace shortener::clicks {
+namespace {
+
+// By hand: build/bin/clicks_pg_test "[rollups][bench]". Where the time of
+// ingest with rollups goes, for batches shaped like clicks_bench's (1000
+// clicks over 300 links, a new visitor each): Record, and the merge.
+TEST_CASE("rollup ingest and merge times", "[lib/clicks/pg][rollups][.][bench]") {
+  const std::string conninfo = SharedPgCluster().ConnInfo();
+  auto store = NewTestClickStore(conninfo);
+  const char* kBrowsers[] = {"Chrome", "Safari", "Firefox", "Samsung Internet", "WeChat"};
+  const char* kOses[] = {"Android", "iOS", "Windows", "macOS"};
+  const char* kDevices[] = {"mobile", "desktop", "tablet"};
+  const char* kReferrers[] = {"", "", "", "www.google.com", "t.co", "l.facebook.com"};
+  absl::Duration record, merge;
+  int64_t n = 0;
+  for (int b = 0; b < 100; ++b) {
+    std::vector<ClickRow> rows;
+    for (int i = 0; i < 1000; ++i, ++n) {
+      rows.push_back(Human(90000000 + n % 300, "2036-06-01T10:00:00Z", absl::StrCat("ip", n),
+                           kBrowsers[n % 5], kOses[n % 4], kDevices[n % 3], kReferrers[n % 6], ""));
+    }
+    absl::Time t = absl::Now();
+    REQUIRE_THAT(store->Record(UniqueBatchId("bench"), rows, false), IsOk());
+    record += absl::Now() - t;
+    if (b % 10 == 9) {
+      t = absl::Now();
+      MergeAll(*store);
+      merge += absl::Now() - t;
+    }
+  }
+  std::printf("100 batches: Record %.1f ms per batch, merge %.1f ms per batch\n",
+              absl::ToDoubleMilliseconds(record) / 100, absl::ToDoubleMilliseconds(merge) / 100);
 }
 
 }  // namespace

@@ -1,0 +1,180 @@
+// PgClickStore's merge of pending rollup rows into the hourly rollups
+// (MergePendingRollups). The rows are added up here, not in SQL: grouping
+// every element with unnest in the merge statement took PostgreSQL's CPU
+// per click in the ingest benchmark from about 14 to about 23 µs, where
+// these loops cost the service well under one.
+#include <map>
+#include <pqxx/pqxx>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "lib/clicks/pg/pg_click_store.h"
+#include "lib/clicks/pg/queries.h"
+#include "lib/clicks/rollups.h"
+#include "lib/pg/arrays.h"
+
+namespace shortener::clicks {
+namespace {
+
+using pg::ArrayLiteral;
+
+// The elements of a one-dimensional array field, NULLs as "".
+std::vector<std::string> Elements(const pqxx::field& field) {
+  std::vector<std::string> out;
+  pqxx::array_parser parser = field.as_array();
+  for (auto next = parser.get_next(); next.first != pqxx::array_parser::done;
+       next = parser.get_next()) {
+    if (next.first == pqxx::array_parser::string_value) {
+      out.push_back(std::move(next.second));
+    } else if (next.first == pqxx::array_parser::null_value) {
+      out.emplace_back();
+    }
+  }
+  return out;
+}
+
+int64_t Number(const std::string& text) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(text, &n)) {
+    throw pqxx::data_exception(absl::StrCat("rollup merge: not a number: ", text));
+  }
+  return n;
+}
+
+// (kind, subject, hour in epoch seconds).
+using HourKey = std::tuple<char, int64_t, int64_t>;
+// (kind, subject, hour, dimension).
+using GroupKey = std::tuple<char, int64_t, int64_t, int16_t>;
+
+struct HourSum {
+  int64_t human = 0;
+  int64_t bot = 0;
+  absl::flat_hash_set<int64_t> visitors;
+};
+
+// What a merge adds, summed over its pending rows.
+struct PendingSums {
+  std::map<HourKey, HourSum> hours;
+  std::map<GroupKey, absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>>> groups;
+};
+
+PendingSums Sum(const pqxx::result& taken) {
+  PendingSums sums;
+  for (const pqxx::row& row : taken) {
+    const std::string kind = row[0].as<std::string>();
+    const HourKey key{kind.empty() ? '\0' : kind[0], row[1].as<int64_t>(), row[2].as<int64_t>()};
+    HourSum& hour = sums.hours[key];
+    hour.human += row[3].as<int64_t>();
+    hour.bot += row[4].as<int64_t>();
+    for (const std::string& v : Elements(row[5])) hour.visitors.insert(Number(v));
+    const std::vector<std::string> dims = Elements(row[6]);
+    const std::vector<std::string> values = Elements(row[7]);
+    const std::vector<std::string> humans = Elements(row[8]);
+    const std::vector<std::string> bots = Elements(row[9]);
+    if (values.size() != dims.size() || humans.size() != dims.size() ||
+        bots.size() != dims.size()) {
+      throw pqxx::data_exception("rollup merge: a pending row's arrays differ in length");
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto& counts = sums.groups[GroupKey{std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                                          static_cast<int16_t>(Number(dims[i]))}][values[i]];
+      counts.first += Number(humans[i]);
+      counts.second += Number(bots[i]);
+    }
+  }
+  return sums;
+}
+
+void AddKey(char kind, int64_t subject, int64_t hour, ArrayLiteral& kinds, ArrayLiteral& subjects,
+            ArrayLiteral& hours) {
+  kinds.Add(absl::string_view(&kind, 1));
+  subjects.Add(subject);
+  hours.AddTime(absl::FromUnixSeconds(hour));
+}
+
+void UpsertHours(pqxx::work& tx, const PendingSums& sums) {
+  ArrayLiteral kinds, subjects, hours, humans, bots, visitors;
+  for (const auto& [key, sum] : sums.hours) {
+    AddKey(std::get<0>(key), std::get<1>(key), std::get<2>(key), kinds, subjects, hours);
+    humans.Add(sum.human);
+    bots.Add(sum.bot);
+    ArrayLiteral v;
+    for (int64_t h : sum.visitors) v.Add(h);
+    visitors.Add(v.Build());
+  }
+  tx.exec_prepared(pg_queries::kUpsertHours.name, kinds.Build(), subjects.Build(), hours.Build(),
+                   humans.Build(), bots.Build(), visitors.Build());
+}
+
+void UpsertDims(pqxx::work& tx, const PendingSums& sums) {
+  if (sums.groups.empty()) return;
+  // What the groups hold now (one writer at a time: nothing changes it
+  // until this transaction ends).
+  std::vector<const GroupKey*> order;
+  ArrayLiteral kinds, subjects, hours, dims;
+  for (const auto& [key, values] : sums.groups) {
+    order.push_back(&key);
+    AddKey(std::get<0>(key), std::get<1>(key), std::get<2>(key), kinds, subjects, hours);
+    dims.Add(static_cast<int64_t>(std::get<3>(key)));
+  }
+  std::vector<absl::flat_hash_set<std::string>> held(order.size());
+  for (const pqxx::row& row : tx.exec_prepared(pg_queries::kStoredValues.name, kinds.Build(),
+                                               subjects.Build(), hours.Build(), dims.Build())) {
+    const int64_t i = row[0].as<int64_t>() - 1;
+    if (i >= 0 && i < static_cast<int64_t>(held.size())) held[i].insert(row[1].as<std::string>());
+  }
+  ArrayLiteral k, s, h, d, v, hu, bo;
+  size_t i = 0;
+  for (const auto& [key, values] : sums.groups) {
+    const absl::flat_hash_set<std::string>& there = held[i++];
+    std::vector<DimensionCount> adds;
+    for (const auto& [value, counts] : values) {
+      adds.push_back(DimensionCount{static_cast<Dimension>(std::get<3>(key)), value, counts.first,
+                                    counts.second});
+    }
+    const size_t stored = there.size() - there.count("");
+    for (const DimensionCount& c : BoundToLimit(
+             std::move(adds), stored,
+             [&there](const std::string& value) { return there.count(value) > 0; },
+             kMaxValuesPerHour)) {
+      AddKey(std::get<0>(key), std::get<1>(key), std::get<2>(key), k, s, h);
+      d.Add(static_cast<int64_t>(std::get<3>(key)));
+      v.Add(c.value);
+      hu.Add(c.human);
+      bo.Add(c.bot);
+    }
+  }
+  tx.exec_prepared(pg_queries::kUpsertHourDims.name, k.Build(), s.Build(), h.Build(), d.Build(),
+                   v.Build(), hu.Build(), bo.Build());
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> PgClickStore::MergePendingRollups(int64_t max_rows) {
+  int64_t moved = -1;
+  absl::Status status = pool_.Run("merge click rollups", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    if (!tx.exec_prepared1(pg_queries::kTryRollupLock.name)[0].as<bool>()) {
+      return absl::OkStatus();  // another replica is at it
+    }
+    const pqxx::result taken = tx.exec_prepared(pg_queries::kTakePending.name, max_rows);
+    moved = static_cast<int64_t>(taken.size());
+    if (!taken.empty()) {
+      const PendingSums sums = Sum(taken);
+      UpsertHours(tx, sums);
+      UpsertDims(tx, sums);
+    }
+    tx.commit();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return moved;
+}
+
+}  // namespace shortener::clicks
