@@ -67,5 +67,34 @@ TEST_CASE("the visitor hash is the client id's first 64 bits", "[lib/clicks][rol
   CHECK(VisitorHash("") != 0);
 }
 
+std::string Text(const std::vector<DimensionCount>& counts) {
+  std::string out;
+  for (const DimensionCount& c : counts) {
+    out += "'" + c.value + "'=" + std::to_string(c.human) + "/" + std::to_string(c.bot) + " ";
+  }
+  return out;
+}
+
+TEST_CASE("the per-hour bound keeps held values and the new ones with most clicks",
+          "[lib/clicks][rollups]") {
+  const Dimension r = Dimension::kReferrer;
+  auto held = [](const std::string& v) { return v == "a.test" || v == "b.test"; };
+  // Two held, limit 4: two places for the three new values; c.test and
+  // d.test tie on clicks, the first by value wins.
+  CHECK(Text(BoundToLimit({{r, "a.test", 1, 0},
+                           {r, "c.test", 2, 1},
+                           {r, "d.test", 3, 0},
+                           {r, "e.test", 1, 0},
+                           {r, "", 4, 0}},
+                          2, held, 4)) == "''=5/0 'a.test'=1/0 'c.test'=2/1 'd.test'=3/0 ");
+  // A full bucket: every new value goes to other, held ones stay.
+  CHECK(Text(BoundToLimit({{r, "b.test", 1, 1}, {r, "z.test", 5, 0}}, 4, held, 4)) ==
+        "''=5/0 'b.test'=1/1 ");
+  // Room for all: nothing moves, no other row.
+  CHECK(Text(BoundToLimit({{r, "x.test", 1, 0}, {r, "y.test", 0, 2}}, 0, held, 256)) ==
+        "'x.test'=1/0 'y.test'=0/2 ");
+  CHECK(BoundToLimit({}, 3, held, 4).empty());
+}
+
 }  // namespace
 }  // namespace shortener::clicks
