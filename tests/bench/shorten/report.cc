@@ -90,6 +90,35 @@ std::string CostTable(const std::vector<ReportRow>& rows) {
   return out;
 }
 
+std::string MiB(uint64_t bytes) {
+  return absl::StrFormat("%.1f", static_cast<double>(bytes) / (1 << 20));
+}
+
+// The service's resident memory: idle, with idle edges, and under each load
+// (the rows the cost table has; pgbench leaves the service idle).
+std::string MemoryTable(const ReportHeader& h, const std::vector<ReportRow>& rows) {
+  std::string out = absl::StrFormat(
+      "| service state | VmRSS (MiB) | VmHWM (MiB) |\n"
+      "| --- | ---: | ---: |\n"
+      "| idle: started, migrated, no call yet | %s | %s |\n",
+      MiB(h.service_idle.rss_bytes), MiB(h.service_idle.peak_rss_bytes));
+  if (h.idle_edges) {
+    const IdleEdgesResult& e = *h.idle_edges;
+    absl::StrAppendFormat(&out,
+                          "| %d idle edges (a connection and a WatchInvalidations stream each): "
+                          "%.1f KiB each (a service of their own) | %s | - |\n",
+                          e.edges, e.bytes_per_edge() / 1024, MiB(e.rss_open_bytes));
+  }
+  for (const ReportRow& r : rows) {
+    if (!r.service_measured) continue;
+    absl::StrAppendFormat(&out, "| %s: VmRSS at the window's end, VmHWM %s | %s | %s |\n", r.name,
+                          h.peak_per_window ? "the window's peak" : "the peak since start",
+                          MiB(r.resources.service_rss_end_bytes),
+                          MiB(r.resources.service_peak_rss_bytes));
+  }
+  return out;
+}
+
 // One line per target: the best run of each kind (e.g. the best
 // BatchShorten in-flight count) against its target.
 std::string Verdicts(const std::vector<ReportRow>& rows) {
@@ -180,7 +209,17 @@ std::string FormatReport(const ReportHeader& h, const std::vector<std::vector<Re
       "inserted, whole run; a diagnostic row: per call). \"links per write tx\" is links / "
       "transaction ids consumed: "
       "the average group-commit batch. WAL fsyncs come from pg_stat_wal (published by "
-      "backends about once a second: approximate).\n");
+      "backends about once a second: approximate).\n\n");
+  absl::StrAppend(
+      &out, MemoryTable(h, rows),
+      "\nMemory: the service process's VmRSS (resident now) and VmHWM (peak resident) from "
+      "/proc/PID/status. ",
+      h.peak_per_window
+          ? "Under load, VmHWM is reset (/proc/PID/clear_refs) when the window opens, after "
+            "the warm-up; what the warm-up and earlier loads left allocated stays in VmRSS "
+            "(jemalloc keeps freed pages a while).\n"
+          : "The kernel refused to reset VmHWM (/proc/PID/clear_refs): each load's VmHWM is "
+            "the peak since the service started.\n");
   for (const ReportRow& r : rows) {
     if (r.statements.empty()) continue;
     absl::StrAppend(&out, "\nTop statements (pg_stat_statements), ", r.name, ":\n\n", r.statements);

@@ -1,6 +1,7 @@
 // Formats the results of one shorten_bench run as markdown for
 // docs/benchmarks.md: one table of throughput against the pgbench reference
-// (with the targets), one of where the CPU and the commits went. The
+// (with the targets), one of where the CPU and the commits went, one of the
+// service's memory (idle, with idle edges connected, under each load). The
 // reference is the row with service_measured = false.
 #ifndef SHORTENER_TESTS_BENCH_SHORTEN_REPORT_H_
 #define SHORTENER_TESTS_BENCH_SHORTEN_REPORT_H_
@@ -10,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/bench/shorten/idle_edges.h"
 #include "tests/bench/shorten/resource_probe.h"
+#include "tests/support/process_probe.h"
 
 namespace shortener::bench {
 
@@ -37,6 +40,13 @@ struct ReportHeader {
   bool fresh_tables = false;    // link tables emptied before every round
   int nproc = 0;
   std::string cpu_model;
+  // The service's memory before any load: right after it started (migrated,
+  // serving, no call yet), and with idle edges subscribed (none if skipped).
+  testing::ProcessMemory service_idle;
+  std::optional<IdleEdgesResult> idle_edges;
+  // Whether each load's VmHWM is the peak of its window alone (the kernel
+  // let us reset it at the window's start) or the peak since the start.
+  bool peak_per_window = false;
 };
 
 // The whole markdown block: header lines, throughput table, target

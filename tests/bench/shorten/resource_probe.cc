@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "tests/support/process_probe.h"
 
 namespace shortener::bench {
 namespace {
@@ -104,6 +105,8 @@ ResourceDelta Diff(const ResourceSample& a, const ResourceSample& b) {
   d.write_transactions = b.next_xid - a.next_xid;
   d.wal_bytes = b.wal_bytes - a.wal_bytes;
   d.wal_syncs = b.wal_syncs - a.wal_syncs;
+  d.service_rss_end_bytes = b.service_rss_bytes;
+  d.service_peak_rss_bytes = b.service_peak_rss_bytes;
   return d;
 }
 
@@ -155,7 +158,19 @@ ResourceSample ResourceProbe::Sample() {
   s.next_xid = QueryInt("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint");
   s.wal_bytes = QueryInt("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
   s.wal_syncs = QueryInt("SELECT wal_sync FROM pg_stat_wal");
+  if (absl::StatusOr<testing::ProcessMemory> m = testing::ReadProcessMemory(service_pid_); m.ok()) {
+    s.service_rss_bytes = m->rss_bytes;
+    s.service_peak_rss_bytes = m->peak_rss_bytes;
+  }
   return s;
+}
+
+bool ResourceProbe::ResetServicePeak() {
+  if (service_pid_ <= 0) return false;
+  std::ofstream out(absl::StrCat("/proc/", service_pid_, "/clear_refs"));
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
 }
 
 }  // namespace shortener::bench

@@ -1,7 +1,8 @@
 // Where the time of a benchmark window goes: CPU seconds of the service, of
 // the PostgreSQL server processes, of this load generator and of the whole
 // machine (from /proc), plus database counters that show how well writes are
-// grouped (write transactions, WAL bytes, WAL fsyncs).
+// grouped (write transactions, WAL bytes, WAL fsyncs), and the service's
+// resident memory (/proc/<pid>/status).
 //
 // A Sample() is a snapshot; the difference of two is the cost of the window
 // between them. Not thread-safe: one driver thread samples.
@@ -34,6 +35,8 @@ struct ResourceSample {
   // WAL fsyncs (pg_stat_wal.wal_sync). Backends publish it at most once a
   // second, so a delta over a window of several seconds is approximate.
   int64_t wal_syncs = 0;
+  uint64_t service_rss_bytes = 0;       // VmRSS of the service now
+  uint64_t service_peak_rss_bytes = 0;  // its VmHWM (since ResetServicePeak)
 };
 
 // The cost of a window, per operation where it makes sense.
@@ -47,6 +50,11 @@ struct ResourceDelta {
   int64_t write_transactions = 0;
   int64_t wal_bytes = 0;
   int64_t wal_syncs = 0;
+  // The service's memory (not a difference): VmRSS at the window's end and
+  // VmHWM then, i.e. its peak since the last ResetServicePeak (the window's
+  // start in shorten_bench) or, where that failed, since it started.
+  uint64_t service_rss_end_bytes = 0;
+  uint64_t service_peak_rss_bytes = 0;
 };
 ResourceDelta Diff(const ResourceSample& before, const ResourceSample& after);
 
@@ -59,6 +67,12 @@ class ResourceProbe {
                                                                const std::string& conninfo);
   // Fields it cannot read stay 0 (a probe must never stop a benchmark).
   ResourceSample Sample();
+
+  // Restarts the service's VmHWM from its current VmRSS (writes 5 to
+  // /proc/<pid>/clear_refs), so that the next samples' peak is the peak of
+  // what follows. False if the kernel refused; then VmHWM stays the peak
+  // since the service started.
+  bool ResetServicePeak();
 
   // Runs one SQL command on the probe's connection (setup of bench tables).
   absl::Status Exec(const std::string& sql);

@@ -1,8 +1,9 @@
 // shorten_bench: durable Shorten / BatchShorten throughput of the real
 // shorten-service over gRPC, side by side with pgbench's one-row-INSERT-per-
 // transaction rate on the same private PostgreSQL cluster, in one run (the
-// targets are ratios: machines here are shared and noisy). Prints markdown
-// for docs/benchmarks.md. Build in Release: see run.sh.
+// targets are ratios: machines here are shared and noisy), and the service's
+// resident memory idle, with idle edges subscribed and under each load.
+// Prints markdown for docs/benchmarks.md. Build in Release: see run.sh.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,11 +24,13 @@
 #include "absl/time/clock.h"
 #include "tests/bench/common/bench_util.h"
 #include "tests/bench/shorten/grpc_load.h"
+#include "tests/bench/shorten/idle_edges.h"
 #include "tests/bench/shorten/pg_diagnostics.h"
 #include "tests/bench/shorten/pgbench_reference.h"
 #include "tests/bench/shorten/report.h"
 #include "tests/bench/shorten/resource_probe.h"
 #include "tests/support/pg_cluster.h"
+#include "tests/support/process_probe.h"
 #include "tests/support/service_process.h"
 
 ABSL_FLAG(int, seconds, 10, "length of each measured window (and of the pgbench run)");
@@ -88,6 +91,12 @@ ABSL_FLAG(bool, force_new, false,
 ABSL_FLAG(bool, fresh_tables, true,
           "empty the link tables before every round but the first, as pgbench recreates its "
           "table for every run (false: let them grow, to see what a larger dedupe index costs)");
+// 500 stays under the service's --max_invalidation_subscribers (1024) and
+// this process's open-file limit.
+ABSL_FLAG(int, idle_edges, 500,
+          "before the loads: open this many connections each holding a WatchInvalidations "
+          "stream, as idle edges do, to a second service started for it, and report that "
+          "service's memory per edge (0: skip)");
 ABSL_FLAG(bool, statement_stats, false,
           "diagnostics: load pg_stat_statements and print the top statements of each window");
 
@@ -115,6 +124,7 @@ struct BenchConfig {
   bool checkpoint_each_phase = true;
   int preallocate_wal_segments = 64;
   bool fresh_tables = true;
+  int idle_edges = 500;
   std::string command;  // how this run was invoked, for the report
 };
 
@@ -143,6 +153,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
   c.preallocate_wal_segments = absl::GetFlag(FLAGS_preallocate_wal_segments);
   c.fresh_tables = absl::GetFlag(FLAGS_fresh_tables);
+  c.idle_edges = absl::GetFlag(FLAGS_idle_edges);
   c.command = command;
   for (const std::string& s : absl::GetFlag(FLAGS_batch_inflight)) {
     int n = 0;
@@ -153,10 +164,10 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   }
   c.service_flags = absl::StrSplit(absl::GetFlag(FLAGS_service_flags), ' ', absl::SkipEmpty());
   if (c.seconds < 1 || c.warmup_seconds < 0 || c.rounds < 1 || c.inflight < 1 || c.channels < 1 ||
-      c.client_threads < 1 || c.batch_size < 1 || c.batch_size > 1000) {
+      c.client_threads < 1 || c.batch_size < 1 || c.batch_size > 1000 || c.idle_edges < 0) {
     return absl::InvalidArgumentError(
         "--seconds, --rounds, --inflight, --channels, --client_threads must be >= 1, "
-        "--batch_size 1..1000");
+        "--batch_size 1..1000, --idle_edges >= 0");
   }
   return c;
 }
@@ -164,7 +175,8 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
 std::string Ms(double ms) { return absl::StrFormat("%.1f", ms); }
 
 // Runs one closed-loop load with resource samples (and, when `statements`
-// is set, pg_stat_statements) around its window.
+// is set, pg_stat_statements) around its window; the service's VmHWM is
+// restarted when the window opens, so the row's peak is the window's.
 absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& target,
                                       const std::string& api_key, ResourceProbe& probe,
                                       StatementStats* statements, bool batch, int inflight,
@@ -189,6 +201,7 @@ absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& t
   ResourceSample before, after;
   o.on_window_start = [&] {
     if (statements != nullptr) statements->Reset();
+    probe.ResetServicePeak();
     before = probe.Sample();
   };
   o.on_window_end = [&] { after = probe.Sample(); };
@@ -257,6 +270,7 @@ struct Fixture {
   std::unique_ptr<ResourceProbe> probe;
   std::unique_ptr<StatementStats> statements;  // only with --statement_stats
   std::string work_dir;                        // pgbench script and log
+  testing::ProcessMemory service_idle;         // right after the start
 };
 
 absl::Status SetUp(const BenchConfig& c, Fixture& f) {
@@ -281,6 +295,10 @@ absl::Status SetUp(const BenchConfig& c, Fixture& f) {
       testing::ServiceProcess::Start(so);
   if (!service.ok()) return service.status();
   f.service = *std::move(service);
+  absl::StatusOr<testing::ProcessMemory> idle =
+      testing::ReadProcessMemory(f.service->process().pid());
+  if (!idle.ok()) return idle.status();
+  f.service_idle = *idle;
   absl::StatusOr<std::unique_ptr<ResourceProbe>> probe = ResourceProbe::Create(
       f.service->process().pid(), f.pg->socket_dir() + "/data", f.pg->ConnInfo());
   if (!probe.ok()) return probe.status();
@@ -367,11 +385,46 @@ absl::StatusOr<std::vector<ReportRow>> RunRound(const BenchConfig& c, Fixture& f
   return rows;
 }
 
+// The memory of a service with `edges` idle edges subscribed. A service of
+// its own on the same database, stopped afterwards: the measured service's
+// allocator would keep most of what the edges used, and the loads would
+// start from it (and memory the loads left would hide the edges' cost).
+absl::StatusOr<IdleEdgesResult> IdleEdgesOnService(const BenchConfig& c, Fixture& f, int edges) {
+  testing::ServiceProcessOptions so;
+  so.conninfo = f.pg->ConnInfo();
+  so.secret_file = f.service->secret_file();  // the database's
+  so.extra_flags = c.service_flags;
+  absl::StatusOr<std::unique_ptr<testing::ServiceProcess>> service =
+      testing::ServiceProcess::Start(so);
+  if (!service.ok()) return service.status();
+  v1::CreateApiKeyRequest request;
+  request.set_name("bench-edges");
+  request.set_infrastructure(true);
+  request.add_scopes("watch_invalidations");
+  absl::StatusOr<std::string> key = (*service)->CreateKey(request);
+  if (!key.ok()) return key.status();
+  absl::StatusOr<IdleEdgesResult> r =
+      MeasureIdleEdges((*service)->target(), *key, (*service)->process().pid(), edges);
+  if (r.ok()) {
+    std::fprintf(stderr, "%d idle edges: service VmRSS %.1f -> %.1f MiB (%.1f KiB each)\n",
+                 r->edges, static_cast<double>(r->rss_before_bytes) / (1 << 20),
+                 static_cast<double>(r->rss_open_bytes) / (1 << 20), r->bytes_per_edge() / 1024);
+  }
+  return r;
+}
+
 absl::Status Run(const BenchConfig& c) {
   Fixture f;
   absl::Status st = SetUp(c, f);
   std::vector<std::vector<ReportRow>> rounds;
   ReportHeader header;
+  header.service_idle = f.service_idle;
+  if (st.ok() && c.idle_edges > 0) {
+    absl::StatusOr<IdleEdgesResult> edges = IdleEdgesOnService(c, f, c.idle_edges);
+    if (edges.ok()) header.idle_edges = *edges;
+    st = edges.status();
+  }
+  if (st.ok()) header.peak_per_window = f.probe->ResetServicePeak();
   for (int i = 0; st.ok() && i < c.rounds; ++i) {
     if (c.rounds > 1) std::fprintf(stderr, "round %d of %d\n", i + 1, c.rounds);
     if (i > 0 && c.fresh_tables) {
