@@ -1,8 +1,11 @@
 #include "lib/clicks/pg/rollup_upkeep.h"
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "lib/common/log.h"
 
 namespace shortener::clicks {
@@ -13,7 +16,14 @@ RollupMerge MergeRollups(PgClickStore& store, const RollupMergeOptions& options)
     absl::StatusOr<int64_t> moved = store.MergePendingRollups(options.chunk_rows);
     if (!moved.ok()) {
       merge.status = moved.status();
-      LogWarning("click rollups merge: %s (next try in a second)", merge.status.ToString());
+      // Once a minute at most: during a database outage every run fails.
+      static std::atomic<int64_t> last_warning{0};
+      const int64_t now = absl::ToUnixSeconds(absl::Now());
+      int64_t last = last_warning.load();
+      if (now - last >= 60 && last_warning.compare_exchange_strong(last, now)) {
+        LogWarning("click rollups merge: %s (retried every second; logged once a minute)",
+                   merge.status.ToString());
+      }
       return merge;
     }
     if (*moved < 0) {

@@ -39,8 +39,8 @@ struct RollupMergeOptions {
   int max_chunks = 50;
 };
 
-// What one merge run did; a failure is also logged as a warning (the next
-// run, a second later, tries again).
+// What one merge run did; a failure is also logged as a warning, at most
+// once a minute (the next run, a second later, tries again).
 struct RollupMerge {
   absl::Status status;
   int64_t rows = 0;   // pending rows merged
