@@ -80,13 +80,13 @@ struct ServiceParts {
   std::unique_ptr<PeriodicTask> rollup_merge;
   std::unique_ptr<PeriodicTask> rollup_fold;
   std::unique_ptr<ShortenServiceImpl> service;
-
-  // Call after the gRPC server has shut down (no RPC in flight).
-  void Stop();
   // /readyz: probes the database through a pool of its own (one connection),
   // so that a busy store pool does not make a replica look down.
   std::unique_ptr<pg::ConnectionPool> probe_pool;
   std::unique_ptr<Readiness> readiness;
+
+  // Call after the gRPC server has shut down (no RPC in flight).
+  void Stop();
 };
 
 // Builds every part; the first failure stops the start. Checks the files
