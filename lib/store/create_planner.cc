@@ -62,13 +62,14 @@ class Planner {
       }
     }
     const bool dedupes = Dedupes(in);  // never with an alias
-    const int64_t key = dedupes ? DedupeKey(in.owner, in.long_url_sha256) : 0;
+    const int64_t key = dedupes ? DedupeKey(in.owner, in.long_url_sha256, in.labels) : 0;
     bool key_held_by_other = false;
     if (auto made = dedupes ? batch_targets_.find(key) : batch_targets_.end();
         made != batch_targets_.end()) {
       // The key's target is a link this batch creates.
       const NewLink& first = links_[made->second];
-      if (first.owner == in.owner && first.long_url_sha256 == in.long_url_sha256) {
+      if (first.owner == in.owner && first.long_url_sha256 == in.long_url_sha256 &&
+          first.labels == in.labels) {
         const Link& target = plan_.results[made->second]->link;
         if (IsLiveAt(target, StoreTime(in.create_time))) {
           RecordRequest(in, target);
@@ -81,7 +82,8 @@ class Planner {
       auto it = state_.dedupe.find(key);
       if (it != state_.dedupe.end() && it->second.link.has_value()) {
         const Link& target = *it->second.link;
-        if (target.owner == in.owner && it->second.long_url_sha256 == in.long_url_sha256) {
+        if (target.owner == in.owner && it->second.long_url_sha256 == in.long_url_sha256 &&
+            target.labels == in.labels) {
           if (IsLiveAt(target, StoreTime(in.create_time))) {
             RecordRequest(in, target);
             return CreateOutcome{target, false};
@@ -124,6 +126,7 @@ class Planner {
     link.create_time = StoreTime(in.create_time);
     if (in.expire_time.has_value()) link.expire_time = StoreTime(*in.expire_time);
     link.max_clicks = in.max_clicks;
+    link.labels = in.labels;
     return link;
   }
 
@@ -169,13 +172,20 @@ bool IsStorableText(absl::string_view s) {
   return s.find('\0') == absl::string_view::npos && utf8::IsValid(s);
 }
 
-int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256) {
+int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256,
+                  const Labels& labels) {
   SHA256_CTX ctx;
   SHA256_Init(&ctx);
   SHA256_Update(&ctx, owner.data(), owner.size());
   const unsigned char separator = 0;  // owner text never holds a NUL byte
   SHA256_Update(&ctx, &separator, 1);
   SHA256_Update(&ctx, long_url_sha256.data(), long_url_sha256.size());
+  for (const auto& [key, value] : labels) {  // none: the key of before labels
+    SHA256_Update(&ctx, key.data(), key.size());
+    SHA256_Update(&ctx, &separator, 1);
+    SHA256_Update(&ctx, value.data(), value.size());
+    SHA256_Update(&ctx, &separator, 1);
+  }
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256_Final(digest, &ctx);
   uint64_t key = 0;
@@ -209,6 +219,7 @@ absl::Status ValidateNewLink(const NewLink& link) {
     st = absl::InvalidArgumentError(
         absl::StrCat("max_clicks: must be positive, got ", *link.max_clicks));
   }
+  if (st.ok()) st = ValidateLabels(link.labels);
   return st;
 }
 
@@ -220,7 +231,7 @@ BatchKeys CollectKeys(absl::Span<const NewLink> links) {
     if (link.alias.has_value()) {
       keys.aliases.push_back(*link.alias);
     } else if (Dedupes(link)) {
-      keys.dedupe.push_back(DedupeKey(link.owner, link.long_url_sha256));
+      keys.dedupe.push_back(DedupeKey(link.owner, link.long_url_sha256, link.labels));
     }
   }
   SortUnique(keys.requests);

@@ -40,7 +40,13 @@ using OwnerKey = std::pair<std::string, std::string>;
 // (~1 in 10^9 at 10^10 links): the planner checks the owner and the URL hash
 // of the link a key names, and a link whose key is held by another
 // (owner, URL) is created without dedupe instead of being confused with it.
-int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256);
+//
+// With labels, the hashed text goes on with each label in key order, as
+// key || 0x00 || value || 0x00 (neither holds a NUL byte): a link without
+// labels keeps the key it always had (rows written before labels existed
+// still de-duplicate), and the same URL with other labels gets another key.
+int64_t DedupeKey(absl::string_view owner, absl::string_view long_url_sha256,
+                  const Labels& labels = {});
 
 // Whether `link` may be returned by dedupe for an item created at `at`: not
 // revoked, its click budget not exhausted, and not expired at `at`.
@@ -56,7 +62,8 @@ bool IsStorableText(absl::string_view s);
 // OK, or INVALID_ARGUMENT naming the field: long_url_sha256 not 32 bytes,
 // redirect_status not 301/302/307/308, text (long_url, owner, alias,
 // request_id) not valid UTF-8 or holding a NUL byte (PostgreSQL stores
-// neither), max_clicks set but not positive.
+// neither), max_clicks set but not positive, labels breaking
+// ValidateLabels.
 absl::Status ValidateNewLink(const NewLink& link);
 
 // The keys of the valid items of a batch, each once, sorted.
@@ -114,12 +121,13 @@ struct CreatePlan {
 //     other hash -> ALREADY_EXISTS "request_id \"r\" was already used with a
 //     different long_url";
 //  3. alias taken -> ALREADY_EXISTS "custom_alias \"x\" is already taken";
-//  4. Dedupes(item), and the dedupe key names a link of the same owner and
-//     URL hash that is live at the item's create_time -> that link,
+//  4. Dedupes(item), and the dedupe key names a link of the same owner,
+//     URL hash and labels that is live at the item's create_time -> that link,
 //     created=false;
 //  5. otherwise a new link (created=true). When Dedupes(item) it becomes
 //     the key's dedupe target, unless the key names a link of another
-//     (owner, URL hash) (a 64-bit key collision: that link keeps the key);
+//     (owner, URL hash, labels) (a 64-bit key collision: that link keeps
+//     the key);
 //     links with an alias, a click budget or made with dedupe=false never
 //     are.
 // Steps 4 and 5 record (owner, request_id) -> the returned link.

@@ -96,6 +96,16 @@ absl::StatusOr<Link> InMemoryLinkStore::Revoke(int64_t id, absl::Time when,
   return link;
 }
 
+absl::StatusOr<int64_t> InMemoryLinkStore::FindLabelId(const std::string& tenant,
+                                                       const std::string& key,
+                                                       const std::string& value) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  auto it = label_ids_.find(std::make_tuple(tenant, key, value));
+  if (it == label_ids_.end()) return NoLabelError(tenant, key, value);
+  return it->second;
+}
+
 void InMemoryLinkStore::SetRevocationObserver(
     std::function<void(const std::string& code)> observer) {
   on_revoke_ = std::move(observer);
@@ -161,6 +171,10 @@ void InMemoryLinkStore::Apply(absl::Span<const NewLink> links, const CreatePlan&
     links_[link.id] = link;
     link_sha_[link.id] = links[i].long_url_sha256;
     if (links[i].alias.has_value()) aliases_[*links[i].alias] = link.id;
+    for (const auto& [key, value] : link.labels) {
+      const int64_t next_id = static_cast<int64_t>(label_ids_.size()) + 1;
+      label_ids_.try_emplace(std::make_tuple(link.owner, key, value), next_id);
+    }
   }
   for (const RequestWrite& w : plan.requests) {
     requests_[w.key] = Request{w.long_url_sha256, w.link_id};

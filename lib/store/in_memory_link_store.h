@@ -16,6 +16,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,6 +44,8 @@ class InMemoryLinkStore : public LinkStore {
   // Calls the revocation observer (if any) with `code` after a revocation,
   // outside the store's lock; not for a link that was revoked already.
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
+  absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
+                                      const std::string& value) override;
 
   // false: every call fails with UNAVAILABLE until set back to true.
   void SetAvailable(bool available);
@@ -74,6 +77,8 @@ class InMemoryLinkStore : public LinkStore {
   absl::flat_hash_map<int64_t, int64_t> dedupe_;        // DedupeKey -> link id
   absl::flat_hash_map<int64_t, std::string> link_sha_;  // link id -> long_url_sha256
   absl::flat_hash_map<OwnerKey, Request> requests_;
+  // (tenant, key, value) -> label id, numbered from 1 as created.
+  absl::flat_hash_map<std::tuple<std::string, std::string, std::string>, int64_t> label_ids_;
 };
 
 }  // namespace shortener::store

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "lib/store/link_labels.h"
 
 namespace shortener::store {
 
@@ -24,6 +25,8 @@ struct Link {
   // When the click store counted the max_clicks-th human click; set only
   // with max_clicks. From then on the link is expired (IsExhausted).
   std::optional<absl::Time> clicks_exhausted_time;
+  // The labels it was created with (link_labels.h); never change.
+  Labels labels;
 };
 
 // A link to create. The id is allocated by the caller (segment allocator);
@@ -48,6 +51,9 @@ struct NewLink {
   // Idempotency key: a retry with the same (owner, request_id) returns the
   // link the first call created, whatever `dedupe` says.
   std::optional<std::string> request_id;
+  // Labels (ValidateLabels). Part of the dedupe key: an item dedupes only to
+  // a link of the same owner, URL and labels.
+  Labels labels;
 };
 
 struct CreateOutcome {

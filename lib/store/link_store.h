@@ -16,6 +16,11 @@
 
 namespace shortener::store {
 
+// NOT_FOUND "no label k=v for tenant \"t\"": what every LinkStore's
+// FindLabelId answers for a label the tenant never had.
+absl::Status NoLabelError(const std::string& tenant, const std::string& key,
+                          const std::string& value);
+
 class LinkStore {
  public:
   virtual ~LinkStore() = default;
@@ -80,6 +85,16 @@ class LinkStore {
   // transaction (delivered to listeners on commit only), InMemoryLinkStore
   // hands it to its revocation observer.
   virtual absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) = 0;
+
+  // The id of label key=value of `tenant` (the owner of links), under which
+  // the click store keeps the label's rollups. CreateLinks makes it when it
+  // first stores a link of the tenant with that label; later links of the
+  // tenant with the same label share it, other tenants' labels have ids of
+  // their own, and it never changes. NOT_FOUND "no label k=v for tenant
+  // \"t\"" when no link of the tenant was ever created with it (also for
+  // text no label can be); UNAVAILABLE when the database is.
+  virtual absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
+                                              const std::string& value) = 0;
 };
 
 }  // namespace shortener::store

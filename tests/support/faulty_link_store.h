@@ -59,6 +59,12 @@ class FaultyLinkStore final : public store::LinkStore {
     if (!injected.ok()) return injected;
     return inner_->Revoke(id, when, code);
   }
+  absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
+                                      const std::string& value) override {
+    absl::Status injected = plan_->OnCall("FindLabelId");
+    if (!injected.ok()) return injected;
+    return inner_->FindLabelId(tenant, key, value);
+  }
 
  private:
   store::LinkStore* const inner_;

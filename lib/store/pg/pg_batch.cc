@@ -9,6 +9,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "lib/pg/arrays.h"
 #include "lib/store/pg/copy_binary.h"
 #include "lib/store/pg/queries.h"
@@ -21,6 +23,7 @@ using pg::ArrayLiteral;
 using pg_queries::kCopyAliases;
 using pg_queries::kCopyLinks;
 using pg_queries::kCopyRequests;
+using pg_queries::kEnsureLabels;
 using pg_queries::kReadAliases;
 using pg_queries::kReadDedupe;
 using pg_queries::kReadRequests;
@@ -95,11 +98,24 @@ bool ReleaseDedupeKeys(pqxx::transaction_base& tx, const CreatePlan& plan) {
   return static_cast<size_t>(r.affected_rows()) == released;
 }
 
-// The 16 array parameters of kWriteBatch, grouped by table.
+// A link's label ids in key order as a bigint[] literal, e.g. "{4,1}".
+std::string LabelIdArray(const Link& link, const LabelIds& label_ids) {
+  ArrayLiteral ids;
+  for (const auto& [key, value] : link.labels) {
+    auto it = label_ids.find(std::make_tuple(link.owner, key, value));
+    if (it == label_ids.end()) {
+      throw std::logic_error(absl::StrCat("create links: no id for label ", key, "=", value));
+    }
+    ids.Add(it->second);
+  }
+  return ids.Build();
+}
+
+// The 17 array parameters of kWriteBatch, grouped by table.
 struct WriteArrays {
   ArrayLiteral req_owner, req_id, req_sha, req_link;
   ArrayLiteral alias, alias_link;
-  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks, url_key;
+  ArrayLiteral id, link_alias, url, sha, owner, status, create, expire, max_clicks, url_key, labels;
 
   void AddRequest(const RequestWrite& w) {
     req_owner.Add(w.key.first);
@@ -107,7 +123,8 @@ struct WriteArrays {
     req_sha.AddBytes(w.long_url_sha256);
     req_link.Add(w.link_id);
   }
-  void AddLink(const NewLink& in, const Link& link, const int64_t* dedupe_key) {
+  void AddLink(const NewLink& in, const Link& link, const int64_t* dedupe_key,
+               const LabelIds& label_ids) {
     id.Add(link.id);
     link_alias.Add(link.alias);
     url.Add(link.long_url);
@@ -118,6 +135,7 @@ struct WriteArrays {
     expire.AddTime(link.expire_time);
     link.max_clicks.has_value() ? max_clicks.Add(*link.max_clicks) : max_clicks.AddNull();
     dedupe_key != nullptr ? url_key.Add(*dedupe_key) : url_key.AddNull();
+    link.labels.empty() ? labels.AddNull() : labels.Add(LabelIdArray(link, label_ids));
   }
 };
 
@@ -151,7 +169,53 @@ std::optional<Link> ParseLink(const pqxx::row& row, int first) {
   if (!col(9).is_null()) {
     link.clicks_exhausted_time = absl::FromUnixMicros(col(9).as<int64_t>());
   }
+  if (!col(10).is_null()) {
+    for (absl::string_view label : absl::StrSplit(col(10).c_str(), ',')) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+      link.labels.insert(std::move(kv));
+    }
+  }
   return link;
+}
+
+bool HasLabels(absl::Span<const NewLink> links) {
+  for (const NewLink& link : links) {
+    if (!link.labels.empty() && ValidateNewLink(link).ok()) return true;
+  }
+  return false;
+}
+
+LabelIds EnsureLabels(pqxx::connection& conn, absl::Span<const NewLink> links) {
+  std::vector<std::tuple<std::string, std::string, std::string>> wanted;
+  for (const NewLink& link : links) {
+    if (link.labels.empty() || !ValidateNewLink(link).ok()) continue;
+    for (const auto& [key, value] : link.labels) wanted.emplace_back(link.owner, key, value);
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  LabelIds ids;
+  // Each attempt sees what was committed before it: a label missing after
+  // one was committed by a concurrent creator meanwhile.
+  for (int attempt = 0; attempt < 3 && ids.size() < wanted.size(); ++attempt) {
+    ArrayLiteral tenants, keys, values;
+    for (const auto& label : wanted) {
+      if (ids.contains(label)) continue;
+      tenants.Add(std::get<0>(label));
+      keys.Add(std::get<1>(label));
+      values.Add(std::get<2>(label));
+    }
+    pqxx::nontransaction tx(conn);
+    for (const pqxx::row& row :
+         tx.exec_prepared(kEnsureLabels.name, tenants.Build(), keys.Build(), values.Build())) {
+      ids.emplace(std::make_tuple(row[0].as<std::string>(), row[1].as<std::string>(),
+                                  row[2].as<std::string>()),
+                  row[3].as<int64_t>());
+    }
+  }
+  if (ids.size() < wanted.size()) {
+    throw std::runtime_error("create links: label ids still missing after 3 attempts");
+  }
+  return ids;
 }
 
 KeyState ReadKeyState(pqxx::transaction_base& tx, const BatchKeys& keys) {
@@ -163,7 +227,7 @@ KeyState ReadKeyState(pqxx::transaction_base& tx, const BatchKeys& keys) {
 }
 
 bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
-               WriteMode mode) {
+               WriteMode mode, const LabelIds& label_ids) {
   if (!ReleaseDedupeKeys(tx, plan)) return false;
   const absl::flat_hash_map<int64_t, int64_t> dedupe_keys = DedupeKeysByLink(plan);
   WriteArrays a;
@@ -172,7 +236,7 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
   for (size_t i : plan.new_links) {
     const Link& link = plan.results[i]->link;
     auto key = dedupe_keys.find(link.id);
-    a.AddLink(links[i], link, key == dedupe_keys.end() ? nullptr : &key->second);
+    a.AddLink(links[i], link, key == dedupe_keys.end() ? nullptr : &key->second, label_ids);
     if (link.alias.has_value()) aliases.emplace_back(*link.alias, link.id);
   }
   std::sort(aliases.begin(), aliases.end());
@@ -181,10 +245,10 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
     a.alias_link.Add(id);
   }
   if (mode == WriteMode::kFast && plan.requests.empty() && aliases.empty()) {
-    pqxx::result r =
-        tx.exec_prepared(kWriteLinksFast.name, a.id.Build(), a.link_alias.Build(), a.url.Build(),
-                         a.sha.Build(), a.owner.Build(), a.status.Build(), a.create.Build(),
-                         a.expire.Build(), a.max_clicks.Build(), a.url_key.Build());
+    pqxx::result r = tx.exec_prepared(kWriteLinksFast.name, a.id.Build(), a.link_alias.Build(),
+                                      a.url.Build(), a.sha.Build(), a.owner.Build(),
+                                      a.status.Build(), a.create.Build(), a.expire.Build(),
+                                      a.max_clicks.Build(), a.url_key.Build(), a.labels.Build());
     return static_cast<size_t>(r.affected_rows()) == plan.new_links.size();
   }
   pqxx::row n = tx.exec_prepared1(
@@ -192,7 +256,7 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
       a.req_owner.Build(), a.req_id.Build(), a.req_sha.Build(), a.req_link.Build(), a.alias.Build(),
       a.alias_link.Build(), a.id.Build(), a.link_alias.Build(), a.url.Build(), a.sha.Build(),
       a.owner.Build(), a.status.Build(), a.create.Build(), a.expire.Build(), a.max_clicks.Build(),
-      a.url_key.Build());
+      a.url_key.Build(), a.labels.Build());
   return n[0].as<size_t>() == plan.requests.size() && n[1].as<size_t>() == aliases.size() &&
          n[2].as<size_t>() == plan.new_links.size();
 }

@@ -30,9 +30,10 @@ struct Attempt {
 // ALREADY_EXISTS (a unique violation). Nothing is committed then. `keys` is
 // read only when attempt.read (and must then be set).
 absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
-                       const BatchKeys* keys, size_t copy_min_links, Attempt& attempt,
-                       CreatePlan& plan) {
-  if (!attempt.read && attempt.mode == WriteMode::kFast && links.size() >= copy_min_links) {
+                       const BatchKeys* keys, const LabelIds& label_ids, size_t copy_min_links,
+                       Attempt& attempt, CreatePlan& plan) {
+  if (!attempt.read && attempt.mode == WriteMode::kFast && links.size() >= copy_min_links &&
+      label_ids.empty()) {
     // A big batch of (presumably) new keys: COPY. Like the fast insert, a
     // key that exists after all throws unique_violation and the transaction
     // rolls back with nothing committed.
@@ -55,7 +56,7 @@ absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
     pqxx::nontransaction tx(conn);
     attempt.found_keys = false;
     plan = PlanCreate(links, KeyState{});
-    if (!WritePlan(tx, links, plan, attempt.mode)) {
+    if (!WritePlan(tx, links, plan, attempt.mode, label_ids)) {
       // Not expected: without a read nothing is repointed, and a fast insert
       // either writes every row or throws.
       return absl::InternalError("create links: an autocommitted write came back short");
@@ -67,7 +68,7 @@ absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
   if (attempt.read) state = ReadKeyState(tx, *keys);
   attempt.found_keys = !state.requests.empty() || !state.dedupe.empty() || !state.aliases.empty();
   plan = PlanCreate(links, std::move(state));
-  if (!WritePlan(tx, links, plan, attempt.mode)) {
+  if (!WritePlan(tx, links, plan, attempt.mode, label_ids)) {
     return absl::AbortedError(
         "create links: concurrent transactions kept taking keys of this batch");
   }
@@ -139,11 +140,19 @@ absl::Status PgLinkStore::CreateWithRetries(pqxx::connection& conn, absl::Span<c
   Attempt attempt;
   attempt.read = !expect_new_keys_.load();
   absl::Status status;
+  LabelIds label_ids;
+  if (HasLabels(links)) {
+    status = pg::CatchPqxx("create links: label ids", [&] {
+      label_ids = EnsureLabels(conn, links);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+  }
   bool lost = false;
   for (int i = 0; i < options_.max_create_attempts; ++i) {
     if (attempt.read && !keys.has_value()) keys = CollectKeys(links);
     status = pg::CatchPqxx("create links", [&] {
-      return TryCreate(conn, links, attempt.read ? &*keys : nullptr,
+      return TryCreate(conn, links, attempt.read ? &*keys : nullptr, label_ids,
                        static_cast<size_t>(options_.copy_min_links), attempt, plan);
     });
     // A lost race or a wrong guess leaves nothing behind: the next attempt
@@ -258,6 +267,24 @@ absl::StatusOr<std::vector<absl::StatusOr<Link>>> PgLinkStore::GetByIds(
     }
   }
   return result;
+}
+
+absl::StatusOr<int64_t> PgLinkStore::FindLabelId(const std::string& tenant, const std::string& key,
+                                                 const std::string& value) {
+  // Text PostgreSQL cannot hold cannot name a stored label.
+  if (!IsStorableText(tenant) || !IsStorableText(key) || !IsStorableText(value)) {
+    return NoLabelError(tenant, key, value);
+  }
+  std::optional<int64_t> id;
+  absl::Status status = pool_.Run("find label", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    pqxx::result rows = tx.exec_prepared(pg_queries::kFindLabel.name, tenant, key, value);
+    if (!rows.empty()) id = rows[0][0].as<int64_t>();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!id.has_value()) return NoLabelError(tenant, key, value);
+  return *id;
 }
 
 absl::StatusOr<Link> PgLinkStore::Revoke(int64_t id, absl::Time when, const std::string& code) {

@@ -88,6 +88,9 @@ class PgLinkStore : public LinkStore {
   // was revoked already). INVALID_ARGUMENT for a `code` NOTIFY cannot carry
   // (not UTF-8, a NUL byte, 7999 bytes or more).
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
+  // One primary-key probe of the labels table (migration 0010).
+  absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
+                                      const std::string& value) override;
 
   // Its connection pool's use (metrics).
   pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }

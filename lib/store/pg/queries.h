@@ -25,16 +25,22 @@ struct Query {
 // SQL laid out as SQL, not as C++:
 // clang-format off
 
-// 10 columns of `links l`; all NULL when a LEFT JOIN found no link.
+// 11 columns of `links l`; all NULL when a LEFT JOIN found no link. The
+// last is the link's labels as "k=v,k=v" in key order (no label key or value
+// holds '=' or ','), NULL for a link without labels: the CASE keeps the
+// labels lookup off unlabelled links (the resolve path reads these columns).
 #define SHORTENER_LINK_COLUMNS                                          \
   "l.id, l.alias, l.long_url, l.owner, l.redirect_status, "             \
   "(extract(epoch FROM l.create_time) * 1000000)::bigint, "             \
   "(extract(epoch FROM l.expire_time) * 1000000)::bigint, "             \
   "(extract(epoch FROM l.revoke_time) * 1000000)::bigint, "             \
   "l.max_clicks, "                                                      \
-  "(extract(epoch FROM l.clicks_exhausted_time) * 1000000)::bigint"
+  "(extract(epoch FROM l.clicks_exhausted_time) * 1000000)::bigint, "   \
+  "CASE WHEN l.label_ids IS NULL THEN NULL ELSE"                        \
+  " (SELECT string_agg(b.key || '=' || b.value, ',' ORDER BY b.key)"    \
+  "  FROM labels b WHERE b.id = ANY(l.label_ids)) END"
 
-inline constexpr int kLinkColumnCount = 10;
+inline constexpr int kLinkColumnCount = 11;
 
 // $1 id.
 inline constexpr Query kGetById{
@@ -114,8 +120,10 @@ inline constexpr Query kReadAliases{
 // new link's url_key must not meet the old link's.
 // $1-$4 shorten_requests: owners, request ids, hashes, link ids.
 // $5-$6 link_aliases: aliases, link ids.
-// $7-$16 links: ids, aliases, urls, hashes, owners, statuses, create times,
-//         expire times, click budgets, dedupe keys (NULL: none).
+// $7-$17 links: ids, aliases, urls, hashes, owners, statuses, create times,
+//         expire times, click budgets, dedupe keys (NULL: none), label ids
+//         (each a bigint[] literal as text, NULL: no labels; a text[] since
+//         PostgreSQL arrays of arrays must be rectangular).
 // Row: inserted requests, aliases, links.
 #define SHORTENER_WRITE_BATCH(ON_CONFLICT, ON_URL_KEY_CONFLICT)                            \
   "WITH req AS ("                                                                          \
@@ -129,14 +137,14 @@ inline constexpr Query kReadAliases{
   ON_CONFLICT " RETURNING 1),"                                                             \
   " lnk AS ("                                                                              \
   "  INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"     \
-  "                     create_time, expire_time, max_clicks, url_key)"                    \
+  "                     create_time, expire_time, max_clicks, url_key, label_ids)"         \
   "  SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status,"                          \
-  "         t.create_time, t.expire_time, t.max_clicks, t.url_key"                         \
+  "         t.create_time, t.expire_time, t.max_clicks, t.url_key, t.label_ids::bigint[]"  \
   "  FROM unnest($7::bigint[], $8::text[], $9::text[], $10::bytea[], $11::text[],"         \
   "              $12::smallint[], $13::timestamptz[], $14::timestamptz[], $15::bigint[],"  \
-  "              $16::bigint[])"                                                           \
+  "              $16::bigint[], $17::text[])"                                              \
   "       AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"         \
-  "            max_clicks, url_key)" ON_URL_KEY_CONFLICT                                   \
+  "            max_clicks, url_key, label_ids)" ON_URL_KEY_CONFLICT                        \
   "  RETURNING 1)"                                                                         \
   " SELECT (SELECT count(*) FROM req), (SELECT count(*) FROM ali),"                        \
   "        (SELECT count(*) FROM lnk)"
@@ -151,15 +159,41 @@ inline constexpr Query kWriteBatchCareful{
 // as for Shorten calls without those options. The statement above spends
 // executor set-up and tear-down on its empty inserts too: ~1 µs of
 // PostgreSQL per link of a 27-link group (docs/benchmarks.md). Same insert,
-// same fast-mode contract. $1-$10 as $7-$16 above. Its row count is the
+// same fast-mode contract. $1-$11 as $7-$17 above. Its row count is the
 // links inserted.
 inline constexpr Query kWriteLinksFast{
     "links_write_links_fast",
     "INSERT INTO links (id, alias, long_url, long_url_sha256, owner, redirect_status,"
-    "                   create_time, expire_time, max_clicks, url_key)"
-    " SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[],"
-    "                      $6::smallint[], $7::timestamptz[], $8::timestamptz[], $9::bigint[],"
-    "                      $10::bigint[])"};
+    "                   create_time, expire_time, max_clicks, url_key, label_ids)"
+    " SELECT t.id, t.alias, t.long_url, t.sha, t.owner, t.status, t.create_time,"
+    "        t.expire_time, t.max_clicks, t.url_key, t.label_ids::bigint[]"
+    " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[],"
+    "             $6::smallint[], $7::timestamptz[], $8::timestamptz[], $9::bigint[],"
+    "             $10::bigint[], $11::text[])"
+    "      AS t(id, alias, long_url, sha, owner, status, create_time, expire_time,"
+    "           max_clicks, url_key, label_ids)"};
+
+// CreateLinks, before the read phase of a batch with labels: the id of each
+// (tenant, key, value), made when missing (migration 0010). $1 tenants,
+// $2 keys, $3 values, sorted and distinct (one lock order between concurrent
+// creators). Row: tenant, key, value, id. Ids inserted by this statement
+// come from the insert; existing ones from the select, which sees the
+// statement's snapshot: a label another transaction committed after it
+// started is in neither (ON CONFLICT found it), and the caller asks again.
+inline constexpr Query kEnsureLabels{
+    "labels_ensure",
+    "WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS k(tenant, key, value)),"
+    " ins AS (INSERT INTO labels (tenant, key, value) SELECT tenant, key, value FROM k"
+    "         ON CONFLICT DO NOTHING RETURNING tenant, key, value, id)"
+    " SELECT tenant, key, value, id FROM ins"
+    " UNION ALL"
+    " SELECT b.tenant, b.key, b.value, b.id FROM k"
+    " JOIN labels b ON b.tenant = k.tenant AND b.key = k.key AND b.value = k.value"};
+
+// $1 tenant, $2 key, $3 value. Row: the label's id.
+inline constexpr Query kFindLabel{
+    "labels_find",
+    "SELECT id FROM labels WHERE tenant = $1 AND key = $2 AND value = $3"};
 
 // CreateLinks, before the write phase of a plan that takes dedupe keys over
 // from dead links (rare: the target expired or was revoked): clears url_key
@@ -195,9 +229,9 @@ inline constexpr CopyTarget<10> kCopyLinks{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kGetById,        kGetByAlias,        kGetByIds,    kGetByAliases,      kRevoke,
-    kReadRequests,   kReadDedupe,        kReadAliases, kWriteBatchCareful, kWriteBatchFast,
-    kWriteLinksFast, kReleaseDedupeKeys,
+    kGetById,        kGetByAlias,        kGetByIds,     kGetByAliases,      kRevoke,
+    kReadRequests,   kReadDedupe,        kReadAliases,  kWriteBatchCareful, kWriteBatchFast,
+    kWriteLinksFast, kReleaseDedupeKeys, kEnsureLabels, kFindLabel,
 };
 
 }  // namespace shortener::store::pg_queries

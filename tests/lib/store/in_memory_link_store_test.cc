@@ -137,6 +137,20 @@ TEST_CASE("DedupeKey depends on the owner and the URL hash and on nothing else",
   CHECK(DedupeKey("anonymous", std::string(32, '\0')) == int64_t{4806346287186927360});
 }
 
+TEST_CASE("DedupeKey with labels: none keeps the old key, each set of labels its own",
+          "[lib/store]") {
+  const std::string h(32, '\0');
+  // Links stored before labels existed keep de-duplicating.
+  CHECK(DedupeKey("anonymous", h, {}) == int64_t{4806346287186927360});
+  const int64_t spring = DedupeKey("o", h, {{"campaign", "spring"}});
+  CHECK(spring != DedupeKey("o", h));
+  CHECK(spring == DedupeKey("o", h, {{"campaign", "spring"}}));
+  CHECK(spring != DedupeKey("o", h, {{"campaign", "summer"}}));
+  CHECK(spring != DedupeKey("o", h, {{"campaign", "spring"}, {"channel", "sms"}}));
+  // The separators: ("ab", "") and ("a", "b") hash different bytes.
+  CHECK(DedupeKey("o", h, {{"ab", ""}}) != DedupeKey("o", h, {{"a", "b"}}));
+}
+
 TEST_CASE("A dedupe key held by a link of another owner or URL is never used nor taken over",
           "[lib/store]") {
   // A 64-bit key collision, staged: the key of (o, a) names link 9, which

@@ -66,6 +66,7 @@ void CheckSameLink(const Link& got, const Link& want) {
   CHECK(got.revoke_time == want.revoke_time);
   CHECK(got.max_clicks == want.max_clicks);
   CHECK(got.clicks_exhausted_time == want.clicks_exhausted_time);
+  CHECK(got.labels == want.labels);
 }
 
 namespace {
