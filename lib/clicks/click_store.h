@@ -41,6 +41,7 @@
 #include "absl/types/span.h"
 #include "lib/clicks/click_stats.h"
 #include "lib/clicks/clicks.h"
+#include "lib/clicks/rollups.h"
 
 namespace shortener::clicks {
 
@@ -103,6 +104,13 @@ class ClickStore {
   // kMaxHourBuckets / kMaxDayBuckets; storage errors as Record's.
   virtual absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
                                            StatsGranularity granularity) = 0;
+
+  // The same for any subject (lib/clicks/rollups.h): a link's (what Stats
+  // answers) or a label's (SubjectKind::kLabel: the clicks of every link
+  // counted while it carried the label, in one answer from the label's own
+  // rollups). An unknown subject gets zeros. Errors as Stats'.
+  virtual absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start,
+                                                  absl::Time end, StatsGranularity granularity) = 0;
 
   // Human clicks of `link_id` ever counted (what GetLink reports); 0 for a
   // link never clicked or unknown. Storage errors as Record's.

@@ -140,10 +140,18 @@ ClickRow MakeClickRow(const ClickEvent& event, const useragent::ClientInfo& clie
 }
 
 std::vector<HourlyCount> GroupHourly(absl::Span<const ClickRow> rows) {
+  const absl::Span<const ClickRow> batches[] = {rows};
+  return GroupHourlyOfBatches(batches);
+}
+
+std::vector<HourlyCount> GroupHourlyOfBatches(
+    absl::Span<const absl::Span<const ClickRow>> batches) {
   // Ordered map: the sorted output comes for free; batches are at most a
   // few thousand rows.
   std::map<std::tuple<int64_t, absl::Time, bool>, int64_t> counts;
-  for (const ClickRow& row : rows) ++counts[{row.link_id, TruncateToHour(row.time), row.bot}];
+  for (absl::Span<const ClickRow> rows : batches) {
+    for (const ClickRow& row : rows) ++counts[{row.link_id, TruncateToHour(row.time), row.bot}];
+  }
   std::vector<HourlyCount> grouped;
   grouped.reserve(counts.size());
   for (const auto& [key, count] : counts) {

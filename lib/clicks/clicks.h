@@ -20,8 +20,8 @@ namespace shortener::clicks {
 
 // One click as the store writes it: the count key (link_id, hour of time,
 // bot) and the visit's fields, already derived (client id, anonymised IP,
-// classified User-Agent). An empty ip, referrer_host or country is stored as
-// NULL.
+// classified User-Agent). An empty ip, referrer_host, country, region, city
+// or network is stored as NULL.
 struct ClickRow {
   int64_t link_id = 0;
   absl::Time time;
@@ -34,12 +34,12 @@ struct ClickRow {
   std::string os_version;     // empty: unknown
   std::string device;         // "desktop", "mobile", "tablet" or "bot"
   std::string referrer_host;  // ReferrerHost(referer); empty: none
-  std::string country;        // ISO 3166 alpha-2; empty: unknown
-  // Rolled up only (lib/clicks/rollups.h), not in visits yet; empty until a
-  // City / ASN database fills them (issue 19, item 3).
-  std::string region;   // ISO 3166-2 subdivision; empty: unknown
-  std::string city;     // empty: unknown
-  std::string network;  // ASN and organisation; empty: unknown
+  // Where the client was, from the GeoIP databases (lib/geoip/geo_db.h,
+  // Place: the forms of the values are its rules); empty: unknown.
+  std::string country;  // ISO 3166-1 alpha-2: "US"
+  std::string region;   // ISO 3166-2: "US-CA" (a City database)
+  std::string city;     // "Springfield (US-IL)" (a City database)
+  std::string network;  // "AS15169 Google LLC" (an ASN database)
 };
 
 // The canonical text form of an IPv4 or IPv6 address ("192.0.2.7",
@@ -107,6 +107,9 @@ struct HourlyCount {
 // same lock order in every transaction, so concurrent batches that share keys
 // wait for each other instead of deadlocking.
 std::vector<HourlyCount> GroupHourly(absl::Span<const ClickRow> rows);
+// The same over several batches written together (one count per key of all
+// their rows).
+std::vector<HourlyCount> GroupHourlyOfBatches(absl::Span<const absl::Span<const ClickRow>> batches);
 
 }  // namespace shortener::clicks
 

@@ -31,13 +31,22 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
   SHORTENER_RETURN_IF_ERROR(ValidateClickBatch(batch_id, rows));
   // The grouping PgClickStore's count upsert uses: hours as it keeps them.
   const std::vector<HourlyCount> grouped = GroupHourly(rows);
-  const std::vector<RollupDelta> deltas = GroupRollups(rows);
   RecordOutcome outcome;
   std::unique_lock<std::shared_mutex> lock(mu_);
   if (!batches_.insert(batch_id).second) {
     outcome.duplicate = true;
     return outcome;
   }
+  // The links' labels as they are now, under the lock (as PgClickStore
+  // reads them in the batch's transaction).
+  LinkLabels labels;
+  if (label_ids_of_) {
+    for (const HourlyCount& c : grouped) {
+      if (labels.contains(c.link_id)) continue;
+      labels[c.link_id] = label_ids_of_(c.link_id);
+    }
+  }
+  const std::vector<RollupDelta> deltas = GroupRollups(rows, labels);
   for (const HourlyCount& c : grouped) {
     HourCounts& hour = counts_[c.link_id][c.hour];
     (c.bot ? hour.bot : hour.human) += c.count;
@@ -74,6 +83,12 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
 
 absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time start,
                                                      absl::Time end, StatsGranularity granularity) {
+  return SubjectStats(LinkSubject(link_id), start, end, granularity);
+}
+
+absl::StatusOr<ClickStats> InMemoryClickStore::SubjectStats(const Subject& subject_wanted,
+                                                            absl::Time start, absl::Time end,
+                                                            StatsGranularity granularity) {
   SHORTENER_ASSIGN_OR_RETURN(const BucketRange range, BucketRangeOf(start, end, granularity));
   ClickStats stats;
   stats.buckets = range.ZeroBuckets();
@@ -82,7 +97,7 @@ absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time
   absl::flat_hash_map<Dimension, absl::flat_hash_map<std::string, int64_t>> tops;
   std::shared_lock<std::shared_mutex> lock(mu_);
   // From the rollups only, as PgClickStore.
-  if (auto subject = rollups_.find(LinkSubject(link_id)); subject != rollups_.end()) {
+  if (auto subject = rollups_.find(subject_wanted); subject != rollups_.end()) {
     for (const auto& [hour, rollup] : subject->second) {
       const int64_t i = range.IndexOf(hour);
       if (i < 0) continue;
@@ -107,6 +122,9 @@ absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time
   stats.top_devices = TopList(tops[Dimension::kDevice]);
   stats.top_countries = TopList(tops[Dimension::kCountry]);
   stats.top_referrers = TopList(tops[Dimension::kReferrer]);
+  stats.top_regions = TopList(tops[Dimension::kRegion]);
+  stats.top_cities = TopList(tops[Dimension::kCity]);
+  stats.top_networks = TopList(tops[Dimension::kNetwork]);
   return stats;
 }
 

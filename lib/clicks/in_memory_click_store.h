@@ -3,7 +3,10 @@
 // PgClickStore (both pass the contract suite in tests/lib/clicks): exactly once
 // per batch id, hourly counts per bot flag, visits, rollups per subject and
 // hour with the same per-hour value limit (lib/clicks/rollups.h), and the
-// same Stats and HumanTotal answers, but for unique visitors, which it
+// same Stats and HumanTotal answers (and SubjectStats, for links and
+// labels, whose link -> label ids it asks a function given at
+// construction, as PgClickStore reads links.label_ids), but for unique
+// visitors, which it
 // counts exactly (a set of VisitorHash values per hour, where PgClickStore
 // keeps a HyperLogLog sketch); it never folds hours into days. Nothing
 // durable, and no click budgets: it does not
@@ -19,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <shared_mutex>
 #include <string>
@@ -33,7 +37,13 @@ namespace shortener::clicks {
 
 class InMemoryClickStore final : public ClickStore {
  public:
+  // The label ids a link carries now (lib/clicks/rollups.h, LinkLabels);
+  // called under the store's lock, once per distinct link of a batch.
+  using LabelIdsOf = std::function<std::vector<int64_t>(int64_t link_id)>;
+
+  // A store whose links carry no labels.
   InMemoryClickStore() = default;
+  explicit InMemoryClickStore(LabelIdsOf label_ids_of) : label_ids_of_(std::move(label_ids_of)) {}
   InMemoryClickStore(const InMemoryClickStore&) = delete;
   InMemoryClickStore& operator=(const InMemoryClickStore&) = delete;
 
@@ -44,6 +54,8 @@ class InMemoryClickStore final : public ClickStore {
   absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
                                    StatsGranularity granularity) override;
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
+  absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
+                                          StatsGranularity granularity) override;
 
   // For tests of what callers hand the store: the number of batch ids
   // recorded, and every visit recorded, in the order recorded (rows exactly
@@ -65,6 +77,7 @@ class InMemoryClickStore final : public ClickStore {
     std::map<Dimension, absl::flat_hash_map<std::string, HourCounts>> dims;
   };
 
+  const LabelIdsOf label_ids_of_;  // may be empty: no labels
   mutable std::shared_mutex mu_;
   // Guarded by mu_:
   absl::flat_hash_set<std::string> batches_;

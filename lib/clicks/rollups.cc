@@ -67,21 +67,36 @@ int64_t VisitorHash(absl::string_view client_id) {
   return static_cast<int64_t>(value);
 }
 
-std::vector<Subject> SubjectsOf(const ClickRow& row) { return {LinkSubject(row.link_id)}; }
+std::vector<Subject> SubjectsOf(const ClickRow& row, const LinkLabels& labels) {
+  std::vector<Subject> subjects = {LinkSubject(row.link_id)};
+  auto it = labels.find(row.link_id);
+  if (it != labels.end()) {
+    for (int64_t label : it->second) subjects.push_back(LabelSubject(label));
+  }
+  return subjects;
+}
 
-std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows) {
+std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows, const LinkLabels& labels) {
+  const absl::Span<const ClickRow> batches[] = {rows};
+  return GroupRollupsOfBatches(batches, labels);
+}
+
+std::vector<RollupDelta> GroupRollupsOfBatches(absl::Span<const absl::Span<const ClickRow>> batches,
+                                               const LinkLabels& labels) {
   absl::btree_map<std::pair<Subject, absl::Time>, Builder> groups;
-  for (const ClickRow& row : rows) {
-    const absl::Time hour = TruncateToHour(row.time);
-    for (const Subject& subject : SubjectsOf(row)) {
-      Builder& b = groups[{subject, hour}];
-      (row.bot ? b.bot : b.human) += 1;
-      if (!row.bot) b.visitors.insert(VisitorHash(row.client_id));
-      for (Dimension dim : kDimensions) {
-        const absl::string_view value = DimensionValue(row, dim);
-        if (value.empty()) continue;
-        std::pair<int64_t, int64_t>& counts = b.dims[{dim, value}];
-        (row.bot ? counts.second : counts.first) += 1;
+  for (absl::Span<const ClickRow> rows : batches) {
+    for (const ClickRow& row : rows) {
+      const absl::Time hour = TruncateToHour(row.time);
+      for (const Subject& subject : SubjectsOf(row, labels)) {
+        Builder& b = groups[{subject, hour}];
+        (row.bot ? b.bot : b.human) += 1;
+        if (!row.bot) b.visitors.insert(VisitorHash(row.client_id));
+        for (Dimension dim : kDimensions) {
+          const absl::string_view value = DimensionValue(row, dim);
+          if (value.empty()) continue;
+          std::pair<int64_t, int64_t>& counts = b.dims[{dim, value}];
+          (row.bot ? counts.second : counts.first) += 1;
+        }
       }
     }
   }

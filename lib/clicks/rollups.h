@@ -4,11 +4,10 @@
 // per value of each dimension), and the rules every ClickStore applies to
 // them. No I/O, no clock. docs/analytics.md, "Rollups", is the full story.
 //
-// A subject is what a rollup counts the clicks of. Today every click counts
-// under one subject, its link. Campaign statistics (issue 19, item 2) add a
-// second kind, a label a link carried when the click was counted: SubjectsOf
-// returns it too, and the stores, their SQL and their reads take subjects,
-// not link ids, so nothing else changes shape.
+// A subject is what a rollup counts the clicks of: every click counts under
+// its link, and under each label (campaign) its link carried when the click
+// was counted (SubjectsOf). The stores, their SQL and their reads take
+// subjects, not link ids.
 //
 // Thread safety: stateless functions and plain values.
 #ifndef SHORTENER_LIB_CLICKS_ROLLUPS_H_
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -72,7 +72,8 @@ inline constexpr double kSketchStandardError = 0.01625;
 int64_t VisitorHash(absl::string_view client_id);
 
 enum class SubjectKind : char {
-  kLink = 'l',  // id: the link's id
+  kLink = 'l',   // id: the link's id
+  kLabel = 'c',  // id: the label's id (labels.id, one per tenant, key and value)
 };
 
 struct Subject {
@@ -88,9 +89,16 @@ struct Subject {
 };
 
 inline Subject LinkSubject(int64_t link_id) { return Subject{SubjectKind::kLink, link_id}; }
+inline Subject LabelSubject(int64_t label_id) { return Subject{SubjectKind::kLabel, label_id}; }
 
-// The subjects a click counts under: its link (labels will add theirs).
-std::vector<Subject> SubjectsOf(const ClickRow& row);
+// The label ids of the links of a batch, as they are when the batch is
+// counted (read in the batch's transaction, or its equivalent): link id ->
+// its labels' ids. A link that is absent has no labels.
+using LinkLabels = absl::flat_hash_map<int64_t, std::vector<int64_t>>;
+
+// The subjects a click counts under: its link, then each of its link's
+// labels in `labels`.
+std::vector<Subject> SubjectsOf(const ClickRow& row, const LinkLabels& labels = {});
 
 // Clicks of one value of one dimension.
 struct DimensionCount {
@@ -113,8 +121,14 @@ struct RollupDelta {
 };
 
 // A batch's rows grouped into one delta per (subject, UTC hour), sorted by
-// subject then hour: the per-batch rollup write of every ClickStore.
-std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows);
+// subject then hour: the per-batch rollup write of every ClickStore. A
+// label's clicks from many links of the batch make one delta per hour.
+std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows,
+                                      const LinkLabels& labels = {});
+// The same over several batches written together (PgClickStore's grouped
+// transactions): one delta per (subject, UTC hour) of all their rows.
+std::vector<RollupDelta> GroupRollupsOfBatches(absl::Span<const absl::Span<const ClickRow>> batches,
+                                               const LinkLabels& labels);
 
 // The per-bucket bound (kMaxValuesPerHour) for one bucket of one dimension:
 // `adds` (one dimension, distinct values, "" for other allowed) go into a

@@ -37,6 +37,13 @@ class FaultyClickStore final : public clicks::ClickStore {
     if (!injected.ok()) return injected;
     return inner_->Stats(link_id, start, end, granularity);
   }
+  absl::StatusOr<clicks::ClickStats> SubjectStats(const clicks::Subject& subject, absl::Time start,
+                                                  absl::Time end,
+                                                  clicks::StatsGranularity granularity) override {
+    absl::Status injected = plan_->OnCall("SubjectStats");
+    if (!injected.ok()) return injected;
+    return inner_->SubjectStats(subject, start, end, granularity);
+  }
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override {
     absl::Status injected = plan_->OnCall("HumanTotal");
     if (!injected.ok()) return injected;

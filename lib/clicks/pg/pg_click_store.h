@@ -4,15 +4,27 @@
 // a database has: click budgets (links.max_clicks, shared with PgLinkStore)
 // and visit partitions with their retention.
 //
-// Record writes one batch of clicks in one transaction with a constant
-// number of statements: the batch id (a batch id recorded before makes the
-// call a no-op, so the edge may retry freely), optionally one multi-row
-// insert of its visits, one insert of its rollups (one pending row per
-// subject and hour, lib/clicks/rollups.h), one upsert of its hourly counts
-// (last: its row locks are what concurrent batches queue on), and the
+// Record writes batches of clicks with a constant number of statements per
+// transaction: the batch ids (a batch id recorded before makes that batch a
+// no-op, so the edge may retry freely), the label ids of the clicked links
+// (their clicks also count under each label, lib/clicks/rollups.h),
+// optionally one multi-row insert of the visits, one insert of the rollups
+// (one pending row per subject and hour), one upsert of the hourly counts
+// (last: its row locks are what concurrent transactions queue on), and the
 // click-limit check. It returns only after the commit is flushed
 // (synchronous_commit is forced on for the store's connections): an
 // acknowledged batch survives a crash.
+//
+// Group commit: the batches that arrive while record_transactions
+// transactions are in flight queue (at most record_queue of them) and the
+// next transaction to start takes up to record_group_batches of them
+// (lib/batching/adaptive_batcher.h). One transaction for several batches
+// writes one pending row and one count row per subject (or link) and hour
+// instead of one per batch, and concurrent batches of the same links stop
+// waiting for each other's count row locks. Each batch keeps its own
+// outcome: a duplicate batch in a group writes nothing and answers
+// duplicate; a failed transaction fails every batch in it (each may be sent
+// again, as after any error).
 //
 // Rollups: batches only append (click_rollup_pending), so they never wait
 // for each other there. MergePendingRollups (every second, from any
@@ -37,6 +49,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
@@ -48,6 +61,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "lib/batching/adaptive_batcher.h"
 #include "lib/clicks/click_stats.h"
 #include "lib/clicks/click_store.h"
 #include "lib/clicks/clicks.h"
@@ -77,13 +91,22 @@ struct PgClickStoreOptions {
   // The code edges know a link without an alias by (the codec's Encode of
   // its id). Required.
   std::function<absl::StatusOr<std::string>(int64_t id)> generated_code;
+  // Group commit (see the file comment): batches per transaction at most
+  // (1: every batch in a transaction of its own). Default 8.
+  int record_group_batches = 8;
+  // Record transactions in flight at most. Default 2.
+  int record_transactions = 2;
+  // Batches waiting for a transaction at most; a Record beyond it is
+  // answered UNAVAILABLE at once (the edge retries it). Default 64.
+  int record_queue = 64;
 };
 
 class PgClickStore final : public ClickStore {
  public:
   // INVALID_ARGUMENT for pool_size or max_record_attempts < 1, a
   // non-positive acquire_timeout, a malformed conninfo, an empty
-  // invalidation_channel or no generated_code. Does not connect.
+  // invalidation_channel, no generated_code, or a record_* option below 1.
+  // Does not connect.
   static absl::StatusOr<std::unique_ptr<PgClickStore>> Create(PgClickStoreOptions options);
 
   // See ClickStore::Record. The batch id is stored in click_batches in the
@@ -99,8 +122,38 @@ class PgClickStore final : public ClickStore {
   // lost during the commit: the outcome is unknown, and sending the same
   // batch id again is always safe); ABORTED (max_record_attempts deadlocks);
   // DEADLINE_EXCEEDED (statement timeout); INTERNAL (anything else).
+  // UNAVAILABLE also when record_queue batches are waiting already.
   absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
                                        bool record_visits) override;
+
+  // One batch of RecordGroup.
+  struct BatchToRecord {
+    std::string batch_id;
+    absl::Span<const ClickRow> rows;  // outlives the call
+    bool record_visits = true;
+  };
+  // Writes `batches` in one transaction (what Record's group commit does
+  // with the batches it groups; public for tests). One result per batch, in
+  // order, each as Record's: a batch ValidateClickBatch refuses gets its
+  // INVALID_ARGUMENT and the others are written; a batch id recorded before,
+  // or earlier in `batches`, answers duplicate and writes nothing; any other
+  // error fails every batch (nothing of any was written).
+  std::vector<absl::StatusOr<RecordOutcome>> RecordGroup(absl::Span<const BatchToRecord> batches);
+
+  // What the group commit did, since start (metrics, tests).
+  struct GroupStats {
+    int64_t transactions = 0;  // RecordGroup transactions committed or failed
+    int64_t batches = 0;       // batches in them
+    int64_t largest = 0;       // most batches in one
+    int64_t queued = 0;        // batches waiting for a transaction now
+  };
+  GroupStats group_stats() const;
+
+  // See ClickStore::Stats, for any subject: a link's (Stats) or a label's
+  // (SubjectKind::kLabel: the clicks of every link while it carried the
+  // label). Errors as Stats'.
+  absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
+                                          StatsGranularity granularity) override;
 
   // Creates the visits partition of the UTC month `t` falls in, unless this
   // process knows it exists. Record does this by itself when a batch needs
@@ -150,10 +203,32 @@ class PgClickStore final : public ClickStore {
  private:
   explicit PgClickStore(PgClickStoreOptions options);
 
+  // A Record waiting for its group's transaction.
+  struct PendingBatch {
+    BatchToRecord batch;
+    std::promise<absl::StatusOr<RecordOutcome>>* result = nullptr;
+  };
+  // Runs a group of pending batches with RecordGroup.
+  class GroupWriter final : public batching::BlockingBatchExecutor<PendingBatch> {
+   public:
+    explicit GroupWriter(PgClickStore* store) : store_(store) {}
+    void Run(std::vector<PendingBatch> batch) override;
+    void Refuse(absl::Span<PendingBatch> items, const batching::Refusal& why) override;
+
+   private:
+    PgClickStore* const store_;
+  };
+
   absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
-  // Stats of any subject (links today; labels next: docs/analytics.md).
-  absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
-                                          StatsGranularity granularity);
+  // Inside RecordGroup's transaction, after the batch ids: writes the rows
+  // of the new batches (`counted`, and `visited` as visits): visits,
+  // rollups (under each link and its labels), counts, click limits; the
+  // links a batch exhausted go to its entry of `outcomes` (by `writes`).
+  absl::Status WriteClicks(pqxx::work& tx, absl::Span<const absl::Span<const ClickRow>> counted,
+                           absl::Span<const absl::Span<const ClickRow>> visited,
+                           const std::vector<size_t>& writes,
+                           absl::Span<const BatchToRecord> batches,
+                           std::vector<RecordOutcome>& outcomes);
   // Inside Record's transaction, after the counts: marks the links of
   // `human_link_ids` (an array literal) whose budget is now spent, appends
   // their ids to `exhausted` and NOTIFYs their codes.
@@ -166,8 +241,13 @@ class PgClickStore final : public ClickStore {
 
   const PgClickStoreOptions options_;
   pg::ConnectionPool pool_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::set<absl::Time> known_months_;  // guarded by mu_: partitions known to exist
+  GroupStats group_stats_;             // guarded by mu_
+  // Last: destroyed first, so its Shutdown writes what is queued while the
+  // pool is still there.
+  GroupWriter writer_{this};
+  batching::AdaptiveBatcher<PendingBatch> batcher_;
 };
 
 }  // namespace shortener::clicks

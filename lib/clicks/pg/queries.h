@@ -17,13 +17,23 @@ struct Query {
 // SQL laid out as SQL, not as C++:
 // clang-format off
 
-// $1 batch id, $2 events. One row when the batch is new; none when it was
-// recorded before (or, in a concurrent transaction, is being: this insert
-// waits for it, then finds it committed, or inserts if it rolled back).
-inline constexpr Query kInsertBatch{
-    "clicks_insert_batch",
-    "INSERT INTO click_batches (batch_id, events) VALUES ($1, $2)"
-    " ON CONFLICT (batch_id) DO NOTHING RETURNING 1"};
+// $1 batch ids (distinct), $2 their events. Rows: the ids of the batches
+// that are new; none for one recorded before (or, in a concurrent
+// transaction, being recorded: this insert waits for it, then finds it
+// committed, or inserts if it rolled back). In id order, so that
+// transactions with common ids wait for each other in one order.
+inline constexpr Query kInsertBatches{
+    "clicks_insert_batches",
+    "INSERT INTO click_batches (batch_id, events)"
+    " SELECT b, e FROM unnest($1::text[], $2::integer[]) AS u(b, e) ORDER BY b"
+    " ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id"};
+
+// $1 link ids. Rows: link id, one of its label ids (migration 0010), by
+// link then the label's place. Links without labels give none.
+inline constexpr Query kLinkLabels{
+    "clicks_link_labels",
+    "SELECT l.id, x.label FROM links l, unnest(l.label_ids) WITH ORDINALITY AS x(label, i)"
+    " WHERE l.id = ANY($1::bigint[]) AND cardinality(l.label_ids) > 0 ORDER BY l.id, x.i"};
 
 // $1 link ids, $2 hours, $3 bot flags, $4 counts: one row per distinct key
 // (GroupHourly), in key order so concurrent batches lock rows in one order.
@@ -33,15 +43,16 @@ inline constexpr Query kUpsertCounts{
     " SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::bigint[])"
     " ON CONFLICT (link_id, hour, bot) DO UPDATE SET count = c.count + EXCLUDED.count"};
 
-// $1..$12 one array per column, one element per visit. The partitions of
+// $1..$15 one array per column, one element per visit. The partitions of
 // every month in the batch must exist (kCreatePartition).
 inline constexpr Query kInsertVisits{
     "clicks_insert_visits",
     "INSERT INTO visits (time, link_id, client_id, ip, browser, browser_major, os,"
-    "                    os_version, device, bot, referrer_host, country)"
+    "                    os_version, device, bot, referrer_host, country, region, city, network)"
     " SELECT * FROM unnest($1::timestamptz[], $2::bigint[], $3::text[], $4::inet[],"
     "                      $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],"
-    "                      $10::boolean[], $11::text[], $12::text[])"};
+    "                      $10::boolean[], $11::text[], $12::text[], $13::text[], $14::text[],"
+    "                      $15::text[])"};
 
 // $1 the first instant of a UTC month: creates its visits partition unless
 // it exists. Row: the partition's name.
@@ -276,10 +287,10 @@ inline constexpr Query kNotifyCodes{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatch,    kUpsertCounts,     kInsertVisits, kCreatePartition,   kDropPartitions,
-    kInsertPending,  kTryRollupLock,    kTakePending,  kUpsertHours,       kStoredValues,
-    kUpsertHourDims, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
-    kHumanTotal,     kLockLimited,      kExhaust,      kNotifyCodes,
+    kInsertBatches,   kLinkLabels,     kUpsertCounts,     kInsertVisits, kCreatePartition,
+    kDropPartitions,  kInsertPending,  kTryRollupLock,    kTakePending,  kUpsertHours,
+    kStoredValues,    kUpsertHourDims, kOldestHourBefore, kFoldDay,      kStatsRollupCounts,
+    kStatsRollupTops, kHumanTotal,     kLockLimited,      kExhaust,      kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -26,6 +26,10 @@ namespace shortener::clicks::testing {
 // Defined by each binary that links click_store_contract.cc. Every call
 // gives a store of its own; PgClickStore's share the test database.
 std::unique_ptr<ClickStore> NewContractClickStore();
+// Defined by each such binary too: from now on, link `link_id` carries the
+// labels `label_ids` for every store of NewContractClickStore
+// (PgClickStore: its links row's label_ids, the row made if missing).
+void SetLinkLabels(int64_t link_id, const std::vector<int64_t>& label_ids);
 
 // An RFC 3339 time ("2030-01-05T10:15:00Z"); REQUIREs that it parses.
 absl::Time At(const char* text);

@@ -3,7 +3,9 @@
 #include "lib/clicks/in_memory_click_store.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "tests/lib/clicks/click_store_contract.h"
@@ -11,8 +13,25 @@
 
 namespace shortener::clicks::testing {
 
+namespace {
+
+// The labels of SetLinkLabels, for every store of NewContractClickStore.
+std::mutex labels_mu;
+std::map<int64_t, std::vector<int64_t>> link_labels;  // guarded by labels_mu
+
+}  // namespace
+
 std::unique_ptr<ClickStore> NewContractClickStore() {
-  return std::make_unique<InMemoryClickStore>();
+  return std::make_unique<InMemoryClickStore>([](int64_t link_id) {
+    std::lock_guard<std::mutex> lock(labels_mu);
+    auto it = link_labels.find(link_id);
+    return it == link_labels.end() ? std::vector<int64_t>() : it->second;
+  });
+}
+
+void SetLinkLabels(int64_t link_id, const std::vector<int64_t>& label_ids) {
+  std::lock_guard<std::mutex> lock(labels_mu);
+  link_labels[link_id] = label_ids;
 }
 
 namespace {

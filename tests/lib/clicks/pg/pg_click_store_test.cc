@@ -44,6 +44,10 @@ class MergingClickStore final : public ClickStore {
                                    StatsGranularity granularity) override {
     return store_->Stats(link_id, start, end, granularity);
   }
+  absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
+                                          StatsGranularity granularity) override {
+    return store_->SubjectStats(subject, start, end, granularity);
+  }
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override {
     return store_->HumanTotal(link_id);
   }
@@ -58,6 +62,20 @@ class MergingClickStore final : public ClickStore {
 std::unique_ptr<ClickStore> NewContractClickStore() {
   return std::make_unique<MergingClickStore>(
       NewTestClickStore(shortener::testing::SharedPgCluster().ConnInfo()));
+}
+
+void SetLinkLabels(int64_t link_id, const std::vector<int64_t>& label_ids) {
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::work tx(conn);
+  std::string ids = "{";
+  for (size_t i = 0; i < label_ids.size(); ++i) absl::StrAppend(&ids, i ? "," : "", label_ids[i]);
+  ids += "}";
+  tx.exec_params(
+      "INSERT INTO links (id, long_url, long_url_sha256, owner, create_time, label_ids)"
+      " VALUES ($1, 'https://example.com/', sha256('x'::bytea), 'tenant', now(), $2::bigint[])"
+      " ON CONFLICT (id) DO UPDATE SET label_ids = EXCLUDED.label_ids",
+      link_id, ids);
+  tx.commit();
 }
 
 }  // namespace testing
