@@ -51,6 +51,10 @@ struct ClickStats {
   // a C or C.UTF-8 database), at most kMaxTopEntries each; empty values are
   // left out.
   std::vector<CountedValue> top_browsers, top_os, top_devices, top_countries, top_referrers;
+  // The same for region, city and network (lib/geoip/geo_db.h's forms:
+  // "US-CA", "Springfield (US-IL)", "AS15169 Google LLC"); empty without a
+  // City or ASN database.
+  std::vector<CountedValue> top_regions, top_cities, top_networks;
 };
 
 // The range and granularity of a statistics request, defaults applied.

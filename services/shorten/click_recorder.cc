@@ -135,10 +135,10 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicks
   RecordClicksOutput output;
   std::vector<clicks::ClickRow> rows;
   rows.reserve(input.events.size());
-  // One database for the whole batch, even if a reload swaps it meanwhile.
-  // Countries go into the rollups, with or without visits.
-  std::shared_ptr<const geoip::CountryDb> countries;
-  if (options_.countries != nullptr) countries = options_.countries->Current();
+  // One set of databases for the whole batch, even if a reload swaps one
+  // meanwhile. Places go into the rollups, with or without visits.
+  geoip::GeoSnapshot geo;
+  if (options_.geo != nullptr) geo = options_.geo->Current();
   for (size_t i = 0; i < input.events.size(); ++i) {
     const ClickInput& event = input.events[i];
     if (!problems[i].empty()) {
@@ -162,7 +162,14 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicks
     click.referer = event.referer;
     rows.push_back(
         clicks::MakeClickRow(click, useragent::Classify(event.user_agent), options_.keep_full_ips));
-    if (countries != nullptr) rows.back().country = countries->CountryOf(event.client_ip);
+    if (!geo.empty()) {
+      geoip::Place place = geo.PlaceOf(event.client_ip);
+      clicks::ClickRow& row = rows.back();
+      row.country = std::move(place.country);
+      row.region = std::move(place.region);
+      row.city = std::move(place.city);
+      row.network = std::move(place.network);
+    }
   }
   // Even a batch of nothing but skipped or refused events records its id,
   // so that a retry is recognised as one.

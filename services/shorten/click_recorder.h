@@ -32,7 +32,7 @@
 #include "lib/clicks/click_batch_limits.h"
 #include "lib/clicks/click_store.h"
 #include "lib/common/histogram_counts.h"
-#include "lib/geoip/country_db.h"
+#include "lib/geoip/geo_db.h"
 #include "services/shorten/shortener.h"
 
 namespace shortener::service {
@@ -97,9 +97,10 @@ struct ClickRecorderOptions {
   // Most events in one batch. Default 10000, the RecordClicks bound both
   // ends share (lib/clicks/click_batch_limits.h).
   size_t max_events = clicks::kMaxClickBatchEvents;
-  // Where clicks get their country (from the full client IP, before
-  // anonymisation); null: no country. Outlives the recorder.
-  const geoip::CountryDbHolder* countries = nullptr;
+  // Where clicks get their country, region, city and network (from the
+  // full client IP, before anonymisation); null: none of them. Outlives
+  // the recorder.
+  const geoip::GeoLocator* geo = nullptr;
 };
 
 class ClickRecorder {

@@ -289,6 +289,9 @@ void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out) {
   ToProto(stats.top_devices, out->mutable_top_devices());
   ToProto(stats.top_countries, out->mutable_top_countries());
   ToProto(stats.top_referrers, out->mutable_top_referrers());
+  ToProto(stats.top_regions, out->mutable_top_regions());
+  ToProto(stats.top_cities, out->mutable_top_cities());
+  ToProto(stats.top_networks, out->mutable_top_networks());
 }
 
 }  // namespace shortener::service

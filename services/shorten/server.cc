@@ -29,12 +29,13 @@ namespace {
 
 constexpr char kServiceName[] = "shortener.v1.ShortenService";
 
-// SIGHUP: the GeoIP database again (the monthly update). A file that does
-// not open keeps the database in effect.
-void ReloadCountries(geoip::CountryDbHolder& countries) {
-  absl::Status reloaded = countries.Reload();
+// SIGHUP: a GeoIP database again (the weekly or monthly update). A file
+// that does not open, or is of the wrong kind, keeps the database in effect.
+void ReloadGeoDb(geoip::GeoDbHolder* db) {
+  if (db == nullptr) return;
+  absl::Status reloaded = db->Reload();
   if (reloaded.ok()) {
-    LogInfo("SIGHUP: GeoIP database reloaded: %s", countries.Current()->description());
+    LogInfo("SIGHUP: GeoIP database reloaded: %s (%s)", db->Current()->description(), db->path());
   } else {
     LogWarning("SIGHUP: GeoIP database not reloaded, the previous one stays: %s",
                reloaded.ToString());
@@ -43,13 +44,17 @@ void ReloadCountries(geoip::CountryDbHolder& countries) {
 
 // SIGHUP: the files that may change under a running service.
 void ReloadFiles(ServiceParts& parts) {
-  if (parts.deny_list == nullptr && parts.countries == nullptr) {
-    LogInfo("SIGHUP: nothing to reload (no --denied_domains_file, no --geoip_db)");
+  if (parts.deny_list == nullptr && parts.geo == nullptr) {
+    LogInfo(
+        "SIGHUP: nothing to reload (no --denied_domains_file, no --geoip_db, no --geoip_asn_db)");
     return;
   }
   // Logs the outcome; a failure keeps the list in effect.
   if (parts.deny_list != nullptr) parts.deny_list->Reload("SIGHUP").IgnoreError();
-  if (parts.countries != nullptr) ReloadCountries(*parts.countries);
+  if (parts.geo != nullptr) {
+    ReloadGeoDb(parts.geo->location());
+    ReloadGeoDb(parts.geo->network());
+  }
 }
 
 // gRPC keepalive: the service pings idle connections every keepalive_time

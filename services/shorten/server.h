@@ -3,7 +3,7 @@
 // policy, store, id allocator, group committer, read batcher, keys,
 // invalidation hub and its Postgres listener, the deny list file's watcher,
 // clicks), serves them over gRPC until SIGTERM/SIGINT (SIGHUP reloads the
-// deny list file and the GeoIP database), then ends the invalidation
+// deny list file and the GeoIP databases), then ends the invalidation
 // streams, drains, logs the calls served and returns.
 #ifndef SHORTENER_SERVICES_SHORTEN_SERVER_H_
 #define SHORTENER_SERVICES_SHORTEN_SERVER_H_
@@ -14,7 +14,7 @@
 namespace shortener::service {
 
 // Runs the service until SIGTERM or SIGINT; SIGHUP reloads
-// denied_domains_file and geoip_db. The three must be blocked in every thread by the
+// denied_domains_file, geoip_db and geoip_asn_db. The three must be blocked in every thread by the
 // caller before any thread starts: see lib/common/termination_signals.h.
 // Returns OK after a clean drain, or why it could not start: the first
 // problem ValidateConfig finds, or a part that could not be built. With

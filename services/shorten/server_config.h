@@ -100,7 +100,8 @@ struct ServerConfig {
   bool record_visits = true;         // a visits row per click besides the hourly counts
   bool keep_full_ips = false;        // false: IPv4 /24, IPv6 /48
   int visits_retention_months = 13;  // visits partitions kept; 0: forever
-  std::string geoip_db;              // MaxMind country database; empty: no country
+  std::string geoip_db;      // MaxMind Country or City database; empty: no country, region, city
+  std::string geoip_asn_db;  // MaxMind ASN database; empty: no network
 };
 
 // A ServerConfig that ValidateConfig accepted; only ValidateConfig makes

@@ -139,9 +139,13 @@ ABSL_FLAG(bool, record_visits, kDefaults.record_visits,
 ABSL_FLAG(bool, keep_full_ips, kDefaults.keep_full_ips,
           "store full client IPs in visits; default: IPv4 last octet zeroed, IPv6 kept to /48");
 ABSL_FLAG(std::string, geoip_db, kDefaults.geoip_db,
-          "MaxMind-format database (GeoLite2-Country, GeoIP2-City, ...) that gives each visit its "
-          "country, looked up from the full client IP; reloaded on SIGHUP (move the new file into "
-          "place); empty: no country");
+          "MaxMind-format Country or City database (GeoLite2-Country, GeoLite2-City, ...) that "
+          "gives each visit its country, and with a City one its region and city, looked up from "
+          "the full client IP; reloaded on SIGHUP (move the new file into place); empty: none");
+ABSL_FLAG(std::string, geoip_asn_db, kDefaults.geoip_asn_db,
+          "MaxMind-format ASN database (GeoLite2-ASN, ...) that gives each visit its network "
+          "(\"AS15169 Google LLC\"), looked up from the full client IP; reloaded on SIGHUP; "
+          "empty: no network");
 ABSL_FLAG(int, visits_retention_months, kDefaults.visits_retention_months,
           "visits older than this many months (besides the current one) are dropped by a daily "
           "sweep; 0: keep forever");
@@ -199,6 +203,7 @@ ServerConfig ServerConfigFromFlags() {
   c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);
   c.visits_retention_months = absl::GetFlag(FLAGS_visits_retention_months);
   c.geoip_db = absl::GetFlag(FLAGS_geoip_db);
+  c.geoip_asn_db = absl::GetFlag(FLAGS_geoip_asn_db);
   return c;
 }
 

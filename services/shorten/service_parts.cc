@@ -128,19 +128,33 @@ absl::Status BuildUrlPolicy(const ServerConfig& config, ServiceParts& parts) {
   return absl::OkStatus();
 }
 
-// The GeoIP database of --geoip_db, if any. A file that cannot be opened
-// stops the start, naming the flag and the file.
-absl::Status OpenCountries(const ServerConfig& config, ServiceParts& parts) {
-  if (config.geoip_db.empty()) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<geoip::CountryDbHolder>> countries =
-      geoip::CountryDbHolder::Open(config.geoip_db);
-  if (!countries.ok()) {
-    return absl::Status(countries.status().code(),
-                        absl::StrCat("--geoip_db: ", countries.status().message()));
+// The GeoIP database of `flag` at `path` for `role`, or null when the path
+// is empty. A file that cannot be opened, or is of the wrong kind (an ASN
+// database as --geoip_db), stops the start, naming the flag and the file.
+absl::StatusOr<std::unique_ptr<geoip::GeoDbHolder>> OpenGeoDb(absl::string_view flag,
+                                                              const std::string& path,
+                                                              geoip::GeoRole role,
+                                                              absl::string_view fills) {
+  if (path.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<geoip::GeoDbHolder>> db = geoip::GeoDbHolder::Open(path, role);
+  if (!db.ok()) {
+    return absl::Status(db.status().code(), absl::StrCat(flag, ": ", db.status().message()));
   }
-  parts.countries = *std::move(countries);
-  LogInfo("clicks get their country from %s (%s)", config.geoip_db,
-          parts.countries->Current()->description());
+  LogInfo("clicks get their %s from %s (%s)", fills, path, (*db)->Current()->description());
+  return db;
+}
+
+// The GeoIP databases of --geoip_db and --geoip_asn_db, if any.
+absl::Status OpenGeo(const ServerConfig& config, ServiceParts& parts) {
+  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<geoip::GeoDbHolder> location,
+                             OpenGeoDb("--geoip_db", config.geoip_db, geoip::GeoRole::kLocation,
+                                       "country (region and city with a City database)"));
+  SHORTENER_ASSIGN_OR_RETURN(
+      std::unique_ptr<geoip::GeoDbHolder> network,
+      OpenGeoDb("--geoip_asn_db", config.geoip_asn_db, geoip::GeoRole::kNetwork, "network"));
+  if (location != nullptr || network != nullptr) {
+    parts.geo = std::make_unique<geoip::GeoLocator>(std::move(location), std::move(network));
+  }
   return absl::OkStatus();
 }
 
@@ -279,7 +293,7 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
   ClickRecorderOptions recorder_options;
   recorder_options.record_visits = config.record_visits;
   recorder_options.keep_full_ips = config.keep_full_ips;
-  recorder_options.countries = parts.countries.get();
+  recorder_options.geo = parts.geo.get();
   parts.click_recorder =
       std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
   parts.link_stats =
@@ -347,7 +361,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig
   // Before the database: a bad deny list or GeoIP file fails the start at
   // once, not after a wait for the database.
   SHORTENER_RETURN_IF_ERROR(BuildUrlPolicy(config, *parts));
-  SHORTENER_RETURN_IF_ERROR(OpenCountries(config, *parts));
+  SHORTENER_RETURN_IF_ERROR(OpenGeo(config, *parts));
   SHORTENER_RETURN_IF_ERROR(PrepareDatabase(config, *parts->codec));
   SHORTENER_RETURN_IF_ERROR(BuildStore(config, *parts));
   BuildIds(config, *parts);

@@ -6,7 +6,7 @@
 //
 // Start errors name the flag of the file or setting at fault
 // ("--codec_secret_file: ...", "--denied_domains_file: ...", "--geoip_db:
-// ...": server_config.h says why flags), or are the database's own.
+// ...", "--geoip_asn_db: ...": server_config.h says why flags), or are the database's own.
 //
 // Thread safety: BuildParts and Stop run on the thread that runs the
 // server; the parts themselves are thread-safe.
@@ -23,7 +23,7 @@
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/thread_pool.h"
-#include "lib/geoip/country_db.h"
+#include "lib/geoip/geo_db.h"
 #include "lib/idalloc/pg/pg_segment_source.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/pg/connection_pool.h"
@@ -70,7 +70,7 @@ struct ServiceParts {
   std::unique_ptr<pg::NotificationListener> listener;  // feeds the hub and the key cache
   std::unique_ptr<Shortener> shortener;
   std::unique_ptr<clicks::PgClickStore> click_store;
-  std::unique_ptr<geoip::CountryDbHolder> countries;  // null without --geoip_db
+  std::unique_ptr<geoip::GeoLocator> geo;  // null without --geoip_db and --geoip_asn_db
   std::unique_ptr<ClickRecorder> click_recorder;
   std::unique_ptr<LinkStats> link_stats;
   // Daily: next month's visits partition, retention. Null without visits
@@ -90,7 +90,7 @@ struct ServiceParts {
 };
 
 // Builds every part; the first failure stops the start. Checks the files
-// (code secret, deny list, GeoIP database) before the database, then waits
+// (code secret, deny list, GeoIP databases) before the database, then waits
 // for the database (up to db_startup_timeout), brings its schema forward
 // (--migrate=auto) or refuses an older one (--migrate=off: FAILED_PRECONDITION
 // naming both versions and what to run), and checks the code secret against

@@ -237,11 +237,10 @@ std::string FormatClickStats(absl::string_view code, const v1::GetClickStatsRequ
                   absl::StrCat(response.total_unique_visitors())});
   absl::StrAppend(&out, FormatTable(rows));
   const std::pair<const char*, const google::protobuf::RepeatedPtrField<v1::CountedValue>*> tops[] =
-      {{"browsers", &response.top_browsers()},
-       {"os", &response.top_os()},
-       {"devices", &response.top_devices()},
-       {"countries", &response.top_countries()},
-       {"referrers", &response.top_referrers()}};
+      {{"browsers", &response.top_browsers()}, {"os", &response.top_os()},
+       {"devices", &response.top_devices()},   {"countries", &response.top_countries()},
+       {"regions", &response.top_regions()},   {"cities", &response.top_cities()},
+       {"networks", &response.top_networks()}, {"referrers", &response.top_referrers()}};
   for (const auto& [title, values] : tops) {
     if (values->empty()) continue;
     std::vector<std::string> items;

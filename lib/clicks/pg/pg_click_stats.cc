@@ -25,18 +25,19 @@ std::vector<CountedValue>* TopList(ClickStats& stats, int dim) {
       return &stats.top_countries;
     case Dimension::kReferrer:
       return &stats.top_referrers;
-    default:
-      return nullptr;
+    case Dimension::kRegion:
+      return &stats.top_regions;
+    case Dimension::kCity:
+      return &stats.top_cities;
+    case Dimension::kNetwork:
+      return &stats.top_networks;
   }
 }
 
-// The dimensions ClickStats has top lists for.
+// The dimensions ClickStats has top lists for: all of them.
 std::string ReportedDimensions() {
   pg::ArrayLiteral dims;
-  for (Dimension d : {Dimension::kBrowser, Dimension::kOs, Dimension::kDevice, Dimension::kCountry,
-                      Dimension::kReferrer}) {
-    dims.Add(static_cast<int64_t>(d));
-  }
+  for (Dimension d : kDimensions) dims.Add(static_cast<int64_t>(d));
   return dims.Build();
 }
 

@@ -72,6 +72,46 @@ TEST_CASE("hourly stats give every bucket with human bot and unique counts",
   CHECK(Pairs(stats->top_referrers) == Top{{"example.com", 3}, {"news.test", 1}});
 }
 
+TEST_CASE("regions, cities and networks are rolled up and listed like the other dimensions",
+          "[lib/clicks][stats][contract]") {
+  auto store = NewContractClickStore();
+  const int64_t link = NextLinkId();
+  auto at = [link](const char* time, const char* ip, const char* region, const char* city,
+                   const char* network) {
+    ClickRow row = Human(link, time, ip, "Chrome", "Android", "mobile", "", "US");
+    row.region = region;
+    row.city = city;
+    row.network = network;
+    return row;
+  };
+  // With and without visits: the rollups are the same.
+  const bool visits = GENERATE(true, false);
+  REQUIRE_THAT(
+      store->Record(
+          UniqueBatchId("places"),
+          {at("2035-03-10T10:05:00Z", "192.0.2.1", "US-IL", "Springfield (US-IL)",
+              "AS64500 Example Net B.V."),
+           at("2035-03-10T10:06:00Z", "192.0.2.2", "US-IL", "Springfield (US-IL)",
+              "AS64500 Example Net B.V."),
+           at("2035-03-10T11:00:00Z", "192.0.2.3", "US-MO", "Springfield (US-MO)", "AS4200000000"),
+           at("2035-03-10T12:00:00Z", "192.0.2.4", "", "", ""), Bot(link, "2035-03-10T12:30:00Z")},
+          visits),
+      IsOk());
+  auto stats = store->Stats(link, At("2035-03-10T00:00:00Z"), At("2035-03-11T00:00:00Z"),
+                            StatsGranularity::kDay);
+  REQUIRE_THAT(stats, IsOk());
+  CHECK(stats->total_human_clicks == 4);
+  CHECK(Pairs(stats->top_countries) == Top{{"US", 4}});
+  // Unknown (empty) values are left out, as for the other lists.
+  CHECK(Pairs(stats->top_regions) == Top{{"US-IL", 2}, {"US-MO", 1}});
+  CHECK(Pairs(stats->top_cities) == Top{{"Springfield (US-IL)", 2}, {"Springfield (US-MO)", 1}});
+  CHECK(Pairs(stats->top_networks) == Top{{"AS64500 Example Net B.V.", 2}, {"AS4200000000", 1}});
+  auto hourly = store->Stats(link, At("2035-03-10T11:00:00Z"), At("2035-03-10T12:00:00Z"),
+                             StatsGranularity::kHour);
+  REQUIRE_THAT(hourly, IsOk());
+  CHECK(Pairs(hourly->top_cities) == Top{{"Springfield (US-MO)", 1}});
+}
+
 TEST_CASE("daily stats count a visitor of two days once in the total",
           "[lib/clicks][stats][contract]") {
   auto store = NewContractClickStore();

@@ -2,7 +2,8 @@
 // each behind its fault-injecting wrapper: validation, code resolution
 // (generated codes, aliases, unknown codes skipped), classification and
 // visit fields, refused and skipped events, exactly once on retry (also of
-// a batch the store failed), store and look-up errors.
+// a batch the store failed), store and look-up errors, places from the
+// GeoIP databases.
 #include "services/shorten/click_recorder.h"
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 #include "tests/support/faulty_click_store.h"
 #include "tests/support/faulty_link_store.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/test_geoip_db.h"
 
 namespace shortener::service {
 namespace {
@@ -192,6 +194,57 @@ TEST_CASE("click options reach the rows and the store", "[services/shorten][clic
     CHECK(out->accepted == 1);
     CHECK(f.clicks.Visits().empty());
     CHECK(HumanTotal(f, link.link.link.id) == 1);
+  }
+  SECTION("with City and ASN databases, visits and rollups get country, region, city, network") {
+    auto geoip = shortener::testing::TestGeoIpDb::Create();
+    INFO(geoip.status().ToString());
+    REQUIRE(geoip.ok());
+    auto city = geoip::GeoDbHolder::Open((*geoip)->city_path(), geoip::GeoRole::kLocation);
+    auto asn = geoip::GeoDbHolder::Open((*geoip)->asn_path(), geoip::GeoRole::kNetwork);
+    REQUIRE_THAT(city, IsOk());
+    REQUIRE_THAT(asn, IsOk());
+    const geoip::GeoLocator geo(*std::move(city), *std::move(asn));
+    ClickRecorderOptions options;
+    options.geo = &geo;
+    Fixture f(options);
+    ShortenOutput link = f.Shorten("https://example.com/a");
+    ClickInput other = Event(link.link.code);
+    // Looked up from the full address: 192.0.2.200 is in 192.0.2.128/25
+    // (registered_country DE only); its anonymised 192.0.2.0 would be Monaco.
+    other.client_ip = "192.0.2.200";
+    ClickInput v6 = Event(link.link.code);
+    v6.client_ip = "2001:db8:1::7";
+    in.events = {Event(link.link.code), Event(link.link.code), other, v6};
+    REQUIRE_THAT(f.recorder->Record(in), IsOk());
+    const std::vector<clicks::ClickRow> rows = f.clicks.Visits();
+    REQUIRE(rows.size() == 4);
+    CHECK(rows[0].country == "US");
+    CHECK(rows[0].region == "US-MO");
+    CHECK(rows[0].city == "Springfield (US-MO)");
+    CHECK(rows[0].network == "AS4200000000");
+    CHECK(rows[2].ip == "192.0.2.0");
+    CHECK(rows[2].country == "DE");
+    CHECK(rows[2].region.empty());
+    CHECK(rows[2].city.empty());
+    CHECK(rows[2].network.empty());  // AS0 in the ASN database: none
+    CHECK(rows[3].city == "T\xC5\x8Dky\xC5\x8D (JP-13)");
+    CHECK(rows[3].network == "AS64501 Beispiel GmbH & Co. KG");
+    absl::StatusOr<clicks::ClickStats> stats =
+        f.clicks.Stats(link.link.link.id, absl::FromUnixSeconds(1893456000),
+                       absl::FromUnixSeconds(1893456000 + 86400), clicks::StatsGranularity::kDay);
+    REQUIRE_THAT(stats, IsOk());
+    using Top = std::vector<std::pair<std::string, int64_t>>;
+    auto pairs = [](const std::vector<clicks::CountedValue>& list) {
+      Top out;
+      for (const clicks::CountedValue& v : list) out.emplace_back(v.value, v.clicks);
+      return out;
+    };
+    CHECK(pairs(stats->top_countries) == Top{{"US", 2}, {"DE", 1}, {"JP", 1}});
+    CHECK(pairs(stats->top_regions) == Top{{"US-MO", 2}, {"JP-13", 1}});
+    CHECK(pairs(stats->top_cities) ==
+          Top{{"Springfield (US-MO)", 2}, {"T\xC5\x8Dky\xC5\x8D (JP-13)", 1}});
+    CHECK(pairs(stats->top_networks) ==
+          Top{{"AS4200000000", 2}, {"AS64501 Beispiel GmbH & Co. KG", 1}});
   }
 }
 

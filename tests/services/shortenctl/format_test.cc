@@ -306,5 +306,40 @@ TEST_CASE("keys revoke prints the record of the key", "[services/shortenctl]") {
   CHECK(FromJson<v1::ApiKey>(json).SerializeAsString() == LimitedKey().SerializeAsString());
 }
 
+TEST_CASE("stats prints each non-empty top list, regions, cities and networks included",
+          "[services/shortenctl]") {
+  v1::GetClickStatsRequest request;
+  request.set_granularity(v1::GRANULARITY_DAY);
+  v1::GetClickStatsResponse response;
+  v1::ClickBucket* bucket = response.add_buckets();
+  *bucket->mutable_start_time() = Ts(2030, 1, 1);
+  bucket->set_human_clicks(4);
+  response.set_total_human_clicks(4);
+  auto add = [](google::protobuf::RepeatedPtrField<v1::CountedValue>* list, const char* value,
+                int64_t clicks) {
+    v1::CountedValue* v = list->Add();
+    v->set_value(value);
+    v->set_clicks(clicks);
+  };
+  add(response.mutable_top_countries(), "US", 4);
+  add(response.mutable_top_regions(), "US-IL", 3);
+  add(response.mutable_top_regions(), "US-MO", 1);
+  add(response.mutable_top_cities(), "Springfield (US-IL)", 3);
+  add(response.mutable_top_cities(), "Springfield (US-MO)", 1);
+  add(response.mutable_top_networks(), "AS64500 Example Net B.V.", 4);
+  const std::string out = FormatClickStats("aB3dE9x", request, response, /*json=*/false);
+  CHECK(absl::StrContains(out,
+                          "top countries US 4\n"
+                          "top regions   US-IL 3, US-MO 1\n"
+                          "top cities    Springfield (US-IL) 3, Springfield (US-MO) 1\n"
+                          "top networks  AS64500 Example Net B.V. 4\n"));
+  CHECK_FALSE(absl::StrContains(out, "top browsers"));  // empty: left out
+  const auto parsed =
+      FromJson<v1::GetClickStatsResponse>(FormatClickStats("aB3dE9x", request, response, true));
+  REQUIRE(parsed.top_cities_size() == 2);
+  CHECK(parsed.top_cities(1).value() == "Springfield (US-MO)");
+  CHECK(parsed.top_networks(0).clicks() == 4);
+}
+
 }  // namespace
 }  // namespace shortener::ctl

@@ -182,6 +182,9 @@ TEST_CASE("visits land in the partition of their UTC month", "[lib/clicks/pg][pg
   last.ip = "";             // unknown: NULL
   last.referrer_host = "";  // none: NULL
   last.country = "DE";
+  last.region = "DE-BE";
+  last.city = "Berlin (DE-BE)";
+  last.network = "AS64500 Example Net B.V.";
   REQUIRE_THAT(store->Record("months-1",
                              {last, Click(link, At("2030-03-01T00:00:00Z")),
                               Click(link, At("2030-03-01T00:30:00+01:00"))},
@@ -215,6 +218,18 @@ TEST_CASE("visits land in the partition of their UTC month", "[lib/clicks/pg][pg
   CHECK(visit[5].as<std::string>() == "mobile");
   CHECK_FALSE(visit[6].as<bool>());
   CHECK(visit[7].as<std::string>() == "example.com");
+  // Region, city and network as given; empty ones are NULL.
+  pqxx::row place = tx.exec_params1(
+      "SELECT region, city, network FROM visits WHERE link_id = $1"
+      " AND time = '2030-02-28T23:59:59.999999Z'",
+      link);
+  CHECK(place[0].as<std::string>() == "DE-BE");
+  CHECK(place[1].as<std::string>() == "Berlin (DE-BE)");
+  CHECK(place[2].as<std::string>() == "AS64500 Example Net B.V.");
+  CHECK(tx.exec_params1("SELECT count(*) FROM visits WHERE link_id = $1 AND region IS NULL"
+                        " AND city IS NULL AND network IS NULL",
+                        link)[0]
+            .as<int64_t>() == 2);
 }
 
 TEST_CASE("without record_visits no visit row and no partition is written", "[lib/clicks/pg][pg]") {
