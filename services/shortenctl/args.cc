@@ -268,7 +268,7 @@ std::string UsageLine(absl::string_view command) {
   }
   if (command == "stats") {
     return "usage: shortenctl stats CODE [--from=TIME|DURATION] [--to=TIME|DURATION] "
-           "[--granularity=hour|day]";
+           "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
   if (command == "resolve" || command == "get" || command == "revoke") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
@@ -306,6 +306,8 @@ std::string UsageText() {
          "                 unique visitors, top browsers/OS/devices/countries/referrers;\n"
          "                 [--from=TIME|DURATION] [--to=...] (default the last 7 days;\n"
          "                 a duration counts back from now: --from=30d)\n"
+         "                 --csv: CSV, a row per bucket; --csv_top=FILE|-: the top lists\n"
+         "                 as CSV (list,rank,value,clicks) in FILE, - after the buckets\n"
          "  keys create    create an API key (needs an admin key); prints the key, once\n"
          "                 --name=N --scopes=S1,S2 [--tenant=T] [--domains=D1,D2]\n"
          "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke stats\n"
@@ -320,7 +322,8 @@ std::string UsageText() {
          "              --json (one JSON object per line)  --timeout=5s (per call)\n"
          "              --service_tls_ca=CA.pem (TLS), with --service_tls_cert=C.pem\n"
          "              --service_tls_key=K.pem (mutual TLS)\n"
-         "exit status: 0 ok, 1 error from the service or the connection, 2 usage error\n";
+         "exit status: 0 ok, 1 error from the service or the connection (or writing\n"
+         "             --csv_top), 2 usage error\n";
 }
 
 std::string HelpText() {

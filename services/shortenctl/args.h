@@ -55,8 +55,12 @@ struct StatsFlags {
   std::string from;         // --from: RFC 3339 time, date, or duration back from now
   std::string to;           // --to: the same; default now
   std::string granularity;  // --granularity: hour|day
+  bool csv = false;         // --csv: CSV (stats_csv.h) instead of the table
+  std::string csv_top;      // --csv_top: FILE (or - for stdout) for the top lists; implies --csv
 
-  bool AnySet() const { return !from.empty() || !to.empty() || !granularity.empty(); }
+  bool AnySet() const {
+    return !from.empty() || !to.empty() || !granularity.empty() || csv || !csv_top.empty();
+  }
 };
 
 // The absolute time an --expire value names, relative to `now` for durations.

@@ -12,6 +12,7 @@
 #include "services/shortenctl/args.h"
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/format.h"
+#include "services/shortenctl/stats_csv.h"
 
 namespace shortener::ctl {
 namespace {
@@ -178,10 +179,16 @@ int RunStats(const Options& options, const Args& args, Console io) {
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("stats"), io.err);
   }
+  if (absl::Status csv = CheckCsvFlags(options.stats, options.json); !csv.ok()) {
+    return ReportUsageError(csv.message(), UsageLine("stats"), io.err);
+  }
   absl::StatusOr<ShortenClient> client = Connect(options);
   if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
   absl::StatusOr<v1::GetClickStatsResponse> response = client->GetClickStats(*request);
   if (!response.ok()) return ReportServiceError(response.status(), options.service, io.err);
+  if (options.stats.csv || !options.stats.csv_top.empty()) {
+    return WriteClickStatsCsv(options.stats, *response, io);
+  }
   io.out << FormatClickStats(args[0], *request, *response, options.json);
   return kExitOk;
 }
@@ -314,7 +321,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
         UsageLine(command), io.err);
   }
   if (options.stats.AnySet() && command != "stats") {
-    return ReportUsageError("--from, --to and --granularity apply to stats only",
+    return ReportUsageError("--from, --to, --granularity, --csv and --csv_top apply to stats only",
                             UsageLine(command), io.err);
   }
   absl::StatusOr<std::string> api_key = ResolveApiKey(options.api_key_file, options.api_key);

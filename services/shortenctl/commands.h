@@ -21,7 +21,8 @@ namespace shortener::ctl {
 // Exit status of shortenctl.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitServiceError = 1,  // an RPC failed, or the service could not be reached
+  kExitServiceError = 1,  // an RPC failed, the service could not be reached, or an output
+                          // file (stats --csv_top) could not be written
   kExitUsage = 2,         // unknown command, missing argument, bad flag value
 };
 

@@ -64,6 +64,12 @@ ABSL_FLAG(std::string, from, "",
           "(30d); default 7 days (1 day by hour) before --to");
 ABSL_FLAG(std::string, to, "", "stats: end of the range (excluded), as --from; default now");
 ABSL_FLAG(std::string, granularity, "", "stats: hour|day (default day)");
+ABSL_FLAG(bool, csv, false,
+          "stats: print CSV (RFC 4180, CRLF) instead of the table: start_time,human_clicks,"
+          "bot_clicks,unique_visitors, one row per bucket");
+ABSL_FLAG(std::string, csv_top, "",
+          "stats: write the top lists as CSV (list,rank,value,clicks) to this file, or - for "
+          "stdout after the buckets and an empty line; implies --csv");
 
 namespace shortener::ctl {
 
@@ -95,6 +101,8 @@ Options OptionsFromFlags() {
   options.stats.from = absl::GetFlag(FLAGS_from);
   options.stats.to = absl::GetFlag(FLAGS_to);
   options.stats.granularity = absl::GetFlag(FLAGS_granularity);
+  options.stats.csv = absl::GetFlag(FLAGS_csv);
+  options.stats.csv_top = absl::GetFlag(FLAGS_csv_top);
   return options;
 }
 

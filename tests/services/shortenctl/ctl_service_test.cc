@@ -407,6 +407,15 @@ TEST_CASE("shortenctl takes the key from SHORTENER_API_KEY, but --api_key_file w
   CHECK(absl::StrContains(file_wins.err, "PERMISSION_DENIED"));
 }
 
+// Sends `clicks` as an edge would; returns how many the service accepted.
+int64_t RecordClicks(CtlServiceFixture& f, const v1::RecordClicksRequest& clicks) {
+  v1::RecordClicksResponse recorded;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  REQUIRE(f.service().NewStub()->RecordClicks(&ctx, clicks, &recorded).ok());
+  return recorded.accepted();
+}
+
 TEST_CASE("shortenctl stats prints the click table and JSON", "[services/shortenctl][pg][e2e]") {
   CtlServiceFixture& f = Shared();
   Outcome shortened = f.Run({"shorten", "https://example.com/ctl-stats"});
@@ -428,11 +437,7 @@ TEST_CASE("shortenctl stats prints the click table and JSON", "[services/shorten
     e->set_user_agent(agents[i == 3 ? 1 : 0]);
     e->set_http_status(302);
   }
-  v1::RecordClicksResponse recorded;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  REQUIRE(f.service().NewStub()->RecordClicks(&ctx, clicks, &recorded).ok());
-  REQUIRE(recorded.accepted() == 4);
+  REQUIRE(RecordClicks(f, clicks) == 4);
 
   Outcome hourly = f.Run({"stats", code, "--from=2030-01-01T00:00:00Z", "--to=2030-01-01T02:00:00Z",
                           "--granularity=hour"});
@@ -467,6 +472,90 @@ TEST_CASE("shortenctl stats prints the click table and JSON", "[services/shorten
   Outcome missing = f.Run({"stats", "no-such-code"});
   CHECK(missing.exit_code == 1);
   CHECK(absl::StrContains(missing.output, "NOT_FOUND"));
+}
+
+TEST_CASE("shortenctl stats --csv prints a row per bucket and writes the top lists",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-stats-csv"});
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.output, "code");
+  // Three human clicks over two hours and a bot; two of the clicks come
+  // from a referrer whose host a spreadsheet would read as a formula.
+  const std::string chrome =
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+      "Chrome/120.0.0.0 Safari/537.36";
+  const std::string bot =
+      "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+  struct Click {
+    int hour;
+    const char* ip;
+    const std::string& agent;
+    const char* referer;
+  };
+  const Click sent[] = {{0, "192.0.2.1", chrome, "https://-cmd.evil.example/a"},
+                        {0, "192.0.2.2", chrome, "https://news.example/b"},
+                        {1, "192.0.2.2", chrome, "https://-cmd.evil.example/c"},
+                        {1, "192.0.2.3", bot, ""}};
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-stats-csv-1");
+  for (const Click& click : sent) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() =
+        grpcutil::ToProtoTimestamp(absl::FromUnixSeconds(1893456000 + 3600 * click.hour + 60));
+    e->set_client_ip(click.ip);
+    e->set_user_agent(click.agent);
+    e->set_referer(click.referer);
+    e->set_http_status(302);
+  }
+  REQUIRE(RecordClicks(f, clicks) == 4);
+
+  const std::vector<std::string> range = {"stats", code, "--from=2030-01-01T00:00:00Z",
+                                          "--to=2030-01-01T02:00:00Z", "--granularity=hour"};
+  const std::string buckets =
+      "start_time,human_clicks,bot_clicks,unique_visitors\r\n"
+      "2030-01-01T00:00:00Z,2,0,2\r\n"
+      "2030-01-01T01:00:00Z,1,1,1\r\n";
+  const std::string tops =
+      "list,rank,value,clicks\r\n"
+      "browsers,1,Chrome,3\r\n"
+      "os,1,Windows,3\r\n"
+      "devices,1,desktop,3\r\n"
+      "referrers,1,'-cmd.evil.example,2\r\n"
+      "referrers,2,news.example,1\r\n";
+
+  std::vector<std::string> args = range;
+  args.push_back("--csv");
+  Outcome csv = f.Run(args);
+  INFO(csv.output);
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out == buckets);
+  CHECK(csv.err.empty());
+
+  const std::string top_file = f.Path("top.csv");
+  args.push_back("--csv_top=" + top_file);
+  Outcome to_file = f.Run(args);
+  REQUIRE(to_file.exit_code == 0);
+  CHECK(to_file.out == buckets);
+  CHECK(ReadFile(top_file) == tops);
+
+  args.back() = "--csv_top=-";
+  Outcome both = f.Run(args);
+  REQUIRE(both.exit_code == 0);
+  CHECK(both.out == buckets + "\r\n" + tops);
+
+  args.push_back("--json");
+  Outcome with_json = f.Run(args);
+  CHECK(with_json.exit_code == 2);
+  CHECK(absl::StrContains(with_json.err, "--csv and --csv_top do not go with --json"));
+  Outcome no_dir = f.Run({"stats", code, "--csv_top=" + f.Path("no-such-dir/top.csv")});
+  CHECK(no_dir.exit_code == 2);
+  CHECK(absl::StrContains(no_dir.err, "--csv_top: cannot write " + f.Path("no-such-dir/top.csv") +
+                                          ": No such file or directory"));
+  Outcome elsewhere = f.Run({"get", code, "--csv"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.err, "apply to stats only"));
 }
 
 }  // namespace
