@@ -1,0 +1,357 @@
+// clicks_bench's stats phase: GetClickStats on one link loaded through
+// RecordClicks (clicks_bench.h).
+#include "tests/bench/clicks/clicks_bench.h"
+
+// in Release and run: tests/bench/clicks/run.sh.
+#include <grpcpp/grpcpp.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <pqxx/pqxx>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
+#include "shortener/v1/shortener.grpc.pb.h"
+#include "tests/bench/common/bench_util.h"
+#include "tests/bench/edge/link_loader.h"
+#include "tests/bench/edge/proc_stats.h"
+#include "tests/bench/edge/wrk_runner.h"
+#include "tests/support/edge_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/pg_cluster.h"
+
+namespace shortener::bench::clicks {
+namespace {
+
+
+// Times of one kind of read, in milliseconds.
+struct Timings {
+  std::vector<double> ms;
+  std::string Text() const {
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted.empty() ? "-"
+                          : absl::StrFormat("%.1f ms (%.1f–%.1f)", Median(sorted), sorted.front(),
+                                            sorted.back());
+  }
+};
+
+// The batch `b` of the stats load: clicks b * batch .. of `n`, their times
+// spread evenly over [begin, end) in order, as an edge would send them.
+v1::RecordClicksRequest StatsBatch(const Config& c, const std::string& code, int64_t b, int64_t n,
+                                   absl::Time begin, absl::Time end) {
+  std::mt19937_64 rng(static_cast<uint64_t>(b) * 7919 + 1);
+  v1::RecordClicksRequest req;
+  req.set_batch_id(absl::StrCat("stats-", b));
+  const int64_t first = b * c.ingest_batch;
+  const int64_t last = std::min(n, first + c.ingest_batch);
+  for (int64_t i = first; i < last; ++i) {
+    v1::ClickEvent* e = req.add_events();
+    e->set_code(code);
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(
+        begin + (end - begin) * (static_cast<double>(i) / static_cast<double>(n)));
+    e->set_client_ip(RandomIp(rng));
+    e->set_user_agent(kUserAgents[rng() % std::size(kUserAgents)]);
+    e->set_referer(kReferers[rng() % std::size(kReferers)]);
+    e->set_http_status(302);
+  }
+  return req;
+}
+
+// GetClickStats for `code` over [now - days, now).
+v1::GetClickStatsRequest StatsRequest(const std::string& code, int days, bool hourly) {
+  v1::GetClickStatsRequest req;
+  req.set_code(code);
+  const absl::Time now = absl::Now();
+  *req.mutable_start_time() = grpcutil::ToProtoTimestamp(now - absl::Hours(24 * days));
+  *req.mutable_end_time() = grpcutil::ToProtoTimestamp(now);
+  req.set_granularity(hourly ? v1::GRANULARITY_HOUR : v1::GRANULARITY_DAY);
+  return req;
+}
+
+absl::StatusOr<Timings> TimeGrpcStats(testing::ServiceProcess& service, const std::string& code,
+                                      int days, bool hourly, int warmups, int reads,
+                                      int64_t* total = nullptr) {
+  std::unique_ptr<v1::ShortenService::Stub> stub = service.NewStub(service.admin_key());
+  Timings t;
+  for (int i = 0; i < warmups + reads; ++i) {
+    v1::GetClickStatsRequest req = StatsRequest(code, days, hourly);
+    v1::GetClickStatsResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+    const absl::Time sent = absl::Now();
+    grpc::Status st = stub->GetClickStats(&ctx, req, &resp);
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - sent);
+    if (!st.ok()) {
+      return absl::InternalError(absl::StrCat("GetClickStats: ", st.error_message()));
+    }
+    if (i >= warmups) t.ms.push_back(ms);
+    if (total != nullptr) *total = resp.total_human_clicks() + resp.total_bot_clicks();
+  }
+  return t;
+}
+
+absl::StatusOr<Timings> TimeShortenctlStats(const Fixture& f, const std::string& code, int days,
+                                            bool hourly, int warmups, int reads,
+                                            std::string* command) {
+  std::vector<std::string> argv = {testing::BinaryPath("shortenctl"),
+                                   "--service=" + f.service->target(),
+                                   "--api_key_file=" + f.service->admin_key_file(),
+                                   "stats",
+                                   code,
+                                   absl::StrCat("--from=", days, "d")};
+  if (hourly) argv.push_back("--granularity=hour");
+  *command = absl::StrJoin(argv.begin() + 1, argv.end(), " ");
+  const std::string log = f.pg->socket_dir() + "/shortenctl.log";
+  Timings t;
+  for (int i = 0; i < warmups + reads; ++i) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<testing::Subprocess> p = testing::Subprocess::Spawn(argv, log);
+    if (!p.ok()) return p.status();
+    std::optional<int> exit = p->Wait(absl::Seconds(60));
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+    if (exit != 0) {
+      return absl::InternalError(absl::StrCat("shortenctl stats failed; see ", log));
+    }
+    if (i >= warmups) t.ms.push_back(ms);
+  }
+  return t;
+}
+
+}  // namespace
+
+absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
+  std::fprintf(stderr, "== GetClickStats on one link with %lld clicks\n",
+               static_cast<long long>(c.stats_clicks));
+  const std::string conninfo = f.pg->ConnInfo();
+  testing::ServiceProcess* service = f.service.get();
+  std::unique_ptr<testing::ServiceProcess> counts_only;
+  if (!c.stats_record_visits) {
+    testing::ServiceProcessOptions so;
+    so.conninfo = conninfo;
+    so.secret_file = f.service->secret_file();
+    so.admin_key_file = f.pg->socket_dir() + "/stats-admin.key";
+    so.extra_flags = {"--record_visits=false"};
+    absl::StatusOr<std::unique_ptr<testing::ServiceProcess>> started =
+        testing::ServiceProcess::Start(so);
+    if (!started.ok()) return started.status();
+    counts_only = *std::move(started);
+    service = counts_only.get();
+  }
+  edge::LinkLoadOptions lo;
+  lo.target = f.service->target();
+  lo.api_key = f.service->admin_key();
+  lo.count = 1;
+  lo.inflight = 1;
+  lo.tag = "stats";
+  absl::StatusOr<std::vector<std::string>> codes = edge::CreateLinks(lo);
+  if (!codes.ok()) return codes.status();
+  const std::string code = codes->front();
+  const int64_t db0 = SqlNumber(conninfo, "SELECT pg_database_size(current_database())");
+
+  // The load, through RecordClicks as the edge sends it.
+  const int64_t n = c.stats_clicks;
+  const int64_t batches = (n + c.ingest_batch - 1) / c.ingest_batch;
+  const absl::Time end = absl::Now();
+  const absl::Time begin = end - absl::Hours(24 * c.stats_days) + absl::Minutes(10);
+  std::atomic<int64_t> next{0}, accepted{0}, retries{0};
+  std::atomic<bool> failed{false};
+  std::string error;
+  std::mutex error_mu;
+  const absl::Time t0 = absl::Now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < c.ingest_inflight; ++t) {
+    threads.emplace_back([&, t] {
+      grpc::ChannelArguments args;
+      args.SetInt("shortener.bench.connection", t);
+      std::unique_ptr<v1::ShortenService::Stub> stub = service->NewStub(service->admin_key(), args);
+      int64_t b;
+      while (!failed && (b = next.fetch_add(1)) < batches) {
+        const v1::RecordClicksRequest req = StatsBatch(c, code, b, n, begin, end);
+        grpc::Status st;
+        for (int attempt = 0; attempt < 5; ++attempt) {
+          v1::RecordClicksResponse resp;
+          grpc::ClientContext ctx;
+          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+          st = stub->RecordClicks(&ctx, req, &resp);
+          if (st.ok()) {
+            accepted += resp.accepted();
+            break;
+          }
+          ++retries;  // the same batch id: counted once whatever happened
+        }
+        if (!st.ok()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          error = st.error_message();
+          failed = true;
+        }
+        if (t == 0 && b % (batches / 10 + 1) == 0) {
+          std::fprintf(stderr, "  loaded %lld of %lld batches, %.0f s\n", static_cast<long long>(b),
+                       static_cast<long long>(batches), absl::ToDoubleSeconds(absl::Now() - t0));
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  const double load_s = absl::ToDoubleSeconds(absl::Now() - t0);
+  if (failed) return absl::InternalError(absl::StrCat("stats load: RecordClicks: ", error));
+  if (accepted != n) {
+    return absl::DataLossError(
+        absl::StrCat("stats load: ", accepted.load(), " of ", n, " clicks accepted"));
+  }
+  if (!WaitForRollupsMerged(f, absl::Minutes(10))) {
+    return absl::DeadlineExceededError("stats load: rollups not merged in 10 minutes");
+  }
+  const double merged_s = absl::ToDoubleSeconds(absl::Now() - t0);
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::nontransaction tx(conn);
+    tx.exec("VACUUM ANALYZE click_rollup_hours, click_rollup_hour_dims, click_rollup_pending");
+  }
+  const int64_t db1 = SqlNumber(conninfo, "SELECT pg_database_size(current_database())");
+  const int64_t visits_bytes =
+      SqlNumber(conninfo,
+                "SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::bigint FROM pg_inherits"
+                " WHERE inhparent = 'visits'::regclass");
+  const int64_t subject = SqlNumber(conninfo,
+                                    "SELECT subject FROM click_rollup_hours GROUP BY subject"
+                                    " ORDER BY sum(human + bot) DESC LIMIT 1");
+  const std::string of_link = absl::StrCat(" WHERE kind = 'l' AND subject = ", subject);
+  const int64_t hours = SqlNumber(conninfo, "SELECT count(*) FROM click_rollup_hours" + of_link);
+  const int64_t dim_rows =
+      SqlNumber(conninfo, "SELECT count(*) FROM click_rollup_hour_dims" + of_link);
+  const int64_t hour_bytes = SqlNumber(
+      conninfo, "SELECT sum(pg_column_size(r.*))::bigint FROM click_rollup_hours r" + of_link);
+  const int64_t dim_bytes = SqlNumber(
+      conninfo, "SELECT sum(pg_column_size(r.*))::bigint FROM click_rollup_hour_dims r" + of_link);
+  // Each table's size on disk (heap, indexes, free space) per row, times
+  // the link's rows.
+  auto on_disk = [&](const std::string& table) {
+    const double total =
+        static_cast<double>(SqlNumber(conninfo, "SELECT pg_total_relation_size('" + table + "')"));
+    const double rows = static_cast<double>(SqlNumber(conninfo, "SELECT count(*) FROM " + table));
+    const double mine =
+        static_cast<double>(SqlNumber(conninfo, "SELECT count(*) FROM " + table + of_link));
+    return rows > 0 ? total / rows * mine : 0.0;
+  };
+  const double disk_per_hour = (on_disk("click_rollup_hours") + on_disk("click_rollup_hour_dims")) /
+                               static_cast<double>(std::max<int64_t>(hours, 1));
+
+  // The reads: warm (two reads first), through gRPC and end to end.
+  int64_t total = 0;
+  {
+    absl::StatusOr<Timings> all =
+        TimeGrpcStats(*f.service, code, c.stats_days + 2, false, 0, 1, &total);
+    if (!all.ok()) return all.status();
+    if (total != n) {
+      return absl::DataLossError(
+          absl::StrCat("GetClickStats reports ", total, " clicks for ", n, " loaded"));
+    }
+  }
+  struct Query {
+    std::string name;
+    int days;
+    bool hourly;
+    Timings grpc, ctl;
+    std::string ctl_command;
+  };
+  std::vector<Query> queries = {
+      {absl::StrCat(c.stats_days, " days by day"), c.stats_days, false, {}, {}, ""},
+      {"7 days by hour", 7, true, {}, {}, ""}};
+  for (Query& q : queries) {
+    absl::StatusOr<Timings> g = TimeGrpcStats(*f.service, code, q.days, q.hourly, 2, c.stats_reads);
+    if (!g.ok()) return g.status();
+    q.grpc = *g;
+    absl::StatusOr<Timings> e =
+        TimeShortenctlStats(f, code, q.days, q.hourly, 2, c.stats_reads, &q.ctl_command);
+    if (!e.ok()) return e.status();
+    q.ctl = *e;
+    std::fprintf(stderr, "%s: gRPC %s, shortenctl %s\n", q.name.c_str(), q.grpc.Text().c_str(),
+                 q.ctl.Text().c_str());
+  }
+  // The previous release on the same data, for comparison (it reads visits).
+  std::vector<std::string> old_rows;
+  if (!c.old_service.empty() && c.stats_record_visits) {
+    testing::ServiceProcessOptions oo;
+    oo.conninfo = conninfo;
+    oo.secret_file = f.service->secret_file();
+    oo.binary = c.old_service;
+    oo.admin_key_file = f.pg->socket_dir() + "/old-stats-admin.key";
+    absl::StatusOr<std::unique_ptr<testing::ServiceProcess>> old =
+        testing::ServiceProcess::Start(oo);
+    if (!old.ok()) return old.status();
+    for (const Query& q : queries) {
+      // One read each, no warm-up: it scans the link's visits.
+      const absl::Time sent = absl::Now();
+      absl::StatusOr<Timings> g = TimeGrpcStats(**old, code, q.days, q.hourly, 0, 1);
+      const std::string text =
+          g.ok() ? g->Text()
+                 : absl::StrFormat("failed after %.1f s: %s",
+                                   absl::ToDoubleSeconds(absl::Now() - sent), g.status().message());
+      old_rows.push_back(
+          absl::StrFormat("| %s | previous release (reads `visits`) | %s | |\n", q.name, text));
+      std::fprintf(stderr, "%s, previous release: %s\n", q.name.c_str(), text.c_str());
+    }
+  }
+
+  absl::StrAppend(&out, "### GetClickStats on one link\n\n");
+  absl::StrAppendFormat(
+      &out,
+      "%lld clicks for one link, times spread evenly over the last %d days, loaded through "
+      "`RecordClicks` in batches of %d in time order as an edge sends them (%d calls in flight; "
+      "the ingest phase's mix of User-Agents, addresses and referrers; visits %s): %.0f s "
+      "(%.0f clicks/s; %lld retried calls), rollups merged %.0f s after the start. Database "
+      "%.2f GB → %.2f GB (visits %.2f GB). Then `VACUUM ANALYZE` of the rollup tables, %d reads "
+      "of each query after 2 warm-up reads (warm cache): median (min–max).\n\n",
+      static_cast<long long>(n), c.stats_days, c.ingest_batch, c.ingest_inflight,
+      c.stats_record_visits ? "recorded" : "not recorded (`--record_visits=false`)", load_s,
+      static_cast<double>(n) / load_s, static_cast<long long>(retries.load()), merged_s,
+      static_cast<double>(db0) / 1e9, static_cast<double>(db1) / 1e9,
+      static_cast<double>(visits_bytes) / 1e9, c.stats_reads);
+  absl::StrAppend(&out,
+                  "| query | how | time | command |\n"
+                  "| --- | --- | ---: | --- |\n");
+  for (const Query& q : queries) {
+    absl::StrAppendFormat(&out, "| %s | gRPC `GetClickStats` (C++ client, one channel) | %s | |\n",
+                          q.name, q.grpc.Text());
+    absl::StrAppendFormat(&out,
+                          "| %s | `shortenctl stats` end to end (process start to exit) "
+                          "| %s | `shortenctl %s` |\n",
+                          q.name, q.ctl.Text(), q.ctl_command);
+  }
+  for (const std::string& row : old_rows) absl::StrAppend(&out, row);
+  absl::StrAppendFormat(
+      &out,
+      "\nRollup storage of the link: %lld hourly rows and %lld dimension rows (%.1f per hour); "
+      "%.0f bytes of row data per hour (sketch and counts %.0f, dimensions %.0f), %.0f bytes per "
+      "hour on disk with indexes and free space (each table's size per row × the link's "
+      "rows).\n\n",
+      static_cast<long long>(hours), static_cast<long long>(dim_rows),
+      static_cast<double>(dim_rows) / static_cast<double>(std::max<int64_t>(hours, 1)),
+      static_cast<double>(hour_bytes + dim_bytes) /
+          static_cast<double>(std::max<int64_t>(hours, 1)),
+      static_cast<double>(hour_bytes) / static_cast<double>(std::max<int64_t>(hours, 1)),
+      static_cast<double>(dim_bytes) / static_cast<double>(std::max<int64_t>(hours, 1)),
+      disk_per_hour);
+  return absl::OkStatus();
+}
+
+}  // namespace shortener::bench::clicks
