@@ -121,6 +121,18 @@ size_t InMemoryLinkStore::LinkCount() const {
   return links_.size();
 }
 
+std::vector<int64_t> InMemoryLinkStore::LabelIdsOf(int64_t id) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<int64_t> ids;
+  auto link = links_.find(id);
+  if (link == links_.end()) return ids;
+  for (const auto& [key, value] : link->second.labels) {
+    auto label = label_ids_.find(std::make_tuple(link->second.owner, key, value));
+    if (label != label_ids_.end()) ids.push_back(label->second);
+  }
+  return ids;
+}
+
 absl::Status InMemoryLinkStore::CheckAvailable() const {
   if (available_) return absl::OkStatus();
   return absl::UnavailableError("in-memory link store: switched off by SetAvailable(false)");

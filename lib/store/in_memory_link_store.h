@@ -53,6 +53,10 @@ class InMemoryLinkStore : public LinkStore {
   void SetRevocationObserver(std::function<void(const std::string& code)> observer);
   // Number of link rows stored.
   size_t LinkCount() const;
+  // The ids of link `id`'s labels in key order (none for an unknown link):
+  // what PgLinkStore keeps in links.label_ids, for an InMemoryClickStore's
+  // label subjects.
+  std::vector<int64_t> LabelIdsOf(int64_t id) const;
 
  private:
   struct Request {

@@ -2,7 +2,11 @@
 
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "lib/clicks/rollups.h"
 #include "lib/common/status_macros.h"
+#include "services/shorten/label_filter.h"
 
 namespace shortener::service {
 
@@ -57,6 +61,65 @@ void LinkStats::GetClickStats(absl::string_view code, Caller caller, const Click
         return clicks_->Stats(view.link.id, range.start, range.end, range.granularity);
       },
       std::move(done));
+}
+
+namespace {
+
+// The tenant whose labels `caller` reads when it asks for `asked` ("": its
+// own).
+absl::StatusOr<std::string> StatsTenant(const auth::Principal* caller, const std::string& asked,
+                                        const std::string& default_owner) {
+  if (caller == nullptr) return asked.empty() ? default_owner : asked;
+  if (asked.empty() || asked == caller->tenant) return caller->tenant;
+  if (caller->admin()) return asked;
+  return absl::PermissionDeniedError(
+      absl::StrCat("tenant: api key \"", absl::CHexEscape(caller->key_name),
+                   "\" may read only its own tenant \"", absl::CHexEscape(caller->tenant),
+                   "\" (naming another needs the admin scope)"));
+}
+
+// Label ids start at 1 (an identity column; InMemoryLinkStore counts from
+// 1): no click ever counts under 0, so its statistics are those of a label
+// never clicked, in the very shape the click store gives every range.
+constexpr int64_t kNoLabelId = 0;
+
+}  // namespace
+
+absl::StatusOr<LinkStats::LabelRead> LinkStats::PlanLabelRead(absl::string_view filter,
+                                                              const auth::Principal* caller,
+                                                              const ClickStatsQuery& query) const {
+  LabelRead read;
+  SHORTENER_ASSIGN_OR_RETURN(
+      read.range,
+      clicks::ResolveStatsRange(query.start, query.end, query.granularity, clock_.Now()));
+  SHORTENER_ASSIGN_OR_RETURN(LabelCondition label, ParseLabelFilter(filter));
+  read.key = std::move(label.key);
+  read.value = std::move(label.value);
+  SHORTENER_ASSIGN_OR_RETURN(read.tenant,
+                             StatsTenant(caller, query.tenant, shortener_->default_owner()));
+  return read;
+}
+
+void LinkStats::GetLabelStats(absl::string_view filter, Caller caller, const ClickStatsQuery& query,
+                              StatsDone done) {
+  absl::StatusOr<LabelRead> read = PlanLabelRead(filter, caller.get(), query);
+  if (!read.ok()) {
+    done(read.status());
+    return;
+  }
+  // Both reads block: on the pool. `done` is copied in: a refusal still has
+  // it to answer with.
+  absl::Status queued = blocking_pool_->Schedule([this, done, read = *std::move(read)] {
+    absl::StatusOr<int64_t> id = shortener_->FindLabelId(read.tenant, read.key, read.value);
+    if (absl::IsNotFound(id.status())) id = kNoLabelId;
+    if (!id.ok()) {
+      done(id.status());
+      return;
+    }
+    done(clicks_->SubjectStats(clicks::LabelSubject(*id), read.range.start, read.range.end,
+                               read.range.granularity));
+  });
+  if (!queued.ok()) done(queued);
 }
 
 }  // namespace shortener::service

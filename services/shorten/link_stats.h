@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -40,6 +41,8 @@ struct ClickStatsQuery {
   std::optional<absl::Time> start;
   std::optional<absl::Time> end;
   std::optional<clicks::StatsGranularity> granularity;
+  // GetLabelStats: whose label; empty: the caller's tenant.
+  std::string tenant;
 };
 
 // A link as its owner sees it: the link and its human clicks ever counted.
@@ -74,6 +77,20 @@ class LinkStats {
   void GetClickStats(absl::string_view code, Caller caller, const ClickStatsQuery& query,
                      StatsDone done);
 
+  // Statistics of every link of a tenant with the label `filter` names
+  // (ParseLabelFilter), over `query`'s range, read from the label's own
+  // rollups (clicks::LabelSubject): the clicks each link had while it
+  // carried the label. The tenant is query.tenant when set, else the
+  // caller's (null caller: Shortener::default_owner()); only an admin may
+  // name another tenant. A label the tenant never had answers the
+  // statistics of a label never clicked (zeros), not NOT_FOUND. Errors, in
+  // order, before any read: INVALID_ARGUMENT for the range (naming the
+  // field) or the filter ("filter: ..."), PERMISSION_DENIED for a
+  // non-admin naming another tenant; then RESOURCE_EXHAUSTED when the
+  // blocking pool is full, and the stores' errors.
+  void GetLabelStats(absl::string_view filter, Caller caller, const ClickStatsQuery& query,
+                     StatsDone done);
+
  private:
   // Shortener::GetLink for `caller`, then `read(the link)` on the blocking
   // pool, whose answer is `done`'s.
@@ -81,6 +98,15 @@ class LinkStats {
   void ReadOwnedLink(absl::string_view code, Caller caller,
                      std::function<absl::StatusOr<Result>(LinkView)> read,
                      std::function<void(absl::StatusOr<Result>)> done);
+
+  // What GetLabelStats reads, checked: the range (defaults applied), the
+  // label and the tenant.
+  struct LabelRead {
+    clicks::StatsRange range;
+    std::string tenant, key, value;
+  };
+  absl::StatusOr<LabelRead> PlanLabelRead(absl::string_view filter, const auth::Principal* caller,
+                                          const ClickStatsQuery& query) const;
 
   Shortener* const shortener_;
   clicks::ClickStore* const clicks_;

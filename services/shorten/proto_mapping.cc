@@ -53,6 +53,7 @@ absl::StatusOr<ShortenInput> FromProto(const v1::ShortenRequest& request) {
   in.long_url = request.long_url();
   in.custom_alias = request.custom_alias();
   in.max_clicks = request.max_clicks();
+  in.labels.insert(request.labels().begin(), request.labels().end());
   if (request.has_expire_time()) {
     SHORTENER_ASSIGN_OR_RETURN(in.expire_time, CheckedTime(request.expire_time(), "expire_time"));
   }
@@ -126,6 +127,7 @@ void SetLinkScalars(const LinkView& view, v1::Link* out) {
   out->set_state(ToProto(view.state));
   out->set_redirect_type(RedirectTypeOf(view.link.redirect_status));
   *out->mutable_create_time() = ToProtoTimestamp(view.link.create_time);
+  out->mutable_labels()->insert(view.link.labels.begin(), view.link.labels.end());
   if (view.link.expire_time) *out->mutable_expire_time() = ToProtoTimestamp(*view.link.expire_time);
   if (view.link.revoke_time) *out->mutable_revoke_time() = ToProtoTimestamp(*view.link.revoke_time);
   out->set_click_count(0);
@@ -249,7 +251,15 @@ void ToProto(const RecordClicksOutput& output, v1::RecordClicksResponse* out) {
 }
 
 absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request) {
+  if (request.code().empty() == request.filter().empty()) {
+    return absl::InvalidArgumentError(
+        "code, filter: give exactly one (a code for one link, a filter for a label's links)");
+  }
+  if (!request.tenant().empty() && request.filter().empty()) {
+    return absl::InvalidArgumentError("tenant: only with filter (a code names its own link)");
+  }
   ClickStatsQuery query;
+  query.tenant = request.tenant();
   if (request.has_start_time()) {
     SHORTENER_ASSIGN_OR_RETURN(query.start, CheckedTime(request.start_time(), "start_time"));
   }

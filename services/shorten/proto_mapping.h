@@ -57,8 +57,9 @@ void ToProto(const ShortenOutput& output, v1::ShortenResponse* out);
 void ToProto(ShortenOutput&& output, v1::ShortenResponse* out);
 void ToProto(const LinkView& view, v1::ResolveResponse* out);
 
-// INVALID_ARGUMENT naming the field for a time out of Timestamp's range or
-// an unknown granularity.
+// INVALID_ARGUMENT naming the field for a time out of Timestamp's range, an
+// unknown granularity, both or neither of code and filter, or a tenant
+// without a filter.
 absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request);
 void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 

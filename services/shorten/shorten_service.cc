@@ -175,6 +175,10 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetClickStats(grpc::CallbackServer
       [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
         absl::StatusOr<ClickStatsQuery> query = FromProto(*request);
         if (!query.ok()) return FinishWith(reactor, query.status());
+        if (!request->filter().empty()) {
+          return link_stats_->GetLabelStats(request->filter(), std::move(caller), *query,
+                                            AnswerWith<clicks::ClickStats>(reactor, response));
+        }
         link_stats_->GetClickStats(request->code(), std::move(caller), *query,
                                    AnswerWith<clicks::ClickStats>(reactor, response));
       });

@@ -96,6 +96,8 @@ absl::StatusOr<store::NewLink> Shortener::Prepare(const ShortenInput& input,
         absl::StrCat("max_clicks: must be positive (or 0 for unlimited), got ", input.max_clicks));
   }
   if (input.max_clicks > 0) link.max_clicks = input.max_clicks;
+  SHORTENER_RETURN_IF_ERROR(store::ValidateLabels(input.labels));
+  link.labels = input.labels;
   link.expire_time = input.expire_time;
   link.redirect_status = input.redirect_status;
   link.long_url_sha256 = Sha256String(link.long_url);
@@ -270,6 +272,11 @@ absl::StatusOr<store::Link> Shortener::Lookup(absl::string_view code) {
 absl::StatusOr<int64_t> Shortener::LinkIdOf(absl::string_view code) {
   const std::string codes[] = {std::string(code)};
   return std::move(LinkIdsOf(codes).front());
+}
+
+absl::StatusOr<int64_t> Shortener::FindLabelId(const std::string& tenant, const std::string& key,
+                                               const std::string& value) {
+  return store_->FindLabelId(tenant, key, value);
 }
 
 std::vector<absl::StatusOr<int64_t>> Shortener::LinkIdsOf(absl::Span<const std::string> codes) {

@@ -47,6 +47,7 @@ struct ShortenInput {
   bool force_new = false;
   std::string request_id;  // empty: no idempotency key
   int64_t max_clicks = 0;  // human click budget; 0: unlimited
+  store::Labels labels;    // store::ValidateLabels' rule; part of the dedupe key
   // Who asks: the link is owned by caller->tenant, and the target host must
   // be in caller->allowed_domains (PERMISSION_DENIED naming the host and the
   // key otherwise). Null (tests, tools): owner ShortenerOptions::owner, any
@@ -144,6 +145,12 @@ class Shortener {
   // with 50 distinct aliases costs one statement, not 50). Result i is
   // LinkIdOf(codes[i]).
   std::vector<absl::StatusOr<int64_t>> LinkIdsOf(absl::Span<const std::string> codes);
+  // The id of label key=value of `tenant` (LinkStore::FindLabelId: NOT_FOUND
+  // when no link of the tenant ever had it). Blocks (a database read).
+  absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
+                                      const std::string& value);
+  // The owner of links made without a caller (ShortenerOptions::owner).
+  const std::string& default_owner() const { return options_.owner; }
 
  private:
   // Validates `input` and turns it into a row to create, with an id taken

@@ -178,7 +178,10 @@ class ServiceHarness {
   // is queued while the Authorizer still exists.
   Authorizer authorizer{&key_cache, &limiter, &key_lookup_pool, clock};
   ThreadPool key_lookup_pool;
-  clicks::InMemoryClickStore click_memory;
+  // Its clicks count under the labels the links have in the link store, as
+  // PgClickStore reads links.label_ids.
+  clicks::InMemoryClickStore click_memory{
+      [this](int64_t link_id) { return stack.link_memory.LabelIdsOf(link_id); }};
   testing::FaultPlan click_faults;
   testing::FaultyClickStore clicks{&click_memory, &click_faults};
   std::unique_ptr<ClickRecorder> recorder;
