@@ -7,10 +7,12 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/common/redirect_status.h"
@@ -64,6 +66,9 @@ absl::Status SetFlag(int argc, char** argv, int* i) {
     } else {
       return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
     }
+  }
+  if (name == "label" && !flag->CurrentValue().empty()) {  // repeatable
+    value = absl::StrCat(flag->CurrentValue(), ",", value);
   }
   std::string error;
   if (!flag->ParseFrom(value, &error)) {
@@ -179,6 +184,34 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
   return request;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ParseLabelFlags(absl::string_view text) {
+  std::map<std::string, std::string> labels;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    item = absl::StripAsciiWhitespace(item);
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--label: expected KEY=VALUE, got \"", absl::CHexEscape(item), "\""));
+    }
+    const std::string key(item.substr(0, eq));
+    if (!labels.emplace(key, std::string(item.substr(eq + 1))).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--label: key \"", absl::CHexEscape(key), "\" given twice"));
+    }
+  }
+  return labels;
+}
+
+std::string LabelFilter(const std::map<std::string, std::string>& labels) {
+  std::string filter;
+  for (const auto& [key, value] : labels) {
+    // A quoted string escapes only \ and " (lib/filter).
+    absl::StrAppend(&filter, filter.empty() ? "" : " AND ", "labels.", key, " = \"",
+                    absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""}}), "\"");
+  }
+  return filter;
+}
+
 absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags& flags) {
   v1::CreateApiKeyRequest request;
   const absl::string_view name = absl::StripAsciiWhitespace(flags.name);
@@ -260,14 +293,15 @@ absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv) {
 std::string UsageLine(absl::string_view command) {
   if (command == "shorten") {
     return "usage: shortenctl shorten URL [--alias=A] [--expire=2027-01-01T00:00:00Z|24h] "
-           "[--redirect=301|302|307|308] [--force_new] [--request_id=ID] [--max_clicks=N]";
+           "[--redirect=301|302|307|308] [--force_new] [--request_id=ID] [--max_clicks=N] "
+           "[--label=K=V ...]";
   }
   if (command == "batch") {
     return "usage: shortenctl batch FILE|- [--expire=TIME|DURATION] [--redirect=CODE] "
-           "[--force_new] [--max_clicks=N]";
+           "[--force_new] [--max_clicks=N] [--label=K=V ...]";
   }
   if (command == "stats") {
-    return "usage: shortenctl stats CODE [--from=TIME|DURATION] [--to=TIME|DURATION] "
+    return "usage: shortenctl stats CODE|--label=K=V [--from=TIME|DURATION] [--to=TIME|DURATION] "
            "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
   if (command == "resolve" || command == "get" || command == "revoke") {
@@ -297,7 +331,10 @@ std::string UsageText() {
          "                 [--alias=A] [--expire=2027-01-01T00:00:00Z|24h|7d]\n"
          "                 [--redirect=301|302|307|308] [--force_new] [--request_id=ID]\n"
          "                 [--max_clicks=N]  (expires after N human clicks)\n"
+         "                 [--label=K=V ...] (repeatable: campaign=spring-sale)\n"
          "  batch FILE     shorten one URL per line of FILE (- for stdin), 1000 per call;\n"
+         "                 --label and shorten's other flags but --alias and --request_id\n"
+         "                 apply to every line\n"
          "                 prints one line per URL: short URL or error, then the URL\n"
          "  resolve CODE   what CODE redirects to, and its state\n"
          "  get CODE       the whole link record\n"
@@ -306,6 +343,7 @@ std::string UsageText() {
          "                 unique visitors, top browsers/OS/devices/countries/referrers;\n"
          "                 [--from=TIME|DURATION] [--to=...] (default the last 7 days;\n"
          "                 a duration counts back from now: --from=30d)\n"
+         "  stats --label=K=V  the same for every link of yours with that label\n"
          "                 --csv: CSV, a row per bucket; --csv_top=FILE|-: the top lists\n"
          "                 as CSV (list,rank,value,clicks) in FILE, - after the buckets\n"
          "  keys create    create an API key (needs an admin key); prints the key, once\n"

@@ -7,6 +7,7 @@
 #define SHORTENER_SERVICES_SHORTENCTL_ARGS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,17 @@ absl::StatusOr<v1::RedirectType> ParseRedirect(absl::string_view text);
 absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_url,
                                                        const ShortenFlags& flags, absl::Time now);
 
+// The labels of the --label flags ("k=v,k2=v2": ParseArgv joins repeated
+// --label flags with commas, which no label holds). INVALID_ARGUMENT naming
+// --label for an item without "=" or a key given twice; whether keys and
+// values follow the label rule is the server's to judge.
+absl::StatusOr<std::map<std::string, std::string>> ParseLabelFlags(absl::string_view text);
+
+// The GetClickStatsRequest.filter of `stats --label`: labels.KEY = "VALUE",
+// joined with AND when there are several (the server answers which it
+// supports).
+std::string LabelFilter(const std::map<std::string, std::string>& labels);
+
 // The request for `stats CODE`: --from and --to as --expire's values, but
 // a duration counts back from `now` ("7d": a week ago); --granularity hour
 // or day (any case). INVALID_ARGUMENT naming the flag otherwise. Whether the
@@ -117,7 +129,8 @@ struct CommandLine {
 // Sets the absl flags defined in shortenctl's main.cc from argv[1..] and
 // returns the rest. Flags may come before or after the command, as
 // --name=value, --name value, -name=value; booleans also as --name and
-// --noname; "--" ends the flags. Unlike absl::ParseCommandLine (which exits
+// --noname; "--" ends the flags. --label may be given more than once (its
+// values are joined with commas). Unlike absl::ParseCommandLine (which exits
 // 1), an unknown flag, a missing or bad value is an INVALID_ARGUMENT the
 // caller turns into a usage error (exit 2).
 absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv);

@@ -3,12 +3,15 @@
 #include <cstdint>
 #include <fstream>
 #include <istream>
+#include <map>
 #include <ostream>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/common/status_macros.h"
 #include "services/shortenctl/args.h"
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/format.h"
@@ -42,6 +45,13 @@ absl::Status CheckCodeArgs(absl::string_view command, const Args& args, const Op
   return absl::OkStatus();
 }
 
+// Adds the --label labels to `request`.
+absl::Status SetLabels(const std::string& label_flags, v1::ShortenRequest* request) {
+  SHORTENER_ASSIGN_OR_RETURN(auto labels, ParseLabelFlags(label_flags));
+  request->mutable_labels()->insert(labels.begin(), labels.end());
+  return absl::OkStatus();
+}
+
 int RunShorten(const Options& options, const Args& args, Console io) {
   if (args.size() != 1) {
     return ReportUsageError(
@@ -50,6 +60,9 @@ int RunShorten(const Options& options, const Args& args, Console io) {
   }
   absl::StatusOr<v1::ShortenRequest> request =
       BuildShortenRequest(args[0], options.shorten, absl::Now());
+  if (request.ok()) {
+    if (absl::Status labels = SetLabels(options.labels, &*request); !labels.ok()) request = labels;
+  }
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("shorten"), io.err);
   }
@@ -90,8 +103,11 @@ int RunBatch(const Options& options, const Args& args, Console io) {
     return ReportUsageError("--alias and --request_id apply to shorten only", UsageLine("batch"),
                             io.err);
   }
-  // Every item shares expiry, redirect and force_new: check them once.
+  // Every item shares expiry, redirect, force_new and labels: check them once.
   absl::StatusOr<v1::ShortenRequest> item = BuildShortenRequest("", options.shorten, absl::Now());
+  if (item.ok()) {
+    if (absl::Status labels = SetLabels(options.labels, &*item); !labels.ok()) item = labels;
+  }
   if (!item.ok()) return ReportUsageError(item.status().message(), UsageLine("batch"), io.err);
 
   std::ifstream file;
@@ -171,11 +187,27 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
 }
 
 int RunStats(const Options& options, const Args& args, Console io) {
-  if (absl::Status usage = CheckCodeArgs("stats", args, options); !usage.ok()) {
+  // stats CODE, or stats --label k=v: the label's links.
+  const bool by_label = !options.labels.empty();
+  if (by_label && !args.empty()) {
+    return ReportUsageError("stats takes a CODE or --label, not both", UsageLine("stats"), io.err);
+  }
+  if (by_label && options.shorten.AnySet()) {
+    return ReportUsageError(
+        "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
+        "shorten only",
+        UsageLine("stats"), io.err);
+  }
+  if (absl::Status usage = by_label ? absl::OkStatus() : CheckCodeArgs("stats", args, options);
+      !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine("stats"), io.err);
   }
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabelFlags(options.labels);
+  if (!labels.ok()) return ReportUsageError(labels.status().message(), UsageLine("stats"), io.err);
+  const std::string subject = by_label ? LabelFilter(*labels) : args[0];
   absl::StatusOr<v1::GetClickStatsRequest> request =
-      BuildClickStatsRequest(args[0], options.stats, absl::Now());
+      BuildClickStatsRequest(by_label ? "" : subject, options.stats, absl::Now());
+  if (request.ok() && by_label) request->set_filter(subject);
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("stats"), io.err);
   }
@@ -189,7 +221,7 @@ int RunStats(const Options& options, const Args& args, Console io) {
   if (options.stats.csv || !options.stats.csv_top.empty()) {
     return WriteClickStatsCsv(options.stats, *response, io);
   }
-  io.out << FormatClickStats(args[0], *request, *response, options.json);
+  io.out << FormatClickStats(subject, *request, *response, options.json);
   return kExitOk;
 }
 
@@ -319,6 +351,10 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
         "--name, --tenant, --scopes, --domains, --rate, --burst and --infrastructure apply to "
         "keys create only",
         UsageLine(command), io.err);
+  }
+  if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats") {
+    return ReportUsageError("--label applies to shorten, batch and stats only", UsageLine(command),
+                            io.err);
   }
   if (options.stats.AnySet() && command != "stats") {
     return ReportUsageError("--from, --to, --granularity, --csv and --csv_top apply to stats only",

@@ -45,6 +45,9 @@ ABSL_FLAG(std::string, request_id, "",
 ABSL_FLAG(int64_t, max_clicks, 0,
           "shorten, batch: the link expires once this many human clicks are counted; 0 = "
           "unlimited");
+ABSL_FLAG(std::string, label, "",
+          "shorten, batch: a label KEY=VALUE of the new links; stats: the statistics of the "
+          "links with this label instead of a CODE (repeatable; several also as k=v,k2=v2)");
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the API key sent with every call; default $SHORTENER_API_KEY");
 ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
@@ -88,6 +91,7 @@ Options OptionsFromFlags() {
   options.shorten.force_new = absl::GetFlag(FLAGS_force_new);
   options.shorten.request_id = absl::GetFlag(FLAGS_request_id);
   options.shorten.max_clicks = absl::GetFlag(FLAGS_max_clicks);
+  options.labels = absl::GetFlag(FLAGS_label);
   const char* env_key = std::getenv("SHORTENER_API_KEY");  // --api_key_file wins (Run reads it)
   options.api_key = env_key != nullptr ? env_key : "";
   options.api_key_file = absl::GetFlag(FLAGS_api_key_file);

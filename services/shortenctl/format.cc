@@ -1,6 +1,8 @@
 #include "services/shortenctl/format.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -111,6 +113,17 @@ std::string StateName(v1::LinkState state) {
   }
 }
 
+namespace {
+
+// "labels  campaign=spring-sale,channel=sms" (in key order); no row for none.
+void AddLabelsRow(std::string* out, const v1::Link& link) {
+  if (link.labels().empty()) return;
+  const std::map<std::string, std::string> labels(link.labels().begin(), link.labels().end());
+  AddRow(out, "labels", absl::StrJoin(labels, ",", absl::PairFormatter("=")));
+}
+
+}  // namespace
+
 std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json) {
   if (json) return ToJsonLine(response);
   const v1::Link& link = response.link();
@@ -120,6 +133,7 @@ std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json
   AddRow(&out, "created", response.created() ? "yes" : "no");
   AddRow(&out, "expires", ExpiryOrNever(link.has_expire_time(), link.expire_time()));
   if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
+  AddLabelsRow(&out, link);
   return out;
 }
 
@@ -147,6 +161,7 @@ std::string FormatLink(const v1::Link& link, bool json) {
   AddRow(&out, "owner", link.owner());
   AddRow(&out, "clicks", absl::StrCat(link.click_count()));
   if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
+  AddLabelsRow(&out, link);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@
 ABSL_FLAG(std::string, ctltest_alias, "", "an alias");
 ABSL_FLAG(bool, ctltest_force, false, "a boolean");
 ABSL_FLAG(absl::Duration, ctltest_timeout, absl::Seconds(5), "a duration");
+// Named as shortenctl's own: ParseArgv joins repeated --label flags.
+ABSL_FLAG(std::string, label, "", "labels");
 
 namespace shortener::ctl {
 namespace {
@@ -327,6 +330,38 @@ TEST_CASE("ParseArgv takes flags before and after the command, in every form",
   REQUIRE_THAT(Parse({"--noctltest_force", "batch", "-"}), IsOk());
   CHECK_FALSE(absl::GetFlag(FLAGS_ctltest_force));
   ResetTestFlags();
+}
+
+TEST_CASE("ParseArgv joins repeated --label flags with commas", "[services/shortenctl]") {
+  absl::SetFlag(&FLAGS_label, "");
+  REQUIRE_THAT(Parse({"shorten", "--label", "campaign=spring", "https://a.example/",
+                      "--label=channel=sms,region=eu"}),
+               IsOk());
+  CHECK(absl::GetFlag(FLAGS_label) == "campaign=spring,channel=sms,region=eu");
+  absl::SetFlag(&FLAGS_label, "");
+}
+
+TEST_CASE("ParseLabelFlags splits KEY=VALUE items and names bad ones", "[services/shortenctl]") {
+  absl::StatusOr<std::map<std::string, std::string>> labels =
+      ParseLabelFlags("campaign=spring-sale, channel=sms,,empty=");
+  REQUIRE_THAT(labels, IsOk());
+  CHECK(*labels == std::map<std::string, std::string>{
+                       {"campaign", "spring-sale"}, {"channel", "sms"}, {"empty", ""}});
+  CHECK(ParseLabelFlags("")->empty());
+  CHECK_THAT(ParseLabelFlags("campaign"),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "--label: expected KEY=VALUE, got \"campaign\""));
+  CHECK_THAT(ParseLabelFlags("a=1,a=2"), HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                                           "--label: key \"a\" given twice"));
+  // The label rule is the server's: passed on as given.
+  CHECK(ParseLabelFlags("Bad Key=X")->count("Bad Key") == 1);
+}
+
+TEST_CASE("LabelFilter writes one quoted condition per label, joined with AND",
+          "[services/shortenctl]") {
+  CHECK(LabelFilter({{"campaign", "spring-sale"}}) == "labels.campaign = \"spring-sale\"");
+  CHECK(LabelFilter({{"a", "1"}, {"b", "x\"y\\"}}) ==
+        "labels.a = \"1\" AND labels.b = \"x\\\"y\\\\\"");
 }
 
 TEST_CASE("ParseArgv treats - as an argument and everything after -- as arguments",

@@ -53,6 +53,7 @@ class FakeShortenService final : public v1::ShortenService::Service {
     if (grpc::Status auth = Authorize(*ctx); !auth.ok()) return auth;
     batch_sizes.push_back(request->requests_size());
     for (const v1::ShortenRequest& item : request->requests()) {
+      batch_items.push_back(item);
       v1::BatchShortenResult* result = response->add_results();
       grpc::Status status = Create(item, result->mutable_response());
       if (!status.ok()) {
@@ -149,6 +150,7 @@ class FakeShortenService final : public v1::ShortenService::Service {
   std::string required_key;  // empty: every call is let through
   std::vector<v1::ShortenRequest> shorten_requests;
   std::vector<int> batch_sizes;
+  std::vector<v1::ShortenRequest> batch_items;  // every item of every BatchShorten
   std::vector<v1::CreateApiKeyRequest> create_key_requests;
   std::vector<std::string> authorizations;  // one per authorized call, in order
 
@@ -179,6 +181,7 @@ class FakeShortenService final : public v1::ShortenService::Service {
     link.set_state(v1::LINK_STATE_ACTIVE);
     link.set_redirect_type(request.redirect_type());
     if (request.has_expire_time()) *link.mutable_expire_time() = request.expire_time();
+    *link.mutable_labels() = request.labels();
     link.set_owner("anonymous");
     links_.push_back(link);
     response->set_code(link.code());
@@ -277,6 +280,34 @@ TEST_CASE("shorten sends the flags and prints the new link", "[services/shortenc
   CHECK(sent.expire_time().seconds() == 1798761600);
   CHECK(sent.redirect_type() == v1::REDIRECT_TYPE_MOVED_PERMANENTLY);
   CHECK(sent.request_id() == "r1");
+}
+
+TEST_CASE("shorten and batch send the --label labels and shorten prints them",
+          "[services/shortenctl]") {
+  Fixture f;
+  f.options.labels = "campaign=spring-sale,channel=sms";
+  REQUIRE(f.Run({"shorten", "https://example.com/"}) == kExitOk);
+  CHECK(absl::StrContains(f.stdout_text, "  labels   campaign=spring-sale,channel=sms\n"));
+  REQUIRE(f.service.shorten_requests.size() == 1);
+  const auto& sent = f.service.shorten_requests[0].labels();
+  CHECK(sent.size() == 2);
+  CHECK(sent.at("campaign") == "spring-sale");
+  CHECK(sent.at("channel") == "sms");
+
+  f.options.labels = "campaign=spring-sale";
+  REQUIRE(f.Run({"batch", "-"}, "https://example.com/1\nhttps://example.com/2\n") == kExitOk);
+  REQUIRE(f.service.batch_items.size() == 2);
+  for (const v1::ShortenRequest& item : f.service.batch_items) {
+    CHECK(item.labels().size() == 1);
+    CHECK(item.labels().at("campaign") == "spring-sale");
+  }
+
+  f.options.labels = "campaign";
+  CHECK(f.Run({"shorten", "https://example.com/"}) == kExitUsage);
+  CHECK(absl::StrContains(f.stderr_text, "--label: expected KEY=VALUE, got \"campaign\""));
+  CHECK(f.Run({"resolve", "c1"}) == kExitUsage);
+  CHECK(absl::StrContains(f.stderr_text, "--label applies to shorten, batch and stats only"));
+  CHECK(f.service.shorten_requests.size() == 1);
 }
 
 TEST_CASE("resolve, get and revoke print the link, and with --json one object",

@@ -558,5 +558,71 @@ TEST_CASE("shortenctl stats --csv prints a row per bucket and writes the top lis
   CHECK(absl::StrContains(elsewhere.err, "apply to stats only"));
 }
 
+TEST_CASE("shortenctl --label labels links from shorten and batch; stats --label counts them",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome one = f.Run({"shorten", "https://example.com/ctl-label-a", "--label",
+                       "campaign=ctl-spring", "--label=channel=sms"});
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  CHECK(Row(one.output, "labels") == "campaign=ctl-spring,channel=sms");
+  const std::string a = Row(one.output, "code");
+  Outcome batch = f.Run({"batch", "@input", "--label=campaign=ctl-spring"},
+                        "https://example.com/ctl-label-b\nhttps://example.com/ctl-label-c\n");
+  INFO(batch.output);
+  REQUIRE(batch.exit_code == 0);
+  std::vector<std::string> codes;
+  for (absl::string_view line : absl::StrSplit(batch.out, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(line, '\t');
+    REQUIRE(absl::StartsWith(parts[0], "https://sho.rt/"));
+    codes.push_back(parts[0].substr(std::string("https://sho.rt/").size()));
+  }
+  REQUIRE(codes.size() == 2);
+  Outcome get = f.Run({"get", codes[1]});
+  CHECK(Row(get.output, "labels") == "campaign=ctl-spring");
+
+  // Two human clicks on a, one on each batch link.
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-labels-1");
+  for (const std::string& code : {a, a, codes[0], codes[1]}) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(absl::FromUnixSeconds(1893456000));
+    e->set_client_ip("192.0.2.7");
+    e->set_user_agent(
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/120.0.0.0 Safari/537.36");
+    e->set_http_status(302);
+  }
+  REQUIRE(RecordClicks(f, clicks) == 4);
+  Outcome campaign =
+      f.Run({"stats", "--label=campaign=ctl-spring", "--from=2030-01-01", "--to=2030-01-02"});
+  INFO(campaign.output);
+  REQUIRE(campaign.exit_code == 0);
+  CHECK(absl::StrContains(campaign.output, "labels.campaign = \"ctl-spring\": clicks per day"));
+  CHECK(absl::StrContains(campaign.output, "total  "));
+  Outcome json = f.Run({"--json", "stats", "--label", "campaign=ctl-spring", "--from=2030-01-01",
+                        "--to=2030-01-02"});
+  CHECK(absl::StrContains(json.output, "\"total_human_clicks\":\"4\""));
+  Outcome sms =
+      f.Run({"--json", "stats", "--label=channel=sms", "--from=2030-01-01", "--to=2030-01-02"});
+  CHECK(absl::StrContains(sms.output, "\"total_human_clicks\":\"2\""));
+
+  Outcome both = f.Run({"stats", a, "--label=campaign=ctl-spring"});
+  CHECK(both.exit_code == 2);
+  CHECK(absl::StrContains(both.output, "stats takes a CODE or --label, not both"));
+  Outcome two = f.Run({"stats", "--label=campaign=ctl-spring", "--label=channel=sms"});
+  CHECK(two.exit_code == 1);
+  CHECK(absl::StrContains(two.output,
+                          "INVALID_ARGUMENT: filter: only one label condition is supported"));
+  Outcome bad = f.Run({"shorten", "https://example.com/ctl-label-d", "--label=Campaign=x"});
+  CHECK(bad.exit_code == 1);
+  CHECK(absl::StrContains(
+      bad.output, "INVALID_ARGUMENT: labels: key \"Campaign\" must match [a-z][a-z0-9_-]{0,62}"));
+  Outcome elsewhere = f.Run({"resolve", a, "--label=campaign=x"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.output, "--label applies to shorten, batch and stats only"));
+}
+
 }  // namespace
 }  // namespace shortener::testing
