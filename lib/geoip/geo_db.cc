@@ -119,9 +119,9 @@ absl::StatusOr<std::unique_ptr<GeoDb>> GeoDb::Open(const std::string& path, GeoR
   const std::string type = utf8::Sanitize(
       m.metadata.database_type != nullptr ? m.metadata.database_type : "", kMaxNameBytes);
   if (std::string problem = RoleProblem(type, role); !problem.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("geoip database ", path, " is a ", type.empty() ? "unnamed" : type,
-                     " database, not a ", GeoRoleName(role), " database (", problem, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "geoip database ", path, " is a ", type.empty() ? "unnamed" : type, " database, not ",
+        role == GeoRole::kLocation ? "a " : "an ", GeoRoleName(role), " database (", problem, ")"));
   }
   db->description_ = absl::StrCat(
       type, " built ",

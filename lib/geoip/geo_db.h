@@ -77,7 +77,7 @@ enum class GeoRole {
   kNetwork,
 };
 
-// "country or city" / "ASN": what a role's database is called in messages.
+// "country or city" / "ASN": what a database of `role` is called in messages.
 absl::string_view GeoRoleName(GeoRole role);
 
 class GeoDb {
@@ -86,8 +86,9 @@ class GeoDb {
   // or cannot be read; INVALID_ARGUMENT when it is not a MaxMind DB (or a
   // corrupt one), or is one of another kind than `role` needs ("geoip
   // database PATH is a GeoLite2-ASN database, not a country or city
-  // database (its type must name Country, City or Enterprise)"). Every
-  // message names the path.
+  // database (its type must name Country, City or Enterprise)", "... not an
+  // ASN database (its type must name ASN or ISP)"). Every message names the
+  // path.
   static absl::StatusOr<std::unique_ptr<GeoDb>> Open(const std::string& path, GeoRole role);
   ~GeoDb();
   GeoDb(const GeoDb&) = delete;

@@ -11,7 +11,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
 #include "tests/edge/e2e/edge_fixture.h"
+#include "tests/support/test_geoip_db.h"
 
 namespace shortener::testing {
 namespace {
@@ -73,6 +75,71 @@ TEST_CASE("redirects produce click events and HEAD requests and prefetches do no
   REQUIRE(f.edge->process().Signal(SIGTERM));
   CHECK(f.edge->process().Wait(absl::Seconds(10)) == 0);
   CHECK(ServedRecordClicks(f) >= 1);
+}
+
+constexpr char kBrowser[] =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.0.0 Safari/537.36";
+
+// "value:clicks " per entry.
+std::string Tops(const google::protobuf::RepeatedPtrField<v1::CountedValue>& list) {
+  std::string out;
+  for (const v1::CountedValue& v : list) absl::StrAppend(&out, v.value(), ":", v.clicks(), " ");
+  return out;
+}
+
+TEST_CASE("clicks through the edge get region, city and network from the City and ASN databases",
+          "[edge/e2e][clicks][e2e]") {
+  auto geoip = TestGeoIpDb::Create();
+  INFO(geoip.status().ToString());
+  REQUIRE(geoip.ok());
+  // The edge believes the test's X-Forwarded-For (it connects from
+  // 127.0.0.1), so clients come from the databases' networks.
+  EdgeFixture f({"--click_flush_interval=100ms", "--trusted_proxies=127.0.0.0/8"},
+                {"--geoip_db=" + (*geoip)->city_path(), "--geoip_asn_db=" + (*geoip)->asn_path()});
+  CHECK_THAT(f.service->Log(),
+             Catch::Contains("clicks get their network from " + (*geoip)->asn_path() +
+                             " (Shortener-Test-ASN built "));
+  const v1::ShortenResponse link = f.Shorten("https://example.com/where");
+  // 10.0.0.1 is in neither database.
+  for (const char* ip :
+       {"203.0.113.7", "203.0.113.8", "198.51.100.3", "2001:db8:5::1", "10.0.0.1"}) {
+    CHECK(f.Get("/" + link.code(), "GET",
+                absl::StrCat("X-Forwarded-For: ", ip, "\r\nUser-Agent: ", kBrowser, "\r\n"))
+              .status == 302);
+  }
+  REQUIRE(WaitForMetricAtLeast(*f.edge, "edge_clicks_acknowledged_total", 5));
+
+  v1::GetClickStatsRequest request;
+  request.set_code(link.code());
+  v1::GetClickStatsResponse stats;
+  grpc::Status status = f.stub->GetClickStats(EdgeFixture::Ctx().get(), request, &stats);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+  CHECK(stats.total_human_clicks() == 5);
+  CHECK(Tops(stats.top_countries()) == "US:3 JP:1 ");
+  CHECK(Tops(stats.top_regions()) == "US-IL:2 JP-13:1 US-MO:1 ");
+  CHECK(Tops(stats.top_cities()) ==
+        "Springfield (US-IL):2 Springfield (US-MO):1 T\xC5\x8Dky\xC5\x8D (JP-13):1 ");
+  CHECK(Tops(stats.top_networks()) ==
+        "AS64500 Example Net B.V.:2 AS4200000000:1 AS64501 Beispiel GmbH & Co. KG:1 ");
+
+  // The visits keep the places and the anonymised addresses they came from.
+  pqxx::connection conn(f.cluster->ConnInfo());
+  pqxx::nontransaction tx(conn);
+  std::string visits;
+  for (const pqxx::row& row :
+       tx.exec("SELECT host(ip), coalesce(country, '-'), coalesce(region, '-'),"
+               " coalesce(city, '-'), coalesce(network, '-') FROM visits ORDER BY ip")) {
+    for (const pqxx::field& field : row) absl::StrAppend(&visits, field.c_str(), "|");
+    visits += "\n";
+  }
+  CHECK(visits ==
+        "10.0.0.0|-|-|-|-|\n"
+        "198.51.100.0|US|US-MO|Springfield (US-MO)|AS4200000000|\n"
+        "203.0.113.0|US|US-IL|Springfield (US-IL)|AS64500 Example Net B.V.|\n"
+        "203.0.113.0|US|US-IL|Springfield (US-IL)|AS64500 Example Net B.V.|\n"
+        "2001:db8:5::|JP|JP-13|T\xC5\x8Dky\xC5\x8D (JP-13)|AS64501 Beispiel GmbH & Co. KG|\n");
 }
 
 TEST_CASE("with --record_clicks=false redirects work and nothing is recorded",

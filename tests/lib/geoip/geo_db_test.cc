@@ -172,7 +172,7 @@ TEST_CASE("a database of the wrong kind for its role is refused naming the file 
     CHECK_THAT(location_as_network.status(), HasCode(absl::StatusCode::kInvalidArgument));
     CHECK(absl::StrContains(location_as_network.status().message(), path));
     CHECK(absl::StrContains(location_as_network.status().message(),
-                            "database, not a ASN database (its type must name ASN or ISP)"));
+                            "database, not an ASN database (its type must name ASN or ISP)"));
   }
   CHECK_THAT(GeoDbHolder::Open(file->asn_path(), GeoRole::kLocation).status(),
              HasCode(absl::StatusCode::kInvalidArgument));

@@ -465,5 +465,76 @@ TEST_CASE("visits get their country from the GeoIP database and none without one
   }
 }
 
+// Each visit's "city|network" ('-' for NULL), by IP then city.
+std::string CitiesAndNetworks(E2eFixture& f) {
+  return Text(f,
+              "SELECT string_agg(coalesce(city, '-') || '|' || coalesce(network, '-'), ' '"
+              " ORDER BY ip, city, network) FROM visits");
+}
+
+TEST_CASE("City and ASN databases: the wrong kind stops the start, both reload on SIGHUP",
+          "[services/shorten/e2e][clicks][pg][e2e]") {
+  auto geoip = TestGeoIpDb::Create();
+  INFO(geoip.status().ToString());
+  REQUIRE(geoip.ok());
+  SECTION("a database of the wrong kind for its flag stops the start naming the file and type") {
+    auto cluster = PgCluster::Start();
+    REQUIRE(cluster.ok());
+    const std::pair<std::string, std::string> cases[] = {
+        {"--geoip_db=" + (*geoip)->asn_path(),
+         "--geoip_db: geoip database " + (*geoip)->asn_path() +
+             " is a Shortener-Test-ASN database, not a country or city database"},
+        {"--geoip_asn_db=" + (*geoip)->city_path(),
+         "--geoip_asn_db: geoip database " + (*geoip)->city_path() +
+             " is a Shortener-Test-City database, not an ASN database"},
+        {"--geoip_asn_db=" + (*geoip)->dir() + "/missing.mmdb",
+         "--geoip_asn_db: geoip database " + (*geoip)->dir() + "/missing.mmdb"},
+    };
+    for (const auto& [flag, message] : cases) {
+      INFO(flag);
+      ServiceProcessOptions options;
+      options.conninfo = (*cluster)->ConnInfo();
+      options.extra_flags = {flag};
+      options.ready_timeout = absl::Seconds(20);
+      auto service = ServiceProcess::Start(options);
+      REQUIRE_FALSE(service.ok());
+      CHECK_THAT(std::string(service.status().message()), Catch::Contains(message));
+    }
+  }
+  SECTION("both are reloaded on SIGHUP; a file of the wrong kind keeps the one in effect") {
+    const std::string city = (*geoip)->dir() + "/city.mmdb";
+    const std::string asn = (*geoip)->dir() + "/asn.mmdb";
+    std::filesystem::copy_file((*geoip)->city_path(), city);
+    std::filesystem::copy_file((*geoip)->asn_path(), asn);
+    E2eFixture f({"--geoip_db=" + city, "--geoip_asn_db=" + asn});
+    v1::ShortenResponse link;
+    REQUIRE(f.Shorten("https://example.com/geo-reload", &link).ok());
+    RecordFrom(f, "where-1", link.code(), {"203.0.113.7"});
+    CHECK(CitiesAndNetworks(f) == "Springfield (US-IL)|AS64500 Example Net B.V.");
+
+    // The weekly update of both, moved into place, then SIGHUP.
+    const std::string next = (*geoip)->dir() + "/next.mmdb";
+    REQUIRE((*geoip)->Write(TestGeoIpDb::Layout::kCity, next, "Shelbyville").ok());
+    std::filesystem::rename(next, city);
+    REQUIRE((*geoip)->Write(TestGeoIpDb::Layout::kAsn, next, "Other Net").ok());
+    std::filesystem::rename(next, asn);
+    SighupAndWaitForLog(f, "GeoIP database reloaded: Shortener-Test-ASN built ");
+    CHECK_THAT(f.service->Log(), Catch::Contains("GeoIP database reloaded: Shortener-Test-City"));
+    RecordFrom(f, "where-2", link.code(), {"203.0.113.8"});
+    CHECK(CitiesAndNetworks(f) ==
+          "Shelbyville (US-IL)|AS64500 Other Net Springfield (US-IL)|AS64500 Example Net B.V.");
+
+    // A City database where the ASN one was: refused, the ASN one stays.
+    std::filesystem::copy_file((*geoip)->city_path(), next);
+    std::filesystem::rename(next, asn);
+    SighupAndWaitForLog(f, "is a Shortener-Test-City database, not an ASN database");
+    CHECK_THAT(f.service->Log(), Catch::Contains("GeoIP database not reloaded"));
+    RecordFrom(f, "where-3", link.code(), {"2001:db8::9"});
+    CHECK(Text(f, "SELECT network FROM visits WHERE host(ip) = '2001:db8::'") ==
+          "AS64501 Beispiel GmbH & Co. KG");
+    CHECK(Scalar(f, "SELECT count(*) FROM visits WHERE network = 'AS64500 Other Net'") == 1);
+  }
+}
+
 }  // namespace
 }  // namespace shortener::testing
