@@ -3,6 +3,8 @@
 // then GetClickStats must report exactly the redirects each link served:
 // undisturbed, across a service SIGKILL + restart, across PostgreSQL stopped
 // for 10 s, across an edge SIGTERM + restart on the same spool directory.
+// A campaign's statistics (GetClickStats by label) are the exact sum over
+// its links, across a service SIGKILL + restart too.
 // Bots are counted apart, and redirects do not slow down while the service
 // is gone (the edge answers from its cache and spools the clicks).
 #include <signal.h>
@@ -192,11 +194,13 @@ void CheckExact(EdgeFixture& f, const LoadResult& load, int64_t expected_total) 
   }
   CHECK(Scalar(f, "SELECT count(*) FROM visits") == expected_total);
   CHECK(Scalar(f, "SELECT coalesce(sum(count), 0) FROM click_counts") == expected_total);
-  // The rollups, merged or still pending, hold every click once too.
+  // The links' rollups, merged or still pending, hold every click once too
+  // (label subjects, kind 'c', count them once per label besides).
   CHECK(
       Scalar(f,
              "SELECT coalesce(sum(human + bot), 0) FROM (SELECT human, bot FROM click_rollup_hours"
-             " UNION ALL SELECT human, bot FROM click_rollup_pending) r") == expected_total);
+             " WHERE kind = 'l' UNION ALL SELECT human, bot FROM click_rollup_pending"
+             " WHERE kind = 'l') r") == expected_total);
 }
 
 // Links whose codes are cached in the edge (one GET each, from a browser:
@@ -439,6 +443,84 @@ TEST_CASE("a link past its click budget is dropped by the edge and overshoots by
   // Every redirect served is still counted, overshoot included.
   const std::map<std::string, Totals> totals = WaitForTotals(f, load);
   CHECK(totals.at(code).human == served);
+}
+
+// A campaign's statistics (GetClickStats by label filter, issue 19 item 2)
+// over the last two hours and the next.
+Totals LabelTotals(EdgeFixture& f, const std::string& filter) {
+  v1::GetClickStatsRequest req;
+  req.set_filter(filter);
+  const absl::Time now = absl::Now();
+  *req.mutable_start_time() = grpcutil::ToProtoTimestamp(now - absl::Hours(2));
+  *req.mutable_end_time() = grpcutil::ToProtoTimestamp(now + absl::Hours(1));
+  req.set_granularity(v1::GRANULARITY_HOUR);
+  v1::GetClickStatsResponse resp;
+  grpc::Status st = f.stub->GetClickStats(EdgeFixture::Ctx().get(), req, &resp);
+  if (!st.ok()) return {};
+  return {resp.total_human_clicks(), resp.total_bot_clicks(), Sum(resp.top_browsers()),
+          Sum(resp.top_devices())};
+}
+
+TEST_CASE("a campaign counts exactly the sum over its links, across a service SIGKILL and restart",
+          "[edge/e2e][clicks][exact][e2e]") {
+  EdgeFixture f({"--click_flush_interval=200ms"});
+  // Three links of the campaign (two of them also sent by SMS) and one
+  // without labels, all cached in the edge by a first GET each.
+  const std::vector<std::map<std::string, std::string>> labels = {
+      {{"campaign", "spring-sale"}, {"channel", "sms"}},
+      {{"campaign", "spring-sale"}, {"channel", "sms"}},
+      {{"campaign", "spring-sale"}},
+      {}};
+  LoadResult warm;
+  std::vector<std::string> codes;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    v1::ShortenRequest request;
+    request.set_long_url(absl::StrCat("https://example.com/campaign/", i));
+    request.mutable_labels()->insert(labels[i].begin(), labels[i].end());
+    const std::string code = f.Shorten(request).code();
+    REQUIRE(f.Get("/" + code, "GET", absl::StrCat("User-Agent: ", kChrome, "\r\n")).status == 302);
+    ++warm.redirects[code];
+    codes.push_back(code);
+  }
+  std::atomic<int> port{f.edge->port()};
+  absl::Status restarted;
+  std::thread fault([&] {
+    absl::SleepFor(absl::Seconds(2));
+    f.service->process().Signal(SIGKILL);
+    f.service->process().Wait(absl::Seconds(10));
+    absl::SleepFor(absl::Seconds(2));
+    restarted = f.service->Restart();
+  });
+  const LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
+  fault.join();
+  INFO(restarted.ToString());
+  REQUIRE(restarted.ok());
+  CHECK(load.other_statuses == 0);
+  CHECK(f.edge->Metric("edge_clicks_spooled_total") > 0);  // the fault did hit the clicks
+  const LoadResult all = Merge(warm, load);
+  CheckExact(f, all, kN + 4);
+
+  // The campaign: exactly the sum over its links, per dimension too; SMS
+  // the first two; the unlabelled link in neither.
+  const int64_t campaign =
+      all.redirects.at(codes[0]) + all.redirects.at(codes[1]) + all.redirects.at(codes[2]);
+  const int64_t sms = all.redirects.at(codes[0]) + all.redirects.at(codes[1]);
+  const Totals spring = LabelTotals(f, "labels.campaign = \"spring-sale\"");
+  CHECK(spring.human == campaign);
+  CHECK(spring.bot == 0);
+  CHECK(spring.by_browser == campaign);
+  CHECK(spring.by_device == campaign);
+  const Totals by_sms = LabelTotals(f, "labels.channel = \"sms\"");
+  CHECK(by_sms.human == sms);
+  CHECK(by_sms.by_browser == sms);
+  CHECK(LabelTotals(f, "labels.campaign = \"summer-sale\"").human == 0);
+  // The label rollups, merged or pending, hold every labelled click once
+  // per label: campaign + sms.
+  CHECK(
+      Scalar(f,
+             "SELECT coalesce(sum(human + bot), 0) FROM (SELECT human, bot FROM click_rollup_hours"
+             " WHERE kind = 'c' UNION ALL SELECT human, bot FROM click_rollup_pending"
+             " WHERE kind = 'c') r") == campaign + sms);
 }
 
 }  // namespace
