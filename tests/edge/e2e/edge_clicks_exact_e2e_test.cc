@@ -120,8 +120,8 @@ LoadResult DriveRedirects(const std::atomic<int>* port, const std::vector<std::s
   return all;
 }
 
-// The link's totals as GetClickStats reports them over the last two hours
-// and the next (the load ran in between).
+// The totals of a link (or a campaign) as GetClickStats reports them
+// (TotalsOf).
 struct Totals {
   int64_t human = -1;
   int64_t bot = -1;
@@ -137,9 +137,9 @@ int64_t Sum(const google::protobuf::RepeatedPtrField<v1::CountedValue>& list) {
   return n;
 }
 
-Totals StatsTotals(EdgeFixture& f, const std::string& code) {
-  v1::GetClickStatsRequest req;
-  req.set_code(code);
+// GetClickStats of `req` (its code or filter set) over the last two hours
+// and the next (the load ran in between).
+Totals TotalsOf(EdgeFixture& f, v1::GetClickStatsRequest req) {
   const absl::Time now = absl::Now();
   *req.mutable_start_time() = grpcutil::ToProtoTimestamp(now - absl::Hours(2));
   *req.mutable_end_time() = grpcutil::ToProtoTimestamp(now + absl::Hours(1));
@@ -149,6 +149,19 @@ Totals StatsTotals(EdgeFixture& f, const std::string& code) {
   if (!st.ok()) return {};
   return {resp.total_human_clicks(), resp.total_bot_clicks(), Sum(resp.top_browsers()),
           Sum(resp.top_devices())};
+}
+
+Totals StatsTotals(EdgeFixture& f, const std::string& code) {
+  v1::GetClickStatsRequest req;
+  req.set_code(code);
+  return TotalsOf(f, std::move(req));
+}
+
+// A campaign's statistics (GetClickStats by label filter, issue 19 item 2).
+Totals LabelTotals(EdgeFixture& f, const std::string& filter) {
+  v1::GetClickStatsRequest req;
+  req.set_filter(filter);
+  return TotalsOf(f, std::move(req));
 }
 
 // Waits (up to `timeout`) until every link's human total reaches what the
@@ -232,6 +245,18 @@ absl::Duration Percentile(std::vector<absl::Duration> values, double p) {
   return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
 }
 
+// 2 s from now, SIGKILLs the service, and 2 s after it died restarts it
+// (*restarted: how that went). Join the thread before reading it.
+std::thread KillAndRestartService(EdgeFixture& f, absl::Status* restarted) {
+  return std::thread([&f, restarted] {
+    absl::SleepFor(absl::Seconds(2));
+    f.service->process().Signal(SIGKILL);
+    f.service->process().Wait(absl::Seconds(10));
+    absl::SleepFor(absl::Seconds(2));
+    *restarted = f.service->Restart();
+  });
+}
+
 constexpr int64_t kN = 10000;
 constexpr int kClients = 8;
 
@@ -254,13 +279,7 @@ TEST_CASE("clicks are counted exactly across a service SIGKILL and restart mid-r
   const std::vector<std::string> codes = WarmLinks(f, 4, &warm);
   std::atomic<int> port{f.edge->port()};
   absl::Status restarted;
-  std::thread fault([&] {
-    absl::SleepFor(absl::Seconds(2));
-    f.service->process().Signal(SIGKILL);
-    f.service->process().Wait(absl::Seconds(10));
-    absl::SleepFor(absl::Seconds(2));
-    restarted = f.service->Restart();
-  });
+  std::thread fault = KillAndRestartService(f, &restarted);
   const LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
   fault.join();
   INFO(restarted.ToString());
@@ -445,22 +464,6 @@ TEST_CASE("a link past its click budget is dropped by the edge and overshoots by
   CHECK(totals.at(code).human == served);
 }
 
-// A campaign's statistics (GetClickStats by label filter, issue 19 item 2)
-// over the last two hours and the next.
-Totals LabelTotals(EdgeFixture& f, const std::string& filter) {
-  v1::GetClickStatsRequest req;
-  req.set_filter(filter);
-  const absl::Time now = absl::Now();
-  *req.mutable_start_time() = grpcutil::ToProtoTimestamp(now - absl::Hours(2));
-  *req.mutable_end_time() = grpcutil::ToProtoTimestamp(now + absl::Hours(1));
-  req.set_granularity(v1::GRANULARITY_HOUR);
-  v1::GetClickStatsResponse resp;
-  grpc::Status st = f.stub->GetClickStats(EdgeFixture::Ctx().get(), req, &resp);
-  if (!st.ok()) return {};
-  return {resp.total_human_clicks(), resp.total_bot_clicks(), Sum(resp.top_browsers()),
-          Sum(resp.top_devices())};
-}
-
 TEST_CASE("a campaign counts exactly the sum over its links, across a service SIGKILL and restart",
           "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms"});
@@ -484,13 +487,7 @@ TEST_CASE("a campaign counts exactly the sum over its links, across a service SI
   }
   std::atomic<int> port{f.edge->port()};
   absl::Status restarted;
-  std::thread fault([&] {
-    absl::SleepFor(absl::Seconds(2));
-    f.service->process().Signal(SIGKILL);
-    f.service->process().Wait(absl::Seconds(10));
-    absl::SleepFor(absl::Seconds(2));
-    restarted = f.service->Restart();
-  });
+  std::thread fault = KillAndRestartService(f, &restarted);
   const LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
   fault.join();
   INFO(restarted.ToString());
