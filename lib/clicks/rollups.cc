@@ -1,11 +1,11 @@
 #include "lib/clicks/rollups.h"
 
 #include <algorithm>
-#include <map>
 #include <tuple>
 #include <utility>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "lib/common/sha256.h"
 
@@ -23,8 +23,9 @@ struct Builder {
   int64_t human = 0;
   int64_t bot = 0;
   absl::flat_hash_set<int64_t> visitors;
-  // (dimension, value) -> human, bot.
-  std::map<std::pair<Dimension, absl::string_view>, std::pair<int64_t, int64_t>> dims;
+  // (dimension, value) -> human, bot. Hashed, not ordered: a batch looks
+  // it up once per click and dimension; sorted once at the end.
+  absl::flat_hash_map<std::pair<Dimension, absl::string_view>, std::pair<int64_t, int64_t>> dims;
 };
 
 }  // namespace
@@ -115,6 +116,9 @@ std::vector<RollupDelta> GroupRollupsOfBatches(absl::Span<const absl::Span<const
       d.dims.push_back(DimensionCount{dim_value.first, std::string(dim_value.second), counts.first,
                                       counts.second});
     }
+    std::sort(d.dims.begin(), d.dims.end(), [](const DimensionCount& x, const DimensionCount& y) {
+      return x.dim != y.dim ? x.dim < y.dim : x.value < y.value;
+    });
     deltas.push_back(std::move(d));
   }
   return deltas;

@@ -202,6 +202,10 @@ batching::AdaptiveBatcherOptions GroupCommitOptions(const PgClickStoreOptions& o
   batching::AdaptiveBatcherOptions o;
   o.max_batch = options.record_group_batches;
   o.max_in_flight = options.record_transactions;
+  // A second transaction starts only for a full group queued behind the
+  // first: bigger groups (fewer pending and count rows per click) until one
+  // transaction cannot keep up.
+  o.parallel_backlog = options.record_group_batches;
   o.max_queued = options.record_queue;
   return o;
 }

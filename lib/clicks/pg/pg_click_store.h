@@ -15,10 +15,11 @@
 // (synchronous_commit is forced on for the store's connections): an
 // acknowledged batch survives a crash.
 //
-// Group commit: the batches that arrive while record_transactions
-// transactions are in flight queue (at most record_queue of them) and the
-// next transaction to start takes up to record_group_batches of them
-// (lib/batching/adaptive_batcher.h). One transaction for several batches
+// Group commit: the batches that arrive while a transaction is in flight
+// queue (at most record_queue of them) and the next transaction to start
+// takes up to record_group_batches of them (lib/batching/adaptive_batcher.h);
+// a second transaction (up to record_transactions) starts only when a full
+// group is queued. One transaction for several batches
 // writes one pending row and one count row per subject (or link) and hour
 // instead of one per batch, and concurrent batches of the same links stop
 // waiting for each other's count row locks. Each batch keeps its own
