@@ -107,6 +107,8 @@ class GeoDb {
 
  private:
   explicit GeoDb(GeoRole role);
+  // `entry` is the record found, an MMDB_entry_s* (a type kept out of this
+  // header).
   void FillLocation(void* entry, Place& place) const;
   void FillNetwork(void* entry, Place& place) const;
 
