@@ -32,6 +32,7 @@ std::vector<CountedValue>* TopList(ClickStats& stats, int dim) {
     case Dimension::kNetwork:
       return &stats.top_networks;
   }
+  return nullptr;  // a dimension number a newer binary stored
 }
 
 // The dimensions ClickStats has top lists for: all of them.
