@@ -16,6 +16,7 @@ std::vector<absl::StatusOr<CreateOutcome>> InMemoryLinkStore::CreateLinks(
   absl::Status status = CheckAvailable();
   CreatePlan plan;
   if (status.ok()) {
+    MakeLabelIds(links);
     plan = PlanCreate(links, ReadKeys(keys));
     status = CheckFreshIds(plan);
   }
@@ -165,6 +166,16 @@ KeyState InMemoryLinkStore::ReadKeys(const BatchKeys& keys) const {
   return state;
 }
 
+void InMemoryLinkStore::MakeLabelIds(absl::Span<const NewLink> links) {
+  for (const NewLink& link : links) {
+    if (link.labels.empty() || !ValidateNewLink(link).ok()) continue;
+    for (const auto& [key, value] : link.labels) {
+      const int64_t next_id = static_cast<int64_t>(label_ids_.size()) + 1;
+      label_ids_.try_emplace(std::make_tuple(link.owner, key, value), next_id);
+    }
+  }
+}
+
 absl::Status InMemoryLinkStore::CheckFreshIds(const CreatePlan& plan) const {
   absl::flat_hash_set<int64_t> seen;
   for (size_t i : plan.new_links) {
@@ -183,10 +194,6 @@ void InMemoryLinkStore::Apply(absl::Span<const NewLink> links, const CreatePlan&
     links_[link.id] = link;
     link_sha_[link.id] = links[i].long_url_sha256;
     if (links[i].alias.has_value()) aliases_[*links[i].alias] = link.id;
-    for (const auto& [key, value] : link.labels) {
-      const int64_t next_id = static_cast<int64_t>(label_ids_.size()) + 1;
-      label_ids_.try_emplace(std::make_tuple(link.owner, key, value), next_id);
-    }
   }
   for (const RequestWrite& w : plan.requests) {
     requests_[w.key] = Request{w.long_url_sha256, w.link_id};

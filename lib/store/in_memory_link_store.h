@@ -70,6 +70,9 @@ class InMemoryLinkStore : public LinkStore {
   std::optional<Link> FindLink(int64_t id) const;
   absl::StatusOr<Link> FindByAlias(const std::string& alias) const;
   absl::Status CheckFreshIds(const CreatePlan& plan) const;
+  // The label ids of every valid item's labels, made when missing, as
+  // PgLinkStore's EnsureLabels does before deciding the items.
+  void MakeLabelIds(absl::Span<const NewLink> links);
   void Apply(absl::Span<const NewLink> links, const CreatePlan& plan);
 
   mutable std::shared_mutex mu_;

@@ -88,11 +88,14 @@ class LinkStore {
 
   // The id of label key=value of `tenant` (the owner of links), under which
   // the click store keeps the label's rollups. CreateLinks makes it when it
-  // first stores a link of the tenant with that label; later links of the
-  // tenant with the same label share it, other tenants' labels have ids of
-  // their own, and it never changes. NOT_FOUND "no label k=v for tenant
-  // \"t\"" when no link of the tenant was ever created with it (also for
-  // text no label can be); UNAVAILABLE when the database is.
+  // is first given an item of the tenant with that label that
+  // ValidateNewLink accepts, before the item is decided (an item then
+  // refused, say for a taken alias, or a batch that fails leaves the id
+  // behind: harmless, no click counts under it); later links of the tenant
+  // with the same label share it, other tenants' labels have ids of their
+  // own, and it never changes. NOT_FOUND "no label k=v for tenant \"t\""
+  // for a label never given so (also for text no label can be);
+  // UNAVAILABLE when the database is.
   virtual absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
                                               const std::string& value) = 0;
 };

@@ -170,8 +170,17 @@ TEST_CASE("labels breaking the rule fail their item only, naming the label",
                  "labels: value of \"campaign\" must match [a-z0-9_-]{0,63}, got \"Spring Sale\""));
   CHECK_THAT(r[3], HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
                                      "labels: at most 16 per link, got 17"));
-  // Nothing of the failed items was stored, labels included.
+  // An item the rules refuse makes no label id.
   CHECK_THAT(store->FindLabelId(owner, "Campaign", "x"), HasCode(absl::StatusCode::kNotFound));
+  // A valid item refused later (its alias taken) leaves its label's id
+  // behind, as a label without links: no click ever counts under it.
+  NewLink first = Labelled(owner, "https://example.com/alias1", {});
+  first.alias = UniqueName("taken");
+  REQUIRE_THAT(CreateOne(*store, first), IsOk());
+  NewLink second = Labelled(owner, "https://example.com/alias2", {{"campaign", "orphan"}});
+  second.alias = first.alias;
+  CHECK_THAT(CreateOne(*store, second), HasCode(absl::StatusCode::kAlreadyExists));
+  CHECK_THAT(store->FindLabelId(owner, "campaign", "orphan"), IsOk());
 }
 
 }  // namespace
