@@ -13,6 +13,11 @@
 // checks find out) and a batch of new links costs one autocommitted statement:
 // one round trip, or, from copy_min_links links on, one COPY per table in a
 // transaction (cheaper for PostgreSQL per row, a few more round trips).
+// A batch with labels first makes their ids (migration 0010: one
+// autocommitted insert-if-missing into `labels`, one round trip, none for a
+// batch without labels), writes each link's ids in links.label_ids and is
+// never written by COPY; reads return a link's labels through a lookup of
+// its label ids that unlabelled links skip.
 // Reads are single autocommit statements. Revoke NOTIFYs the revoked code on
 // invalidation_channel in the revoking statement, so every replica's
 // listener learns of it on commit.
