@@ -139,6 +139,7 @@ void ClosedLoop::StartCall(Slot& slot) {
       v1::ShortenRequest* item = slot.batch_request.add_requests();
       item->set_long_url(NextUrl(slot));
       item->set_force_new(options_.force_new);
+      item->mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
     }
     slot.batch_response.Clear();
     stub.async()->BatchShorten(slot.ctx.get(), &slot.batch_request, &slot.batch_response,
@@ -147,6 +148,7 @@ void ClosedLoop::StartCall(Slot& slot) {
     slot.request.Clear();
     slot.request.set_long_url(NextUrl(slot));
     slot.request.set_force_new(options_.force_new);
+    slot.request.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
     slot.response.Clear();
     stub.async()->Shorten(slot.ctx.get(), &slot.request, &slot.response, std::move(done));
   }
@@ -162,6 +164,7 @@ void ClosedLoop::StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub)
       v1::ShortenRequest* item = slot.batch_request.add_requests();
       item->set_long_url(NextUrl(slot));
       item->set_force_new(options_.force_new);
+      item->mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
     }
     slot.batch_response.Clear();
     slot.batch_reader = stub.AsyncBatchShorten(slot.ctx.get(), slot.batch_request, queue);
@@ -170,6 +173,7 @@ void ClosedLoop::StartAsyncQueueCall(Slot& slot, v1::ShortenService::Stub& stub)
     slot.request.Clear();
     slot.request.set_long_url(NextUrl(slot));
     slot.request.set_force_new(options_.force_new);
+    slot.request.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
     slot.response.Clear();
     slot.reader = stub.AsyncShorten(slot.ctx.get(), slot.request, queue);
     slot.reader->Finish(&slot.response, &slot.status, &slot);

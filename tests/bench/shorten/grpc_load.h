@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -44,6 +45,9 @@ struct LoadOptions {
   // Diagnostics: force_new on every link, so no de-duplication row is read
   // or written (what the dedupe index costs).
   bool force_new = false;
+  // Labels set on every link (ShortenRequest.labels): what labelled links
+  // cost. Default none.
+  std::map<std::string, std::string> labels;
   // Called on the driver thread right when the window opens and closes
   // (resource samples are taken there).
   std::function<void()> on_window_start = [] {};

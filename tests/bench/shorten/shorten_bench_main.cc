@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -88,6 +90,9 @@ ABSL_FLAG(bool, rpc_floor, false,
 ABSL_FLAG(bool, force_new, false,
           "diagnostics: send every link with force_new, so that no de-duplication row is "
           "read or written (the targets are for the default, de-duplicated links)");
+ABSL_FLAG(std::vector<std::string>, labels, {},
+          "labels KEY=VALUE (comma-separated) on every link of both loads: what labelled links "
+          "cost (default none)");
 ABSL_FLAG(bool, fresh_tables, true,
           "empty the link tables before every round but the first, as pgbench recreates its "
           "table for every run (false: let them grow, to see what a larger dedupe index costs)");
@@ -121,6 +126,7 @@ struct BenchConfig {
   bool statement_stats = false;
   bool rpc_floor = false;
   bool force_new = false;
+  std::map<std::string, std::string> labels;
   bool checkpoint_each_phase = true;
   int preallocate_wal_segments = 64;
   bool fresh_tables = true;
@@ -150,6 +156,10 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const std::string& command) {
   c.statement_stats = absl::GetFlag(FLAGS_statement_stats);
   c.rpc_floor = absl::GetFlag(FLAGS_rpc_floor);
   c.force_new = absl::GetFlag(FLAGS_force_new);
+  for (const std::string& label : absl::GetFlag(FLAGS_labels)) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    c.labels.insert(std::move(kv));
+  }
   c.checkpoint_each_phase = absl::GetFlag(FLAGS_checkpoint_each_phase);
   c.preallocate_wal_segments = absl::GetFlag(FLAGS_preallocate_wal_segments);
   c.fresh_tables = absl::GetFlag(FLAGS_fresh_tables);
@@ -195,6 +205,7 @@ absl::StatusOr<ReportRow> MeasureLoad(const BenchConfig& c, const std::string& t
       absl::StrCat(batch ? "batch" : "single", inflight, "-", absl::ToUnixMicros(absl::Now()));
   o.rejected_urls = rejected;
   o.force_new = c.force_new;
+  o.labels = c.labels;
   if (c.checkpoint_each_phase) {
     if (absl::Status st = probe.Exec("CHECKPOINT"); !st.ok()) return st;
   }

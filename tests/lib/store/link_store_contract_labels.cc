@@ -53,6 +53,9 @@ TEST_CASE("labels round-trip through create and every read", "[lib/store][contra
   auto aliases = store->GetByAliases({*vanity.alias});
   REQUIRE_THAT(aliases, IsOk());
   CheckSameLink(*(*aliases)[0], r[1]->link);
+  absl::StatusOr<Link> revoked = store->Revoke(plain.id, T0() + absl::Hours(1), "code");
+  REQUIRE_THAT(revoked, IsOk());
+  CHECK(revoked->labels == labels);
 }
 
 TEST_CASE("dedupe covers the labels: same labels the same link, other labels a new one",
