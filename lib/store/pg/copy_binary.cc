@@ -102,6 +102,27 @@ CopyBinary& CopyBinary::Int64(const std::optional<int64_t>& number) {
   return number.has_value() ? Int64(*number) : Null();
 }
 
+CopyBinary& CopyBinary::Int64Array(absl::Span<const int64_t> numbers) {
+  // PostgreSQL's array_send: dimensions, has-nulls flag, element type (int8,
+  // OID 20), then per dimension its size and lower bound, then each element
+  // as a length and its value.
+  constexpr int32_t kInt8Oid = 20;
+  const int32_t n = static_cast<int32_t>(numbers.size());
+  StartField(12 + (n > 0 ? 8 : 0) + n * (4 + 8));
+  PutBigEndian32(data_, n > 0 ? 1 : 0);
+  PutBigEndian32(data_, 0);
+  PutBigEndian32(data_, kInt8Oid);
+  if (n > 0) {
+    PutBigEndian32(data_, n);
+    PutBigEndian32(data_, 1);
+  }
+  for (int64_t number : numbers) {
+    PutBigEndian32(data_, sizeof(int64_t));
+    PutBigEndian64(data_, number);
+  }
+  return *this;
+}
+
 CopyBinary& CopyBinary::Int16(int16_t number) {
   StartField(sizeof(int16_t));
   PutBigEndian16(data_, number);

@@ -50,6 +50,9 @@ class CopyBinary {
   CopyBinary& Time(absl::Time t);
   CopyBinary& Time(const std::optional<absl::Time>& t);  // nullopt: NULL
   CopyBinary& Bytes(absl::string_view bytes);            // bytea
+  // bigint[]: one dimension, lower bound 1, no NULL elements (an empty span
+  // is an empty array, not NULL).
+  CopyBinary& Int64Array(absl::Span<const int64_t> numbers);
   CopyBinary& Null();
   // Ends the current row.
   void EndRow();

@@ -98,16 +98,24 @@ bool ReleaseDedupeKeys(pqxx::transaction_base& tx, const CreatePlan& plan) {
   return static_cast<size_t>(r.affected_rows()) == released;
 }
 
-// A link's label ids in key order as a bigint[] literal, e.g. "{4,1}".
-std::string LabelIdArray(const Link& link, const LabelIds& label_ids) {
-  ArrayLiteral ids;
+// A link's label ids in key order (links.label_ids).
+std::vector<int64_t> LabelIdsOf(const Link& link, const LabelIds& label_ids) {
+  std::vector<int64_t> ids;
+  ids.reserve(link.labels.size());
   for (const auto& [key, value] : link.labels) {
     auto it = label_ids.find(std::make_tuple(link.owner, key, value));
     if (it == label_ids.end()) {
       throw std::logic_error(absl::StrCat("create links: no id for label ", key, "=", value));
     }
-    ids.Add(it->second);
+    ids.push_back(it->second);
   }
+  return ids;
+}
+
+// The same as a bigint[] literal, e.g. "{4,1}".
+std::string LabelIdArray(const Link& link, const LabelIds& label_ids) {
+  ArrayLiteral ids;
+  for (int64_t id : LabelIdsOf(link, label_ids)) ids.Add(id);
   return ids.Build();
 }
 
@@ -261,7 +269,8 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
          n[2].as<size_t>() == plan.new_links.size();
 }
 
-bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan) {
+bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
+              const LabelIds& label_ids) {
   for (const DedupeWrite& w : plan.dedupe) {
     if (w.replaces.has_value()) return false;
   }
@@ -300,6 +309,7 @@ bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const Cr
       rows.Time(link.create_time).Time(link.expire_time).Int64(link.max_clicks);
       auto key = dedupe_keys.find(link.id);
       key == dedupe_keys.end() ? rows.Null() : rows.Int64(key->second);
+      link.labels.empty() ? rows.Null() : rows.Int64Array(LabelIdsOf(link, label_ids));
       rows.EndRow();
     }
     rows.CopyTo(tx, kCopyLinks.table, kCopyLinks.columns);

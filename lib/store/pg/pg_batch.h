@@ -68,8 +68,9 @@ bool WritePlan(pqxx::transaction_base& tx, absl::Span<const NewLink> links, cons
 // unnest INSERT but needs a transaction (BEGIN, a COPY per table, COMMIT): for
 // big batches only. Like WriteMode::kFast, a key that exists already throws
 // unique_violation (COPY has no ON CONFLICT); the caller must roll back.
-// Not for links with labels (!HasLabels(links)): it writes no label ids.
-bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan);
+// `label_ids` as WritePlan's.
+bool CopyPlan(pqxx::dbtransaction& tx, absl::Span<const NewLink> links, const CreatePlan& plan,
+              const LabelIds& label_ids);
 
 }  // namespace shortener::store
 

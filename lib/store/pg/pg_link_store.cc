@@ -32,15 +32,14 @@ struct Attempt {
 absl::Status TryCreate(pqxx::connection& conn, absl::Span<const NewLink> links,
                        const BatchKeys* keys, const LabelIds& label_ids, size_t copy_min_links,
                        Attempt& attempt, CreatePlan& plan) {
-  if (!attempt.read && attempt.mode == WriteMode::kFast && links.size() >= copy_min_links &&
-      label_ids.empty()) {
+  if (!attempt.read && attempt.mode == WriteMode::kFast && links.size() >= copy_min_links) {
     // A big batch of (presumably) new keys: COPY. Like the fast insert, a
     // key that exists after all throws unique_violation and the transaction
     // rolls back with nothing committed.
     pqxx::work tx(conn);
     attempt.found_keys = false;
     plan = PlanCreate(links, KeyState{});
-    if (!CopyPlan(tx, links, plan)) {
+    if (!CopyPlan(tx, links, plan, label_ids)) {
       // Not expected: without a read nothing is repointed.
       return absl::InternalError("create links: a plan made without a read repoints a row");
     }

@@ -15,8 +15,8 @@
 // transaction (cheaper for PostgreSQL per row, a few more round trips).
 // A batch with labels first makes their ids (migration 0010: one
 // autocommitted insert-if-missing into `labels`, one round trip, none for a
-// batch without labels), writes each link's ids in links.label_ids and is
-// never written by COPY; reads return a link's labels through a lookup of
+// batch without labels) and writes each link's ids in links.label_ids;
+// reads return a link's labels through a lookup of
 // its label ids that unlabelled links skip.
 // Reads are single autocommit statements. Revoke NOTIFYs the revoked code on
 // invalidation_channel in the revoking statement, so every replica's

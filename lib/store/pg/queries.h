@@ -222,10 +222,10 @@ struct CopyTarget {
 inline constexpr CopyTarget<4> kCopyRequests{"shorten_requests",
                                              {"owner", "request_id", "long_url_sha256", "link_id"}};
 inline constexpr CopyTarget<2> kCopyAliases{"link_aliases", {"alias", "link_id"}};
-inline constexpr CopyTarget<10> kCopyLinks{
+inline constexpr CopyTarget<11> kCopyLinks{
     "links",
     {"id", "alias", "long_url", "long_url_sha256", "owner", "redirect_status", "create_time",
-     "expire_time", "max_clicks", "url_key"}};
+     "expire_time", "max_clicks", "url_key", "label_ids"}};
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "lib/common/store_time.h"
 #include "lib/pg/arrays.h"
@@ -331,6 +332,34 @@ void ExpectCopyRefused(CopyBinary& rows, pqxx::work& tx, const std::string& tabl
   } catch (const pqxx::sql_error& e) {
     CHECK(e.sqlstate() == sqlstate);
     CHECK_THAT(e.what(), Catch::Contains(message));
+  }
+}
+
+TEST_CASE("CopyBinary bigint arrays reach PostgreSQL's COPY element for element",
+          "[lib/store/pg][pg]") {
+  const std::vector<std::vector<int64_t>> arrays = {
+      {}, {1}, {std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::max(), 42}};
+  CopyBinary rows;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    rows.Int64(static_cast<int64_t>(i)).Int64Array(arrays[i]);
+    rows.EndRow();
+  }
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::work tx(conn);
+  tx.exec0("CREATE TEMP TABLE copy_array_check (i bigint, a bigint[])");
+  const char* const columns[] = {"i", "a"};
+  rows.CopyTo(tx, "copy_array_check", columns);
+  pqxx::result got = tx.exec(
+      "SELECT i, a IS NOT NULL, cardinality(a), coalesce(array_lower(a, 1), 1),"
+      " array_to_string(a, ',') FROM copy_array_check ORDER BY i");
+  REQUIRE(got.size() == arrays.size());
+  for (const pqxx::row& row : got) {
+    const size_t i = row[0].as<size_t>();
+    INFO("row " << i);
+    CHECK(row[1].as<bool>());
+    CHECK(row[2].as<size_t>() == arrays[i].size());
+    CHECK(row[3].as<int>() == 1);
+    CHECK(row[4].as<std::string>() == absl::StrJoin(arrays[i], ","));
   }
 }
 
