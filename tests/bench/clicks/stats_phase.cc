@@ -41,7 +41,6 @@
 namespace shortener::bench::clicks {
 namespace {
 
-
 // Times of one kind of read, in milliseconds.
 struct Timings {
   std::vector<double> ms;
