@@ -496,10 +496,9 @@ absl::StatusOr<std::vector<absl::Time>> PgClickStore::FoldHourlyRollupsBefore(ab
     bool done = false;
     absl::Status status = pool_.Run("fold click rollups", Deadline(), [&](pqxx::connection& conn) {
       pqxx::work tx(conn);
-      if (!tx.exec_prepared1(pg_queries::kTryRollupLock.name)[0].as<bool>()) {
-        done = true;  // another replica is at it
-        return absl::OkStatus();
-      }
+      // Waits for a merge (or another replica's fold, after which this
+      // one finds nothing left to fold).
+      tx.exec_prepared(pg_queries::kRollupLock.name);
       pqxx::row oldest =
           tx.exec_prepared1(pg_queries::kOldestHourBefore.name, pg::PgTimestamp(cutoff));
       if (oldest[0].is_null()) {

@@ -190,8 +190,10 @@ class PgClickStore final : public ClickStore {
   // Folds every UTC day that ends by `cutoff` out of the hourly rollups into
   // the daily ones, a day per transaction, oldest first (hourly rows of a
   // folded day that arrive later are folded into it by a later call).
-  // Returns the days folded (their starts); stops early, returning what it
-  // did, when another replica holds the rollup lock. Errors as Record's.
+  // Returns the days folded (their starts). Each day's transaction waits
+  // for the rollup lock (a merge holds it for one chunk; a fold that
+  // skipped would leave its days hourly until the next day's run). Errors
+  // as Record's.
   absl::StatusOr<std::vector<absl::Time>> FoldHourlyRollupsBefore(absl::Time cutoff);
 
   // See ClickStore::HumanTotal (a sum over click_counts). Errors as

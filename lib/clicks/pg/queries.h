@@ -82,10 +82,16 @@ inline constexpr Query kInsertPending{
     "   AS u(k, s, h, hu, bo, v, d, dv, dh, db)"};
 
 // The merge and the fold write the hourly and daily tables one at a time
-// (across replicas): each transaction first takes this lock, or skips.
-// The key is 'rollups' in ASCII, read as a number.
+// (across replicas): each transaction first takes this lock. The merge,
+// every second, skips when it is taken (the next run goes on); the fold,
+// daily, waits for it (kRollupLock): a merge holds it for one chunk's
+// transaction, and a fold that skipped would leave its days hourly until
+// the next day (a service's first fold runs at the same instant as its
+// first merge). The key is 'rollups' in ASCII, read as a number.
 inline constexpr Query kTryRollupLock{
     "clicks_try_rollup_lock", "SELECT pg_try_advisory_xact_lock(32210658811801715)"};
+inline constexpr Query kRollupLock{"clicks_rollup_lock",
+                                   "SELECT pg_advisory_xact_lock(32210658811801715)"};
 
 // The tail of a WITH that adds CTE `d(kind, subject, t, dim, value, human,
 // bot)` (one row per key) to TABLE, whose time column is T, keeping at most
@@ -173,7 +179,7 @@ inline constexpr Query kOldestHourBefore{
     "  (SELECT min(hour) FROM click_rollup_hours WHERE hour < $1::timestamptz),"
     "  (SELECT min(hour) FROM click_rollup_hour_dims WHERE hour < $1::timestamptz)))::bigint"};
 
-// Under kTryRollupLock. $1 the start of a UTC day, $2 its end, $3 values per
+// Under kRollupLock. $1 the start of a UTC day, $2 its end, $3 values per
 // day (kMaxValuesPerDay). Folds the day's hourly rows into daily ones.
 // Row: the hourly rows folded.
 inline constexpr Query kFoldDay{
@@ -287,10 +293,11 @@ inline constexpr Query kNotifyCodes{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatches,   kLinkLabels,     kUpsertCounts,     kInsertVisits, kCreatePartition,
-    kDropPartitions,  kInsertPending,  kTryRollupLock,    kTakePending,  kUpsertHours,
-    kStoredValues,    kUpsertHourDims, kOldestHourBefore, kFoldDay,      kStatsRollupCounts,
-    kStatsRollupTops, kHumanTotal,     kLockLimited,      kExhaust,      kNotifyCodes,
+    kInsertBatches,     kLinkLabels,      kUpsertCounts,   kInsertVisits,     kCreatePartition,
+    kDropPartitions,    kInsertPending,   kTryRollupLock,  kRollupLock,       kTakePending,
+    kUpsertHours,       kStoredValues,    kUpsertHourDims, kOldestHourBefore, kFoldDay,
+    kStatsRollupCounts, kStatsRollupTops, kHumanTotal,     kLockLimited,      kExhaust,
+    kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -10,7 +10,8 @@
 // at day granularity): they bound the work of a read and the storage.
 //
 // Thread safety: as PgClickStore; runs of several replicas may overlap (one
-// at a time does the work, the others find the rollup lock taken and skip).
+// at a time does the work: a merge that finds the rollup lock taken skips,
+// a fold waits for it, then finds nothing left if another replica folded).
 #ifndef SHORTENER_LIB_CLICKS_PG_ROLLUP_UPKEEP_H_
 #define SHORTENER_LIB_CLICKS_PG_ROLLUP_UPKEEP_H_
 

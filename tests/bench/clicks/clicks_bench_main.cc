@@ -76,9 +76,9 @@ absl::StatusOr<Config> ConfigFromFlags(const std::string& command) {
   c.stats_reads = absl::GetFlag(FLAGS_stats_reads);
   c.stats_record_visits = absl::GetFlag(FLAGS_stats_record_visits);
   c.command = command;
-  if (c.stats_clicks < 1 || c.stats_days < 1 || c.stats_days > 31 || c.stats_reads < 1) {
+  if (c.stats_clicks < 1 || c.stats_days < 1 || c.stats_days > 366 || c.stats_reads < 1) {
     return absl::InvalidArgumentError(
-        "--stats_clicks and --stats_reads must be >= 1, --stats_days 1..31");
+        "--stats_clicks and --stats_reads must be >= 1, --stats_days 1..366");
   }
   for (const std::string& p : c.phases) {
     if (p != "redirects" && p != "ingest" && p != "stats") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "lib/clicks/pg/pg_click_store.h"
 #include "lib/clicks/pg/rollup_upkeep.h"
 #include "lib/clicks/rollups.h"
@@ -357,6 +358,42 @@ TEST_CASE("the fold makes old hours daily and day statistics stay the same",
   REQUIRE_THAT(refolded, IsOk());
   CHECK(Describe(*refolded) == Describe(*late));
   CHECK(Pairs(refolded->top_referrers) == Top{{"a.test", 2}, {"b.test", 1}, {"c.test", 1}});
+}
+
+TEST_CASE("a fold waits for a merge that holds the rollup lock instead of skipping its days",
+          "[lib/clicks/pg][rollups][fold][concurrent][pg]") {
+  // Its own cluster: the fold folds every subject's old hours.
+  auto cluster = PgCluster::Start();
+  REQUIRE_THAT(cluster, IsOk());
+  const std::string conninfo = (*cluster)->ConnInfo();
+  auto store = NewTestClickStore(conninfo);
+  const int64_t link = 4343;
+  REQUIRE_THAT(store->Record("fold-wait",
+                             {Human(link, "2036-01-10T09:00:00Z", "192.0.2.1", "Safari", "iOS",
+                                    "mobile", "a.test", "DE")},
+                             true),
+               IsOk());
+  MergeAll(*store);
+  // Another replica's merge in the middle of its transaction (a service's
+  // first merge starts at the same instant as its first fold).
+  pqxx::connection holder(conninfo);
+  pqxx::work held(holder);
+  held.exec("SELECT pg_advisory_xact_lock(32210658811801715)");
+  ManualClock clock(At("2036-02-16T12:00:00Z"));  // cutoff 2036-01-11
+  absl::StatusOr<std::vector<absl::Time>> folded;
+  std::atomic<bool> done{false};
+  std::thread fold([&] {
+    folded = FoldRollups(*store, clock);
+    done = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  CHECK_FALSE(done.load());  // waiting for the lock, not skipped
+  held.commit();             // the merge ends
+  fold.join();
+  REQUIRE_THAT(folded, IsOk());
+  CHECK(*folded == std::vector<absl::Time>{At("2036-01-10T00:00:00Z")});
+  CHECK(Rows(conninfo, "click_rollup_days", link) == 1);
+  CHECK(Rows(conninfo, "click_rollup_hours", link) == 0);
 }
 
 TEST_CASE("merge and fold of two replicas at once do the work once",
