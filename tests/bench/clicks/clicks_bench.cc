@@ -118,6 +118,7 @@ absl::Status Run(const Config& c) {
   if (c.Has("redirects")) st = RunRedirects(c, f, out);
   if (st.ok() && c.Has("ingest")) st = RunIngest(c, f, out);
   if (st.ok() && c.Has("stats")) st = RunStats(c, f, out);
+  if (st.ok() && c.Has("campaign")) st = RunCampaign(c, f, out);
   if (!st.ok()) return st;
   absl::StrAppendFormat(&out, "Total run time %.0f s.\n",
                         absl::ToDoubleSeconds(absl::Now() - start));

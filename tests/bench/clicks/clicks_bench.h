@@ -3,8 +3,8 @@
 // shorten-service, the links the clicks go to), the helpers and the click
 // mix the phases share, and one entry point per phase, each in its own
 // file: RunRedirects (redirects_phase.cc), RunIngest (ingest_phase.cc),
-// RunStats (stats_phase.cc). Run (clicks_bench.cc) sets the fixture up,
-// runs the phases asked for and prints the report.
+// RunStats (stats_phase.cc), RunCampaign (campaign_phase.cc). Run (clicks_bench.cc) sets the
+// fixture up, runs the phases asked for and prints the report.
 //
 // Progress goes to stderr, the Markdown report to stdout. Single-threaded
 // between phases: one phase at a time, each stops what it started.
@@ -42,6 +42,8 @@ struct Config {
   int64_t stats_clicks = 10'000'000;
   int stats_days = 30, stats_reads = 7;
   bool stats_record_visits = true;
+  int64_t campaign_links = 1'000'000, campaign_clicks = 10'000'000;
+  int campaign_days = 30;
   std::string command;
   bool Has(const std::string& phase) const {
     return std::find(phases.begin(), phases.end(), phase) != phases.end();
@@ -113,10 +115,36 @@ std::string RandomIp(std::mt19937_64& rng);
 // schema) has none pending.
 bool WaitForRollupsMerged(const Fixture& f, absl::Duration timeout);
 
+// What GetClickStats is asked about: a link's code, or (label_key set) the
+// label labels.KEY = "VALUE" of the admin key's tenant.
+struct StatsSubject {
+  std::string code;
+  std::string label_key, label_value;
+};
+
+// Times of one kind of read, in milliseconds.
+struct Timings {
+  std::vector<double> ms;
+  std::string Text() const;  // "12.3 ms (11.0–14.2)": median (min–max)
+};
+
+// `warmups` then `reads` timed GetClickStats calls for the last `days`
+// days (by hour or day) over gRPC (stats_reads.cc); `total`, if given,
+// gets the last answer's human + bot clicks.
+absl::StatusOr<Timings> TimeGrpcStats(testing::ServiceProcess& service, const StatsSubject& subject,
+                                      int days, bool hourly, int warmups, int reads,
+                                      int64_t* total = nullptr);
+// The same through `shortenctl stats` (process start to exit); `command`
+// gets its command line.
+absl::StatusOr<Timings> TimeShortenctlStats(const Fixture& f, const StatsSubject& subject, int days,
+                                            bool hourly, int warmups, int reads,
+                                            std::string* command);
+
 // The phases. Each appends its Markdown to `out`.
 absl::Status RunRedirects(const Config& c, Fixture& f, std::string& out);
 absl::Status RunIngest(const Config& c, Fixture& f, std::string& out);
 absl::Status RunStats(const Config& c, Fixture& f, std::string& out);
+absl::Status RunCampaign(const Config& c, Fixture& f, std::string& out);
 
 // Sets the fixture up, runs the phases of `c` and prints the report.
 absl::Status Run(const Config& c);

@@ -16,7 +16,11 @@
 //  3. stats: one link loaded with 10^7 clicks over 30 days through
 //     RecordClicks, then GetClickStats timed over gRPC and end to end with
 //     shortenctl stats (and the old binary's, when given), and the link's
-//     rollup storage per hour.
+//     rollup storage per hour;
+//  4. campaign: 10^6 links with one campaign label made through
+//     BatchShorten, 10^7 clicks spread over them through RecordClicks
+//     (every batch over as many links as it has clicks: ingest's worst
+//     case), then GetClickStats of the label timed as in 3.
 // Markdown for docs/benchmarks.md goes to stdout, progress to stderr. Build
 #include <string>
 #include <vector>
@@ -29,7 +33,8 @@
 
 ABSL_FLAG(std::vector<std::string>, phases, std::vector<std::string>({"redirects", "ingest"}),
           "what to measure: redirects (cached, clicks on vs off), ingest (RecordClicks), stats "
-          "(GetClickStats on one link loaded with --stats_clicks through RecordClicks)");
+          "(GetClickStats on one link loaded with --stats_clicks through RecordClicks), campaign "
+          "(GetClickStats of a label on --campaign_links links with --campaign_clicks)");
 ABSL_FLAG(int, seconds, 10, "length of every wrk window");
 ABSL_FLAG(int, rounds, 5, "rounds of the on/off comparison (alternating order; medians)");
 ABSL_FLAG(int, connections, 64, "wrk connections (keep-alive)");
@@ -51,6 +56,11 @@ ABSL_FLAG(int64_t, stats_clicks, 10'000'000, "stats: clicks loaded on the one li
 ABSL_FLAG(int, stats_days, 30, "stats: days the loaded clicks are spread over (up to now)");
 ABSL_FLAG(int, stats_reads, 7, "stats: timed reads of each query, after 2 warm-up reads");
 ABSL_FLAG(bool, stats_record_visits, true, "stats: load with visit rows (the default service)");
+ABSL_FLAG(int64_t, campaign_links, 1'000'000,
+          "campaign: links made with one campaign label through BatchShorten");
+ABSL_FLAG(int64_t, campaign_clicks, 10'000'000,
+          "campaign: clicks spread over the campaign's links, through RecordClicks");
+ABSL_FLAG(int, campaign_days, 30, "campaign: days the clicks are spread over (up to now), 1..35");
 
 namespace shortener::bench::clicks {
 namespace {
@@ -75,13 +85,21 @@ absl::StatusOr<Config> ConfigFromFlags(const std::string& command) {
   c.stats_days = absl::GetFlag(FLAGS_stats_days);
   c.stats_reads = absl::GetFlag(FLAGS_stats_reads);
   c.stats_record_visits = absl::GetFlag(FLAGS_stats_record_visits);
+  c.campaign_links = absl::GetFlag(FLAGS_campaign_links);
+  c.campaign_clicks = absl::GetFlag(FLAGS_campaign_clicks);
+  c.campaign_days = absl::GetFlag(FLAGS_campaign_days);
   c.command = command;
+  if (c.campaign_links < 1 || c.campaign_clicks < 1 || c.campaign_days < 1 ||
+      c.campaign_days > 35) {
+    return absl::InvalidArgumentError(
+        "--campaign_links and --campaign_clicks must be >= 1, --campaign_days 1..35");
+  }
   if (c.stats_clicks < 1 || c.stats_days < 1 || c.stats_days > 366 || c.stats_reads < 1) {
     return absl::InvalidArgumentError(
         "--stats_clicks and --stats_reads must be >= 1, --stats_days 1..366");
   }
   for (const std::string& p : c.phases) {
-    if (p != "redirects" && p != "ingest" && p != "stats") {
+    if (p != "redirects" && p != "ingest" && p != "stats" && p != "campaign") {
       return absl::InvalidArgumentError(absl::StrCat("--phases: unknown phase ", p));
     }
   }

@@ -42,18 +42,6 @@
 namespace shortener::bench::clicks {
 namespace {
 
-// Times of one kind of read, in milliseconds.
-struct Timings {
-  std::vector<double> ms;
-  std::string Text() const {
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    return sorted.empty() ? "-"
-                          : absl::StrFormat("%.1f ms (%.1f–%.1f)", Median(sorted), sorted.front(),
-                                            sorted.back());
-  }
-};
-
 // The batch `b` of the stats load: clicks b * batch .. of `n`, their times
 // spread evenly over [begin, end) in order, as an edge would send them.
 v1::RecordClicksRequest StatsBatch(const Config& c, const std::string& code, int64_t b, int64_t n,
@@ -74,66 +62,6 @@ v1::RecordClicksRequest StatsBatch(const Config& c, const std::string& code, int
     e->set_http_status(302);
   }
   return req;
-}
-
-// GetClickStats for `code` over [now - days, now).
-v1::GetClickStatsRequest StatsRequest(const std::string& code, int days, bool hourly) {
-  v1::GetClickStatsRequest req;
-  req.set_code(code);
-  const absl::Time now = absl::Now();
-  *req.mutable_start_time() = grpcutil::ToProtoTimestamp(now - absl::Hours(24 * days));
-  *req.mutable_end_time() = grpcutil::ToProtoTimestamp(now);
-  req.set_granularity(hourly ? v1::GRANULARITY_HOUR : v1::GRANULARITY_DAY);
-  return req;
-}
-
-absl::StatusOr<Timings> TimeGrpcStats(testing::ServiceProcess& service, const std::string& code,
-                                      int days, bool hourly, int warmups, int reads,
-                                      int64_t* total = nullptr) {
-  std::unique_ptr<v1::ShortenService::Stub> stub = service.NewStub(service.admin_key());
-  Timings t;
-  for (int i = 0; i < warmups + reads; ++i) {
-    v1::GetClickStatsRequest req = StatsRequest(code, days, hourly);
-    v1::GetClickStatsResponse resp;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
-    const absl::Time sent = absl::Now();
-    grpc::Status st = stub->GetClickStats(&ctx, req, &resp);
-    const double ms = absl::ToDoubleMilliseconds(absl::Now() - sent);
-    if (!st.ok()) {
-      return absl::InternalError(absl::StrCat("GetClickStats: ", st.error_message()));
-    }
-    if (i >= warmups) t.ms.push_back(ms);
-    if (total != nullptr) *total = resp.total_human_clicks() + resp.total_bot_clicks();
-  }
-  return t;
-}
-
-absl::StatusOr<Timings> TimeShortenctlStats(const Fixture& f, const std::string& code, int days,
-                                            bool hourly, int warmups, int reads,
-                                            std::string* command) {
-  std::vector<std::string> argv = {testing::BinaryPath("shortenctl"),
-                                   "--service=" + f.service->target(),
-                                   "--api_key_file=" + f.service->admin_key_file(),
-                                   "stats",
-                                   code,
-                                   absl::StrCat("--from=", days, "d")};
-  if (hourly) argv.push_back("--granularity=hour");
-  *command = absl::StrJoin(argv.begin() + 1, argv.end(), " ");
-  const std::string log = f.pg->socket_dir() + "/shortenctl.log";
-  Timings t;
-  for (int i = 0; i < warmups + reads; ++i) {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<testing::Subprocess> p = testing::Subprocess::Spawn(argv, log);
-    if (!p.ok()) return p.status();
-    std::optional<int> exit = p->Wait(absl::Seconds(60));
-    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-    if (exit != 0) {
-      return absl::InternalError(absl::StrCat("shortenctl stats failed; see ", log));
-    }
-    if (i >= warmups) t.ms.push_back(ms);
-  }
-  return t;
 }
 
 }  // namespace
@@ -165,6 +93,7 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
   absl::StatusOr<std::vector<std::string>> codes = edge::CreateLinks(lo);
   if (!codes.ok()) return codes.status();
   const std::string code = codes->front();
+  const StatsSubject of_code{code, "", ""};
   const int64_t db0 = SqlNumber(conninfo, "SELECT pg_database_size(current_database())");
 
   // The load, through RecordClicks as the edge sends it.
@@ -287,7 +216,7 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
   int64_t total = 0;
   {
     absl::StatusOr<Timings> all =
-        TimeGrpcStats(*f.service, code, c.stats_days + 2, false, 0, 1, &total);
+        TimeGrpcStats(*f.service, of_code, c.stats_days + 2, false, 0, 1, &total);
     if (!all.ok()) return all.status();
     if (total != n) {
       return absl::DataLossError(
@@ -305,11 +234,12 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
       {absl::StrCat(c.stats_days, " days by day"), c.stats_days, false, {}, {}, ""},
       {"7 days by hour", 7, true, {}, {}, ""}};
   for (Query& q : queries) {
-    absl::StatusOr<Timings> g = TimeGrpcStats(*f.service, code, q.days, q.hourly, 2, c.stats_reads);
+    absl::StatusOr<Timings> g =
+        TimeGrpcStats(*f.service, of_code, q.days, q.hourly, 2, c.stats_reads);
     if (!g.ok()) return g.status();
     q.grpc = *g;
     absl::StatusOr<Timings> e =
-        TimeShortenctlStats(f, code, q.days, q.hourly, 2, c.stats_reads, &q.ctl_command);
+        TimeShortenctlStats(f, of_code, q.days, q.hourly, 2, c.stats_reads, &q.ctl_command);
     if (!e.ok()) return e.status();
     q.ctl = *e;
     std::fprintf(stderr, "%s: gRPC %s, shortenctl %s\n", q.name.c_str(), q.grpc.Text().c_str(),
@@ -329,7 +259,7 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
     for (const Query& q : queries) {
       // One read each, no warm-up: it scans the link's visits.
       const absl::Time sent = absl::Now();
-      absl::StatusOr<Timings> g = TimeGrpcStats(**old, code, q.days, q.hourly, 0, 1);
+      absl::StatusOr<Timings> g = TimeGrpcStats(**old, of_code, q.days, q.hourly, 0, 1);
       const std::string text =
           g.ok() ? g->Text()
                  : absl::StrFormat("failed after %.1f s: %s",
