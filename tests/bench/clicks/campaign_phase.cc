@@ -199,28 +199,10 @@ absl::Status RunCampaign(const Config& c, Fixture& f, std::string& out) {
                                               " clicks for ", n, " recorded"));
     }
   }
-  struct Query {
-    std::string name;
-    int days;
-    bool hourly;
-    Timings grpc, ctl;
-    std::string ctl_command;
-  };
-  std::vector<Query> queries = {
-      {absl::StrCat(c.campaign_days, " days by day"), c.campaign_days, false, {}, {}, ""},
-      {"7 days by hour", 7, true, {}, {}, ""}};
-  for (Query& q : queries) {
-    absl::StatusOr<Timings> g =
-        TimeGrpcStats(*f.service, label, q.days, q.hourly, 2, c.stats_reads);
-    if (!g.ok()) return g.status();
-    q.grpc = *g;
-    absl::StatusOr<Timings> e =
-        TimeShortenctlStats(f, label, q.days, q.hourly, 2, c.stats_reads, &q.ctl_command);
-    if (!e.ok()) return e.status();
-    q.ctl = *e;
-    std::fprintf(stderr, "campaign, %s: gRPC %s, shortenctl %s\n", q.name.c_str(),
-                 q.grpc.Text().c_str(), q.ctl.Text().c_str());
-  }
+  absl::StatusOr<std::vector<StatsQuery>> timed =
+      TimeStatsQueries(f, label, c.campaign_days, c.stats_reads, "campaign, ");
+  if (!timed.ok()) return timed.status();
+  const std::vector<StatsQuery>& queries = *timed;
 
   absl::StrAppend(&out, "### GetClickStats of a campaign\n\n");
   absl::StrAppendFormat(
@@ -239,17 +221,7 @@ absl::Status RunCampaign(const Config& c, Fixture& f, std::string& out) {
       static_cast<long long>(retries.load()), merged_s, static_cast<double>(db0) / 1e9,
       static_cast<double>(db1) / 1e9, static_cast<long long>(hours),
       static_cast<long long>(dim_rows), c.stats_reads);
-  absl::StrAppend(&out,
-                  "| query | how | time | command |\n"
-                  "| --- | --- | ---: | --- |\n");
-  for (const Query& q : queries) {
-    absl::StrAppendFormat(&out, "| %s | gRPC `GetClickStats` (C++ client, one channel) | %s | |\n",
-                          q.name, q.grpc.Text());
-    absl::StrAppendFormat(&out,
-                          "| %s | `shortenctl stats` end to end (process start to exit) "
-                          "| %s | `shortenctl %s` |\n",
-                          q.name, q.ctl.Text(), q.ctl_command);
-  }
+  absl::StrAppend(&out, StatsQueryTable(queries));
   absl::StrAppend(&out, "\n");
   return absl::OkStatus();
 }

@@ -140,6 +140,24 @@ absl::StatusOr<Timings> TimeShortenctlStats(const Fixture& f, const StatsSubject
                                             bool hourly, int warmups, int reads,
                                             std::string* command);
 
+// One timed query of the stats and campaign phases.
+struct StatsQuery {
+  std::string name;  // "30 days by day"
+  int days = 0;
+  bool hourly = false;
+  Timings grpc, ctl;
+  std::string ctl_command;
+};
+
+// The phases' two queries, `days` by day and 7 days by hour, each read 2
+// times to warm up and then `reads` times timed, over gRPC and through
+// shortenctl; progress to stderr, prefixed with `what`.
+absl::StatusOr<std::vector<StatsQuery>> TimeStatsQueries(const Fixture& f,
+                                                         const StatsSubject& subject, int days,
+                                                         int reads, const std::string& what);
+// The queries as the report's Markdown table rows (header included).
+std::string StatsQueryTable(const std::vector<StatsQuery>& queries);
+
 // The phases. Each appends its Markdown to `out`.
 absl::Status RunRedirects(const Config& c, Fixture& f, std::string& out);
 absl::Status RunIngest(const Config& c, Fixture& f, std::string& out);

@@ -223,28 +223,10 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
           absl::StrCat("GetClickStats reports ", total, " clicks for ", n, " loaded"));
     }
   }
-  struct Query {
-    std::string name;
-    int days;
-    bool hourly;
-    Timings grpc, ctl;
-    std::string ctl_command;
-  };
-  std::vector<Query> queries = {
-      {absl::StrCat(c.stats_days, " days by day"), c.stats_days, false, {}, {}, ""},
-      {"7 days by hour", 7, true, {}, {}, ""}};
-  for (Query& q : queries) {
-    absl::StatusOr<Timings> g =
-        TimeGrpcStats(*f.service, of_code, q.days, q.hourly, 2, c.stats_reads);
-    if (!g.ok()) return g.status();
-    q.grpc = *g;
-    absl::StatusOr<Timings> e =
-        TimeShortenctlStats(f, of_code, q.days, q.hourly, 2, c.stats_reads, &q.ctl_command);
-    if (!e.ok()) return e.status();
-    q.ctl = *e;
-    std::fprintf(stderr, "%s: gRPC %s, shortenctl %s\n", q.name.c_str(), q.grpc.Text().c_str(),
-                 q.ctl.Text().c_str());
-  }
+  absl::StatusOr<std::vector<StatsQuery>> timed =
+      TimeStatsQueries(f, of_code, c.stats_days, c.stats_reads, "");
+  if (!timed.ok()) return timed.status();
+  const std::vector<StatsQuery>& queries = *timed;
   // The previous release on the same data, for comparison (it reads visits).
   std::vector<std::string> old_rows;
   if (!c.old_service.empty() && c.stats_record_visits) {
@@ -256,7 +238,7 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
     absl::StatusOr<std::unique_ptr<testing::ServiceProcess>> old =
         testing::ServiceProcess::Start(oo);
     if (!old.ok()) return old.status();
-    for (const Query& q : queries) {
+    for (const StatsQuery& q : queries) {
       // One read each, no warm-up: it scans the link's visits.
       const absl::Time sent = absl::Now();
       absl::StatusOr<Timings> g = TimeGrpcStats(**old, of_code, q.days, q.hourly, 0, 1);
@@ -288,17 +270,7 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
                  : std::string(),
       static_cast<double>(db0) / 1e9, static_cast<double>(db1) / 1e9,
       static_cast<double>(visits_bytes) / 1e9, c.stats_reads);
-  absl::StrAppend(&out,
-                  "| query | how | time | command |\n"
-                  "| --- | --- | ---: | --- |\n");
-  for (const Query& q : queries) {
-    absl::StrAppendFormat(&out, "| %s | gRPC `GetClickStats` (C++ client, one channel) | %s | |\n",
-                          q.name, q.grpc.Text());
-    absl::StrAppendFormat(&out,
-                          "| %s | `shortenctl stats` end to end (process start to exit) "
-                          "| %s | `shortenctl %s` |\n",
-                          q.name, q.ctl.Text(), q.ctl_command);
-  }
+  absl::StrAppend(&out, StatsQueryTable(queries));
   for (const std::string& row : old_rows) absl::StrAppend(&out, row);
   absl::StrAppendFormat(
       &out,

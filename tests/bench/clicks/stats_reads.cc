@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,44 @@ absl::StatusOr<Timings> TimeShortenctlStats(const Fixture& f, const StatsSubject
     if (i >= warmups) t.ms.push_back(ms);
   }
   return t;
+}
+
+absl::StatusOr<std::vector<StatsQuery>> TimeStatsQueries(const Fixture& f,
+                                                         const StatsSubject& subject, int days,
+                                                         int reads, const std::string& what) {
+  std::vector<StatsQuery> queries(2);
+  queries[0].name = absl::StrCat(days, " days by day");
+  queries[0].days = days;
+  queries[1].name = "7 days by hour";
+  queries[1].days = 7;
+  queries[1].hourly = true;
+  for (StatsQuery& q : queries) {
+    absl::StatusOr<Timings> g = TimeGrpcStats(*f.service, subject, q.days, q.hourly, 2, reads);
+    if (!g.ok()) return g.status();
+    q.grpc = *g;
+    absl::StatusOr<Timings> e =
+        TimeShortenctlStats(f, subject, q.days, q.hourly, 2, reads, &q.ctl_command);
+    if (!e.ok()) return e.status();
+    q.ctl = *e;
+    std::fprintf(stderr, "%s%s: gRPC %s, shortenctl %s\n", what.c_str(), q.name.c_str(),
+                 q.grpc.Text().c_str(), q.ctl.Text().c_str());
+  }
+  return queries;
+}
+
+std::string StatsQueryTable(const std::vector<StatsQuery>& queries) {
+  std::string out =
+      "| query | how | time | command |\n"
+      "| --- | --- | ---: | --- |\n";
+  for (const StatsQuery& q : queries) {
+    absl::StrAppendFormat(&out, "| %s | gRPC `GetClickStats` (C++ client, one channel) | %s | |\n",
+                          q.name, q.grpc.Text());
+    absl::StrAppendFormat(&out,
+                          "| %s | `shortenctl stats` end to end (process start to exit) "
+                          "| %s | `shortenctl %s` |\n",
+                          q.name, q.ctl.Text(), q.ctl_command);
+  }
+  return out;
 }
 
 }  // namespace shortener::bench::clicks
