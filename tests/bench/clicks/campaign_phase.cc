@@ -97,32 +97,6 @@ absl::StatusOr<std::vector<std::string>> MakeCampaignLinks(testing::ServiceProce
   return codes;
 }
 
-// The clicks of batch `b`: `per_batch` clicks of `n`, times spread evenly
-// over [begin, end) in order; each on a link of its own within the batch
-// (a stride through the campaign's links), as recipients click their own.
-v1::RecordClicksRequest CampaignBatch(const std::vector<std::string>& codes, int per_batch,
-                                      int64_t b, int64_t n, absl::Time begin, absl::Time end) {
-  std::mt19937_64 rng(static_cast<uint64_t>(b) * 104729 + 7);
-  v1::RecordClicksRequest req;
-  req.set_batch_id(absl::StrCat("campaign-", b));
-  const int64_t links = static_cast<int64_t>(codes.size());
-  const int64_t first = b * per_batch;
-  const int64_t last = std::min(n, first + per_batch);
-  for (int64_t i = first; i < last; ++i) {
-    v1::ClickEvent* e = req.add_events();
-    // 7919 is prime and no campaign size here is its multiple: a batch's
-    // clicks go to distinct links, every link gets its share.
-    e->set_code(codes[static_cast<size_t>((i * 7919) % links)]);
-    *e->mutable_time() = grpcutil::ToProtoTimestamp(
-        begin + (end - begin) * (static_cast<double>(i) / static_cast<double>(n)));
-    e->set_client_ip(RandomIp(rng));
-    e->set_user_agent(kUserAgents[rng() % std::size(kUserAgents)]);
-    e->set_referer(kReferers[rng() % std::size(kReferers)]);
-    e->set_http_status(302);
-  }
-  return req;
-}
-
 }  // namespace
 
 absl::Status RunCampaign(const Config& c, Fixture& f, std::string& out) {
@@ -144,19 +118,15 @@ absl::Status RunCampaign(const Config& c, Fixture& f, std::string& out) {
   const absl::Time t1 = absl::Now();
   absl::Status st =
       RunParallel(*f.service, batches, [&](v1::ShortenService::Stub& stub, int64_t b) {
-        const v1::RecordClicksRequest req = CampaignBatch(*codes, c.ingest_batch, b, n, begin, end);
-        grpc::Status gs;
-        for (int attempt = 0; attempt < 5; ++attempt) {
-          v1::RecordClicksResponse resp;
-          grpc::ClientContext ctx;
-          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-          gs = stub.RecordClicks(&ctx, req, &resp);
-          if (gs.ok()) {
-            accepted += resp.accepted();
-            break;
-          }
-          ++retries;  // the same batch id: counted once whatever happened
-        }
+        // Each click of a batch on a link of its own, as recipients click
+        // their own: a stride through the links (7919 is prime, and no
+        // campaign size here is its multiple).
+        const int64_t links = static_cast<int64_t>(codes->size());
+        const v1::RecordClicksRequest req = SpreadClickBatch(
+            "campaign", c.ingest_batch, b, n, begin, end, [&](int64_t i) -> const std::string& {
+              return (*codes)[static_cast<size_t>((i * 7919) % links)];
+            });
+        const grpc::Status gs = SendClickBatch(stub, req, accepted, retries);
         if (b % (batches / 10 + 1) == 0) {
           std::fprintf(stderr, "  clicks: batch %lld of %lld, %.0f s\n", static_cast<long long>(b),
                        static_cast<long long>(batches), absl::ToDoubleSeconds(absl::Now() - t1));

@@ -1,9 +1,11 @@
 // What clicks_bench's phases share (clicks_bench.h), and Run.
 #include "tests/bench/clicks/clicks_bench.h"
 
+#include <grpcpp/grpcpp.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <pqxx/pqxx>
 
@@ -15,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "lib/grpcutil/status.h"
 #include "tests/bench/common/bench_util.h"
 #include "tests/bench/edge/link_loader.h"
 #include "tests/bench/edge/proc_stats.h"
@@ -69,6 +72,44 @@ std::string RandomIp(std::mt19937_64& rng) {
     default:
       return absl::StrFormat("203.0.%d.%d", byte(rng) % 128, byte(rng));
   }
+}
+
+v1::RecordClicksRequest SpreadClickBatch(
+    const std::string& prefix, int per_batch, int64_t b, int64_t n, absl::Time begin,
+    absl::Time end, const std::function<const std::string&(int64_t)>& code_of) {
+  std::mt19937_64 rng(static_cast<uint64_t>(b) * 7919 + 1);
+  v1::RecordClicksRequest req;
+  req.set_batch_id(absl::StrCat(prefix, "-", b));
+  const int64_t first = b * per_batch;
+  const int64_t last = std::min(n, first + per_batch);
+  for (int64_t i = first; i < last; ++i) {
+    v1::ClickEvent* e = req.add_events();
+    e->set_code(code_of(i));
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(
+        begin + (end - begin) * (static_cast<double>(i) / static_cast<double>(n)));
+    e->set_client_ip(RandomIp(rng));
+    e->set_user_agent(kUserAgents[rng() % std::size(kUserAgents)]);
+    e->set_referer(kReferers[rng() % std::size(kReferers)]);
+    e->set_http_status(302);
+  }
+  return req;
+}
+
+grpc::Status SendClickBatch(v1::ShortenService::Stub& stub, const v1::RecordClicksRequest& req,
+                            std::atomic<int64_t>& accepted, std::atomic<int64_t>& retries) {
+  grpc::Status st;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    v1::RecordClicksResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    st = stub.RecordClicks(&ctx, req, &resp);
+    if (st.ok()) {
+      accepted += resp.accepted();
+      break;
+    }
+    ++retries;
+  }
+  return st;
 }
 
 // Waits until no rollup row is pending (the service merges every second);

@@ -14,7 +14,9 @@
 #include <sys/types.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -23,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/service_process.h"
 
@@ -109,6 +112,19 @@ inline constexpr const char* kReferers[] = {
 
 // A client address: IPv6 one time in four, else IPv4.
 std::string RandomIp(std::mt19937_64& rng);
+
+// Batch `b` of a load of `n` clicks sent `per_batch` at a time, as an edge
+// sends them: batch id PREFIX-b, times spread evenly over [begin, end) in
+// click order, the mix above; click i goes to code_of(i).
+v1::RecordClicksRequest SpreadClickBatch(const std::string& prefix, int per_batch, int64_t b,
+                                         int64_t n, absl::Time begin, absl::Time end,
+                                         const std::function<const std::string&(int64_t)>& code_of);
+
+// Sends `req` until it is answered, at most 5 times (the same batch id:
+// counted once whatever happened), adding its accepted clicks to
+// `accepted` and each failed attempt to `retries`; the last answer.
+grpc::Status SendClickBatch(v1::ShortenService::Stub& stub, const v1::RecordClicksRequest& req,
+                            std::atomic<int64_t>& accepted, std::atomic<int64_t>& retries);
 
 // Waits until no rollup row is pending (the service merges every second);
 // false after `timeout`. A database without the rollup tables (an older

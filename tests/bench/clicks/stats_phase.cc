@@ -40,31 +40,7 @@
 #include "tests/support/pg_cluster.h"
 
 namespace shortener::bench::clicks {
-namespace {
-
-// The batch `b` of the stats load: clicks b * batch .. of `n`, their times
-// spread evenly over [begin, end) in order, as an edge would send them.
-v1::RecordClicksRequest StatsBatch(const Config& c, const std::string& code, int64_t b, int64_t n,
-                                   absl::Time begin, absl::Time end) {
-  std::mt19937_64 rng(static_cast<uint64_t>(b) * 7919 + 1);
-  v1::RecordClicksRequest req;
-  req.set_batch_id(absl::StrCat("stats-", b));
-  const int64_t first = b * c.ingest_batch;
-  const int64_t last = std::min(n, first + c.ingest_batch);
-  for (int64_t i = first; i < last; ++i) {
-    v1::ClickEvent* e = req.add_events();
-    e->set_code(code);
-    *e->mutable_time() = grpcutil::ToProtoTimestamp(
-        begin + (end - begin) * (static_cast<double>(i) / static_cast<double>(n)));
-    e->set_client_ip(RandomIp(rng));
-    e->set_user_agent(kUserAgents[rng() % std::size(kUserAgents)]);
-    e->set_referer(kReferers[rng() % std::size(kReferers)]);
-    e->set_http_status(302);
-  }
-  return req;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
   std::fprintf(stderr, "== GetClickStats on one link with %lld clicks\n",
@@ -114,19 +90,10 @@ absl::Status RunStats(const Config& c, Fixture& f, std::string& out) {
       std::unique_ptr<v1::ShortenService::Stub> stub = service->NewStub(service->admin_key(), args);
       int64_t b;
       while (!failed && (b = next.fetch_add(1)) < batches) {
-        const v1::RecordClicksRequest req = StatsBatch(c, code, b, n, begin, end);
-        grpc::Status st;
-        for (int attempt = 0; attempt < 5; ++attempt) {
-          v1::RecordClicksResponse resp;
-          grpc::ClientContext ctx;
-          ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-          st = stub->RecordClicks(&ctx, req, &resp);
-          if (st.ok()) {
-            accepted += resp.accepted();
-            break;
-          }
-          ++retries;  // the same batch id: counted once whatever happened
-        }
+        const v1::RecordClicksRequest req =
+            SpreadClickBatch("stats", c.ingest_batch, b, n, begin, end,
+                             [&code](int64_t) -> const std::string& { return code; });
+        const grpc::Status st = SendClickBatch(*stub, req, accepted, retries);
         if (!st.ok()) {
           std::lock_guard<std::mutex> lock(error_mu);
           error = st.error_message();
