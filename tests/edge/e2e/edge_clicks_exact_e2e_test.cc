@@ -260,6 +260,23 @@ std::thread KillAndRestartService(EdgeFixture& f, absl::Status* restarted) {
 constexpr int64_t kN = 10000;
 constexpr int kClients = 8;
 
+// kN redirects of `codes` by kClients clients through the edge while the
+// service is SIGKILLed and restarted (KillAndRestartService). Every
+// request must be redirected from the edge's cache while the service is
+// gone, and the fault must hit the clicks (some spooled).
+LoadResult DriveAcrossServiceRestart(EdgeFixture& f, const std::vector<std::string>& codes) {
+  std::atomic<int> port{f.edge->port()};
+  absl::Status restarted;
+  std::thread fault = KillAndRestartService(f, &restarted);
+  LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
+  fault.join();
+  INFO(restarted.ToString());
+  REQUIRE(restarted.ok());
+  CHECK(load.other_statuses == 0);
+  CHECK(f.edge->Metric("edge_clicks_spooled_total") > 0);  // the fault did hit the clicks
+  return load;
+}
+
 TEST_CASE("10000 redirects from 8 clients are counted exactly", "[edge/e2e][clicks][exact][e2e]") {
   EdgeFixture f({"--click_flush_interval=200ms"});
   LoadResult warm;
@@ -277,17 +294,9 @@ TEST_CASE("clicks are counted exactly across a service SIGKILL and restart mid-r
   EdgeFixture f({"--click_flush_interval=200ms"});
   LoadResult warm;
   const std::vector<std::string> codes = WarmLinks(f, 4, &warm);
-  std::atomic<int> port{f.edge->port()};
-  absl::Status restarted;
-  std::thread fault = KillAndRestartService(f, &restarted);
-  const LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
-  fault.join();
-  INFO(restarted.ToString());
-  REQUIRE(restarted.ok());
   // The links were cached: every request was redirected while the service
   // was gone.
-  CHECK(load.other_statuses == 0);
-  CHECK(f.edge->Metric("edge_clicks_spooled_total") > 0);  // the fault did hit the clicks
+  const LoadResult load = DriveAcrossServiceRestart(f, codes);
   CheckExact(f, Merge(warm, load), kN + 4);
 }
 
@@ -485,15 +494,7 @@ TEST_CASE("a campaign counts exactly the sum over its links, across a service SI
     ++warm.redirects[code];
     codes.push_back(code);
   }
-  std::atomic<int> port{f.edge->port()};
-  absl::Status restarted;
-  std::thread fault = KillAndRestartService(f, &restarted);
-  const LoadResult load = DriveRedirects(&port, codes, kClients, kN, absl::Seconds(8));
-  fault.join();
-  INFO(restarted.ToString());
-  REQUIRE(restarted.ok());
-  CHECK(load.other_statuses == 0);
-  CHECK(f.edge->Metric("edge_clicks_spooled_total") > 0);  // the fault did hit the clicks
+  const LoadResult load = DriveAcrossServiceRestart(f, codes);
   const LoadResult all = Merge(warm, load);
   CheckExact(f, all, kN + 4);
 
