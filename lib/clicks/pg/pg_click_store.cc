@@ -490,38 +490,4 @@ absl::StatusOr<std::vector<std::string>> PgClickStore::DropVisitPartitionsOlderT
   return dropped;
 }
 
-absl::StatusOr<std::vector<absl::Time>> PgClickStore::FoldHourlyRollupsBefore(absl::Time cutoff) {
-  std::vector<absl::Time> folded;
-  while (true) {
-    bool done = false;
-    absl::Status status = pool_.Run("fold click rollups", Deadline(), [&](pqxx::connection& conn) {
-      pqxx::work tx(conn);
-      // Waits for a merge (or another replica's fold, after which this
-      // one finds nothing left to fold).
-      tx.exec_prepared(pg_queries::kRollupLock.name);
-      pqxx::row oldest =
-          tx.exec_prepared1(pg_queries::kOldestHourBefore.name, pg::PgTimestamp(cutoff));
-      if (oldest[0].is_null()) {
-        done = true;
-        return absl::OkStatus();
-      }
-      const absl::Duration day = absl::Hours(24);
-      const absl::Time start =
-          absl::UnixEpoch() +
-          absl::Floor(absl::FromUnixSeconds(oldest[0].as<int64_t>()) - absl::UnixEpoch(), day);
-      if (start + day > cutoff) {
-        done = true;  // a cutoff inside a day leaves that day hourly
-        return absl::OkStatus();
-      }
-      tx.exec_prepared1(pg_queries::kFoldDay.name, pg::PgTimestamp(start),
-                        pg::PgTimestamp(start + day), kMaxValuesPerDay);
-      tx.commit();
-      folded.push_back(start);
-      return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
-    if (done) return folded;
-  }
-}
-
 }  // namespace shortener::clicks

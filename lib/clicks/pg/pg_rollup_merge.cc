@@ -1,8 +1,9 @@
-// PgClickStore's merge of pending rollup rows into the hourly rollups
-// (MergePendingRollups). The rows are added up here, not in SQL: grouping
-// every element with unnest in the merge statement took PostgreSQL's CPU
-// per click in the ingest benchmark from about 14 to about 23 µs, where
-// these loops cost the service well under one.
+// PgClickStore's upkeep of the rollups: the merge of pending rollup rows
+// into the hourly rollups (MergePendingRollups) and the fold of old hours
+// into days (FoldHourlyRollupsBefore). The merge adds the rows up here,
+// not in SQL: grouping every element with unnest in the merge statement
+// took PostgreSQL's CPU per click in the ingest benchmark from about 14 to
+// about 23 µs, where these loops cost the service well under one.
 #include <map>
 #include <pqxx/pqxx>
 #include <string>
@@ -175,6 +176,40 @@ absl::StatusOr<int64_t> PgClickStore::MergePendingRollups(int64_t max_rows) {
   });
   if (!status.ok()) return status;
   return moved;
+}
+
+absl::StatusOr<std::vector<absl::Time>> PgClickStore::FoldHourlyRollupsBefore(absl::Time cutoff) {
+  std::vector<absl::Time> folded;
+  while (true) {
+    bool done = false;
+    absl::Status status = pool_.Run("fold click rollups", Deadline(), [&](pqxx::connection& conn) {
+      pqxx::work tx(conn);
+      // Waits for a merge (or another replica's fold, after which this
+      // one finds nothing left to fold).
+      tx.exec_prepared(pg_queries::kRollupLock.name);
+      pqxx::row oldest =
+          tx.exec_prepared1(pg_queries::kOldestHourBefore.name, pg::PgTimestamp(cutoff));
+      if (oldest[0].is_null()) {
+        done = true;
+        return absl::OkStatus();
+      }
+      const absl::Duration day = absl::Hours(24);
+      const absl::Time start =
+          absl::UnixEpoch() +
+          absl::Floor(absl::FromUnixSeconds(oldest[0].as<int64_t>()) - absl::UnixEpoch(), day);
+      if (start + day > cutoff) {
+        done = true;  // a cutoff inside a day leaves that day hourly
+        return absl::OkStatus();
+      }
+      tx.exec_prepared1(pg_queries::kFoldDay.name, pg::PgTimestamp(start),
+                        pg::PgTimestamp(start + day), kMaxValuesPerDay);
+      tx.commit();
+      folded.push_back(start);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    if (done) return folded;
+  }
 }
 
 }  // namespace shortener::clicks
