@@ -22,8 +22,15 @@ absl::Status ValidateClickBatch(const std::string& batch_id, absl::Span<const Cl
       return absl::InvalidArgumentError(
           absl::StrCat("rows[", i, "].device: must be desktop, mobile, tablet or bot"));
     }
-    // PgClickStore passes text as libpq parameters, which are C strings: a
-    // NUL byte would cut an array short. Every store refuses it alike.
+    // An address in CanonicalIp's form (AnonymizeIp's output is one), or
+    // none: PgClickStore writes it in inet's binary form.
+    if (!r.ip.empty() && CanonicalIp(r.ip) != r.ip) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rows[", i, "].ip: not an IP address in canonical form"));
+    }
+    // PostgreSQL refuses a NUL byte in text (and PgClickStore passes some
+    // as libpq parameters, which are C strings). Every store refuses it
+    // alike.
     for (const std::string* text : {&r.client_id, &r.ip, &r.browser, &r.os, &r.os_version,
                                     &r.referrer_host, &r.country, &r.region, &r.city, &r.network}) {
       if (HasNul(*text)) {

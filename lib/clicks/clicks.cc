@@ -140,24 +140,37 @@ ClickRow MakeClickRow(const ClickEvent& event, const useragent::ClientInfo& clie
 }
 
 std::vector<HourlyCount> GroupHourly(absl::Span<const ClickRow> rows) {
-  const absl::Span<const ClickRow> batches[] = {rows};
-  return GroupHourlyOfBatches(batches);
-}
-
-std::vector<HourlyCount> GroupHourlyOfBatches(
-    absl::Span<const absl::Span<const ClickRow>> batches) {
   // Ordered map: the sorted output comes for free; batches are at most a
   // few thousand rows.
   std::map<std::tuple<int64_t, absl::Time, bool>, int64_t> counts;
-  for (absl::Span<const ClickRow> rows : batches) {
-    for (const ClickRow& row : rows) ++counts[{row.link_id, TruncateToHour(row.time), row.bot}];
-  }
+  for (const ClickRow& row : rows) ++counts[{row.link_id, TruncateToHour(row.time), row.bot}];
   std::vector<HourlyCount> grouped;
   grouped.reserve(counts.size());
   for (const auto& [key, count] : counts) {
     grouped.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
   }
   return grouped;
+}
+
+std::vector<HourlyCount> SumHourlyCounts(
+    absl::Span<const std::vector<HourlyCount>* const> batches) {
+  if (batches.size() == 1) return *batches[0];
+  std::vector<HourlyCount> all;
+  for (const std::vector<HourlyCount>* counts : batches) {
+    all.insert(all.end(), counts->begin(), counts->end());
+  }
+  auto key = [](const HourlyCount& c) { return std::make_tuple(c.link_id, c.hour, c.bot); };
+  std::sort(all.begin(), all.end(),
+            [&key](const HourlyCount& a, const HourlyCount& b) { return key(a) < key(b); });
+  std::vector<HourlyCount> summed;
+  for (const HourlyCount& c : all) {
+    if (!summed.empty() && key(summed.back()) == key(c)) {
+      summed.back().count += c.count;
+    } else {
+      summed.push_back(c);
+    }
+  }
+  return summed;
 }
 
 }  // namespace shortener::clicks

@@ -107,9 +107,10 @@ struct HourlyCount {
 // same lock order in every transaction, so concurrent batches that share keys
 // wait for each other instead of deadlocking.
 std::vector<HourlyCount> GroupHourly(absl::Span<const ClickRow> rows);
-// The same over several batches written together (one count per key of all
-// their rows).
-std::vector<HourlyCount> GroupHourlyOfBatches(absl::Span<const absl::Span<const ClickRow>> batches);
+// The GroupHourly of several batches written together summed into one count
+// per key of all their rows, sorted the same way: what PgClickStore's group
+// commit writes, from batches grouped on their callers' threads.
+std::vector<HourlyCount> SumHourlyCounts(absl::Span<const std::vector<HourlyCount>* const> batches);
 
 }  // namespace shortener::clicks
 

@@ -129,6 +129,21 @@ std::vector<RollupDelta> GroupRollups(absl::Span<const ClickRow> rows,
 // transactions): one delta per (subject, UTC hour) of all their rows.
 std::vector<RollupDelta> GroupRollupsOfBatches(absl::Span<const absl::Span<const ClickRow>> batches,
                                                const LinkLabels& labels);
+// The deltas of several batches, each GroupRollups of one batch without
+// labels, summed per (subject, UTC hour), with every link delta also added
+// to each label of its link in `labels`: equal to GroupRollupsOfBatches of
+// the batches' rows. Works on deltas, not clicks (sorted merges, no
+// hashing), so that PgClickStore groups each batch on its caller's thread
+// and only this runs in the one transaction that writes them.
+std::vector<RollupDelta> MergeRollupDeltas(
+    absl::Span<const std::vector<RollupDelta>* const> batches, const LinkLabels& labels);
+// The same without copying what needs no adding up: calls `fn` once per
+// (subject, hour), in MergeRollupDeltas' order, with the subject and the
+// sums (whose own `subject` is to be ignored: a label's sums may be a link's
+// delta as it is). The references last for the call only.
+void ForEachMergedDelta(absl::Span<const std::vector<RollupDelta>* const> batches,
+                        const LinkLabels& labels,
+                        const std::function<void(const Subject&, const RollupDelta&)>& fn);
 
 // The per-bucket bound (kMaxValuesPerHour) for one bucket of one dimension:
 // `adds` (one dimension, distinct values, "" for other allowed) go into a

@@ -159,6 +159,12 @@ absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
         absl::StrCat("--visits_retention_months: must be 0 (keep forever) or more, got ",
                      config.visits_retention_months));
   }
+  if (config.rollup_merge_interval < absl::Milliseconds(100) ||
+      config.rollup_merge_interval > absl::Seconds(60)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rollup_merge_interval: must be between 0.1s and 60s, got ",
+                     absl::FormatDuration(config.rollup_merge_interval)));
+  }
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateServerTlsOptions(config.tls));
   return ValidServerConfig(std::move(config));
 }

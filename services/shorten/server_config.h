@@ -100,6 +100,11 @@ struct ServerConfig {
   bool record_visits = true;         // a visits row per click besides the hourly counts
   bool keep_full_ips = false;        // false: IPv4 /24, IPv6 /48
   int visits_retention_months = 13;  // visits partitions kept; 0: forever
+  // How often pending click rollups are merged into the hourly ones
+  // (lib/clicks/pg/rollup_upkeep.h). Reads add what is pending, so this
+  // trades the merge's upserts (one per key touched since the last merge)
+  // against the pending rows a read adds; it never changes an answer.
+  absl::Duration rollup_merge_interval = absl::Seconds(5);
   std::string geoip_db;      // MaxMind Country or City database; empty: no country, region, city
   std::string geoip_asn_db;  // MaxMind ASN database; empty: no network
 };

@@ -149,6 +149,10 @@ ABSL_FLAG(std::string, geoip_asn_db, kDefaults.geoip_asn_db,
 ABSL_FLAG(int, visits_retention_months, kDefaults.visits_retention_months,
           "visits older than this many months (besides the current one) are dropped by a daily "
           "sweep; 0: keep forever");
+ABSL_FLAG(absl::Duration, rollup_merge_interval, kDefaults.rollup_merge_interval,
+          "how often the click rollups' pending rows are merged into the hourly rollups (0.1s to "
+          "60s); statistics include pending rows, so this never changes an answer, only the "
+          "merge's work (one upsert per link, hour and value touched since the last merge)");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM, how long in-flight calls may take to finish");
 
@@ -202,6 +206,7 @@ ServerConfig ServerConfigFromFlags() {
   c.record_visits = absl::GetFlag(FLAGS_record_visits);
   c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);
   c.visits_retention_months = absl::GetFlag(FLAGS_visits_retention_months);
+  c.rollup_merge_interval = absl::GetFlag(FLAGS_rollup_merge_interval);
   c.geoip_db = absl::GetFlag(FLAGS_geoip_db);
   c.geoip_asn_db = absl::GetFlag(FLAGS_geoip_asn_db);
   return c;

@@ -299,9 +299,9 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
   parts.link_stats =
       std::make_unique<LinkStats>(parts.shortener.get(), store, parts.blocking_pool.get());
   // The rollups' upkeep (lib/clicks/pg/rollup_upkeep.h): pending rows
-  // merged every second, old hours folded into days daily.
-  parts.rollup_merge =
-      std::make_unique<PeriodicTask>(absl::Seconds(1), [store] { clicks::MergeRollups(*store); });
+  // merged every --rollup_merge_interval, old hours folded into days daily.
+  parts.rollup_merge = std::make_unique<PeriodicTask>(config.rollup_merge_interval,
+                                                      [store] { clicks::MergeRollups(*store); });
   parts.rollup_fold = std::make_unique<PeriodicTask>(
       absl::Hours(24), [store] { clicks::FoldRollups(*store, SystemClock()).IgnoreError(); });
   if (!config.record_visits && config.visits_retention_months == 0) return absl::OkStatus();

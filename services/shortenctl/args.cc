@@ -301,7 +301,8 @@ std::string UsageLine(absl::string_view command) {
            "[--force_new] [--max_clicks=N] [--label=K=V ...]";
   }
   if (command == "stats") {
-    return "usage: shortenctl stats CODE|--label=K=V [--from=TIME|DURATION] [--to=TIME|DURATION] "
+    return "usage: shortenctl stats CODE|--label=K=V [--tenant=T] [--from=TIME|DURATION] "
+           "[--to=TIME|DURATION] "
            "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
   if (command == "resolve" || command == "get" || command == "revoke") {
@@ -344,6 +345,7 @@ std::string UsageText() {
          "                 [--from=TIME|DURATION] [--to=...] (default the last 7 days;\n"
          "                 a duration counts back from now: --from=30d)\n"
          "  stats --label=K=V  the same for every link of yours with that label\n"
+         "                 (--tenant=T: of tenant T's links; admin keys only)\n"
          "                 --csv: CSV, a row per bucket; --csv_top=FILE|-: the top lists\n"
          "                 as CSV (list,rank,value,clicks) in FILE, - after the buckets\n"
          "  keys create    create an API key (needs an admin key); prints the key, once\n"

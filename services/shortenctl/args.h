@@ -38,6 +38,7 @@ struct ShortenFlags {
 struct KeyFlags {
   std::string name;             // --name: required, what the key is for
   std::string tenant;           // --tenant: owner of the key's links; default the name
+                                // (also stats --label's tenant: RunStats reads it)
   std::string scopes;           // --scopes: comma-separated, at least one
   std::string domains;          // --domains: comma-separated target domains; default all
   std::string rate;             // --rate: requests per second; default no limit

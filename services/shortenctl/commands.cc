@@ -198,6 +198,10 @@ int RunStats(const Options& options, const Args& args, Console io) {
         "shorten only",
         UsageLine("stats"), io.err);
   }
+  if (!by_label && !options.keys.tenant.empty()) {
+    return ReportUsageError("--tenant applies to stats --label only (a code names its own link)",
+                            UsageLine("stats"), io.err);
+  }
   if (absl::Status usage = by_label ? absl::OkStatus() : CheckCodeArgs("stats", args, options);
       !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine("stats"), io.err);
@@ -207,7 +211,12 @@ int RunStats(const Options& options, const Args& args, Console io) {
   const std::string subject = by_label ? LabelFilter(*labels) : args[0];
   absl::StatusOr<v1::GetClickStatsRequest> request =
       BuildClickStatsRequest(by_label ? "" : subject, options.stats, absl::Now());
-  if (request.ok() && by_label) request->set_filter(subject);
+  if (request.ok() && by_label) {
+    request->set_filter(subject);
+    // Another tenant's labels: admin keys only (the service says so to
+    // anyone else).
+    request->set_tenant(std::string(absl::StripAsciiWhitespace(options.keys.tenant)));
+  }
   if (!request.ok()) {
     return ReportUsageError(request.status().message(), UsageLine("stats"), io.err);
   }
@@ -346,10 +355,14 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
     return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""),
                             io.err);
   }
-  if (options.keys.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
+  // --tenant also names whose links stats --label counts (RunStats checks
+  // the rest); every other keys flag is keys create's alone.
+  KeyFlags keys_flags = options.keys;
+  if (command == "stats") keys_flags.tenant.clear();
+  if (keys_flags.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
     return ReportUsageError(
         "--name, --tenant, --scopes, --domains, --rate, --burst and --infrastructure apply to "
-        "keys create only",
+        "keys create only (and --tenant to stats --label)",
         UsageLine(command), io.err);
   }
   if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats") {

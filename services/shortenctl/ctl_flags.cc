@@ -51,7 +51,9 @@ ABSL_FLAG(std::string, label, "",
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the API key sent with every call; default $SHORTENER_API_KEY");
 ABSL_FLAG(std::string, name, "", "keys create: what the key is for (required)");
-ABSL_FLAG(std::string, tenant, "", "keys create: owner of the key's links; default the name");
+ABSL_FLAG(std::string, tenant, "",
+          "keys create: owner of the key's links; default the name. stats --label: count the "
+          "label over this tenant's links instead of the key's own (admin keys only)");
 ABSL_FLAG(bool, infrastructure, false,
           "keys create: an infrastructure key (a redirect edge's): no tenant; the only kind "
           "that may hold record_clicks and watch_invalidations");

@@ -52,6 +52,9 @@ absl::StatusOr<std::unique_ptr<PgCluster>> PgCluster::Start(bool apply_migration
   {
     std::ofstream conf(c->dir_ + "/data/postgresql.conf", std::ios::app);
     conf << "\n# tests/support/pg_cluster.cc\nmax_connections = 200\nshared_buffers = 64MB\n";
+    // Profiling a benchmark (say, shared_preload_libraries =
+    // 'pg_stat_statements'): lines given by the environment, appended as they are.
+    if (const char* extra = std::getenv("SHORTENER_TEST_PG_CONF")) conf << extra << "\n";
     if (!conf.flush()) return absl::InternalError("cannot append to postgresql.conf");
   }
   st = c->Resume();

@@ -12,51 +12,13 @@
 #include "lib/clicks/rollups.h"
 #include "lib/common/status_macros.h"
 #include "lib/pg/arrays.h"
+#include "lib/pg/copy_binary.h"
 
 namespace shortener::clicks {
 namespace {
 
 using pg::ArrayLiteral;
-
-// The rows of several batches as one range (what one transaction writes).
-class ClickRowRange {
- public:
-  explicit ClickRowRange(absl::Span<const absl::Span<const ClickRow>> batches)
-      : batches_(batches) {}
-
-  class Iterator {
-   public:
-    Iterator(absl::Span<const absl::Span<const ClickRow>> batches, size_t batch)
-        : batches_(batches), batch_(batch) {
-      SkipEmpty();
-    }
-    const ClickRow& operator*() const { return batches_[batch_][row_]; }
-    Iterator& operator++() {
-      ++row_;
-      SkipEmpty();
-      return *this;
-    }
-    bool operator!=(const Iterator& other) const {
-      return batch_ != other.batch_ || row_ != other.row_;
-    }
-
-   private:
-    void SkipEmpty() {
-      while (batch_ < batches_.size() && row_ == batches_[batch_].size()) {
-        ++batch_;
-        row_ = 0;
-      }
-    }
-    absl::Span<const absl::Span<const ClickRow>> batches_;
-    size_t batch_ = 0;
-    size_t row_ = 0;
-  };
-  Iterator begin() const { return Iterator(batches_, 0); }
-  Iterator end() const { return Iterator(batches_, batches_.size()); }
-
- private:
-  absl::Span<const absl::Span<const ClickRow>> batches_;
-};
+using pg::CopyBinary;
 
 // The count upsert's four array parameters.
 struct CountArrays {
@@ -89,31 +51,25 @@ std::string HumanLinkIds(const std::vector<HourlyCount>& grouped) {
   return any ? ids.Build() : std::string();
 }
 
-// The visit insert's fifteen array parameters, in column order.
-std::vector<std::string> BuildVisits(const ClickRowRange& rows) {
-  ArrayLiteral times, link_ids, client_ids, ips, browsers, majors, oses, os_versions, devices, bots,
-      referrers, countries, regions, cities, networks;
+// The visits of `rows` as COPY rows, in kCopyVisits' column order.
+CopyBinary BuildVisits(absl::Span<const ClickRow> rows) {
+  CopyBinary copy;
+  // Unknown values are NULL (migration 0004's convention), except in the
+  // NOT NULL columns.
+  auto text_or_null = [&copy](const std::string& text) -> CopyBinary& {
+    return text.empty() ? copy.Null() : copy.Text(text);
+  };
   for (const ClickRow& r : rows) {
-    times.AddTime(r.time);
-    link_ids.Add(r.link_id);
-    client_ids.Add(r.client_id);
-    r.ip.empty() ? ips.AddNull() : ips.Add(r.ip);
-    browsers.Add(r.browser);
-    majors.Add(static_cast<int64_t>(r.browser_major));
-    oses.Add(r.os);
-    os_versions.Add(r.os_version);
-    devices.Add(r.device);
-    bots.Add(absl::string_view(r.bot ? "t" : "f"));
-    r.referrer_host.empty() ? referrers.AddNull() : referrers.Add(r.referrer_host);
-    r.country.empty() ? countries.AddNull() : countries.Add(r.country);
-    r.region.empty() ? regions.AddNull() : regions.Add(r.region);
-    r.city.empty() ? cities.AddNull() : cities.Add(r.city);
-    r.network.empty() ? networks.AddNull() : networks.Add(r.network);
+    copy.Time(r.time).Int64(r.link_id).Text(r.client_id).Inet(r.ip).Text(r.browser);
+    copy.Int32(r.browser_major).Text(r.os).Text(r.os_version).Text(r.device).Bool(r.bot);
+    text_or_null(r.referrer_host);
+    text_or_null(r.country);
+    text_or_null(r.region);
+    text_or_null(r.city);
+    text_or_null(r.network);
+    copy.EndRow();
   }
-  return {times.Build(),    link_ids.Build(), client_ids.Build(), ips.Build(),
-          browsers.Build(), majors.Build(),   oses.Build(),       os_versions.Build(),
-          devices.Build(),  bots.Build(),     referrers.Build(),  countries.Build(),
-          regions.Build(),  cities.Build(),   networks.Build()};
+  return copy;
 }
 
 // The distinct link ids of `grouped` (sorted by link id), as an array
@@ -126,33 +82,32 @@ std::string LinkIds(const std::vector<HourlyCount>& grouped) {
   return ids.Build();
 }
 
-// The pending-rollup insert's ten array parameters (kInsertPending).
-std::vector<std::string> BuildPending(const std::vector<RollupDelta>& deltas) {
-  ArrayLiteral kinds, subjects, hours, humans, bots, visitors, dims, values, dim_humans, dim_bots;
-  for (const RollupDelta& d : deltas) {
-    const char kind = static_cast<char>(d.subject.kind);
-    kinds.Add(absl::string_view(&kind, 1));
-    subjects.Add(d.subject.id);
-    hours.AddTime(d.hour);
-    humans.Add(d.human);
-    bots.Add(d.bot);
-    // Each row's arrays as array literals, parsed by the statement's casts.
-    ArrayLiteral v, dim, value, human, bot;
-    for (int64_t h : d.visitors) v.Add(h);
+// The pending rollup rows of `rollups` (the GroupRollups of batches)
+// summed per subject and hour under their links and `labels`, as COPY rows
+// in kCopyPending's column order.
+CopyBinary BuildPending(absl::Span<const std::vector<RollupDelta>* const> rollups,
+                        const LinkLabels& labels) {
+  CopyBinary copy;
+  std::vector<int16_t> dims;
+  std::vector<absl::string_view> values;
+  std::vector<int64_t> humans, bots;
+  ForEachMergedDelta(rollups, labels, [&](const Subject& subject, const RollupDelta& d) {
+    dims.clear();
+    values.clear();
+    humans.clear();
+    bots.clear();
     for (const DimensionCount& c : d.dims) {
-      dim.Add(static_cast<int64_t>(c.dim));
-      value.Add(c.value);
-      human.Add(c.human);
-      bot.Add(c.bot);
+      dims.push_back(static_cast<int16_t>(c.dim));
+      values.push_back(c.value);
+      humans.push_back(c.human);
+      bots.push_back(c.bot);
     }
-    visitors.Add(v.Build());
-    dims.Add(dim.Build());
-    values.Add(value.Build());
-    dim_humans.Add(human.Build());
-    dim_bots.Add(bot.Build());
-  }
-  return {kinds.Build(),    subjects.Build(), hours.Build(),  humans.Build(),     bots.Build(),
-          visitors.Build(), dims.Build(),     values.Build(), dim_humans.Build(), dim_bots.Build()};
+    copy.Char(static_cast<char>(subject.kind)).Int64(subject.id).Time(d.hour);
+    copy.Int64(d.human).Int64(d.bot).Int64Array(d.visitors).Int16Array(dims).TextArray(values);
+    copy.Int64Array(humans).Int64Array(bots);
+    copy.EndRow();
+  });
+  return copy;
 }
 
 void PrepareClickQueries(pqxx::connection& conn) {
@@ -222,10 +177,25 @@ absl::StatusOr<RecordOutcome> PgClickStore::Record(const std::string& batch_id,
                                                    bool record_visits) {
   absl::Status valid = ValidateClickBatch(batch_id, rows);
   if (!valid.ok()) return valid;
+  // The per-click work here, on the caller's thread (callers run in
+  // parallel), so that the one transaction writing a group only adds up.
+  const PreparedBatch prepared = PrepareBatch(rows, record_visits);
   std::promise<absl::StatusOr<RecordOutcome>> result;
   std::future<absl::StatusOr<RecordOutcome>> answer = result.get_future();
-  batcher_.Submit(PendingBatch{BatchToRecord{batch_id, rows, record_visits}, &result});
+  batcher_.Submit(PendingBatch{BatchToRecord{batch_id, rows, record_visits, &prepared}, &result});
   return answer.get();
+}
+
+PgClickStore::PreparedBatch PgClickStore::PrepareBatch(absl::Span<const ClickRow> rows,
+                                                       bool record_visits) {
+  PreparedBatch p;
+  p.hourly = GroupHourly(rows);
+  p.rollups = GroupRollups(rows);
+  if (record_visits) {
+    p.visits = BuildVisits(rows);
+    for (const ClickRow& r : rows) p.months.insert(MonthStart(r.time));
+  }
+  return p;
 }
 
 void PgClickStore::GroupWriter::Run(std::vector<PendingBatch> batch) {
@@ -286,13 +256,23 @@ std::vector<absl::StatusOr<RecordOutcome>> PgClickStore::RecordGroup(
   if (writes.empty()) return results;
   std::sort(writes.begin(), writes.end(),
             [&](size_t a, size_t b) { return batches[a].batch_id < batches[b].batch_id; });
+  // What Record prepared on its callers' threads; the rest prepared here.
+  std::vector<PreparedBatch> prepared_here;
+  prepared_here.reserve(writes.size());
+  std::vector<const PreparedBatch*> prepared;
   ArrayLiteral batch_ids, batch_events;
   std::set<absl::Time> months;
   for (size_t i : writes) {
-    batch_ids.Add(batches[i].batch_id);
-    batch_events.Add(static_cast<int64_t>(batches[i].rows.size()));
-    if (!batches[i].record_visits) continue;
-    for (const ClickRow& r : batches[i].rows) months.insert(MonthStart(r.time));
+    const BatchToRecord& b = batches[i];
+    batch_ids.Add(b.batch_id);
+    batch_events.Add(static_cast<int64_t>(b.rows.size()));
+    if (b.prepared == nullptr) {
+      prepared_here.push_back(PrepareBatch(b.rows, b.record_visits));
+      prepared.push_back(&prepared_here.back());
+    } else {
+      prepared.push_back(b.prepared);
+    }
+    months.insert(prepared.back()->months.begin(), prepared.back()->months.end());
   }
   const std::string ids_literal = batch_ids.Build();
   const std::string events_literal = batch_events.Build();
@@ -312,8 +292,8 @@ std::vector<absl::StatusOr<RecordOutcome>> PgClickStore::RecordGroup(
              tx.exec_prepared(pg_queries::kInsertBatches.name, ids_literal, events_literal)) {
           fresh.insert(row[0].as<std::string>());
         }
-        // The rows of the new batches, all of them counted, some as visits.
-        std::vector<absl::Span<const ClickRow>> counted, visited;
+        // The new batches: all of them counted, some as visits.
+        std::vector<size_t> fresh_writes;
         for (size_t k = 0; k < writes.size(); ++k) {
           const BatchToRecord& b = batches[writes[k]];
           if (!fresh.contains(b.batch_id)) {
@@ -321,15 +301,12 @@ std::vector<absl::StatusOr<RecordOutcome>> PgClickStore::RecordGroup(
             continue;
           }
           outcomes[k].counted = static_cast<int64_t>(b.rows.size());
-          if (b.rows.empty()) continue;
-          counted.push_back(b.rows);
-          if (b.record_visits) {
-            visited.push_back(b.rows);
-            outcomes[k].visits = static_cast<int64_t>(b.rows.size());
-          }
+          if (b.record_visits) outcomes[k].visits = static_cast<int64_t>(b.rows.size());
+          if (!b.rows.empty()) fresh_writes.push_back(k);
         }
-        if (!counted.empty()) {
-          SHORTENER_RETURN_IF_ERROR(WriteClicks(tx, counted, visited, writes, batches, outcomes));
+        if (!fresh_writes.empty()) {
+          SHORTENER_RETURN_IF_ERROR(
+              WriteClicks(tx, fresh_writes, writes, batches, prepared, outcomes));
         }
         tx.commit();
         return absl::OkStatus();
@@ -362,13 +339,20 @@ std::vector<absl::StatusOr<RecordOutcome>> PgClickStore::RecordGroup(
   return results;
 }
 
-absl::Status PgClickStore::WriteClicks(pqxx::work& tx,
-                                       absl::Span<const absl::Span<const ClickRow>> counted,
-                                       absl::Span<const absl::Span<const ClickRow>> visited,
+absl::Status PgClickStore::WriteClicks(pqxx::work& tx, const std::vector<size_t>& fresh,
                                        const std::vector<size_t>& writes,
                                        absl::Span<const BatchToRecord> batches,
+                                       absl::Span<const PreparedBatch* const> prepared,
                                        std::vector<RecordOutcome>& outcomes) {
-  const std::vector<HourlyCount> grouped = GroupHourlyOfBatches(counted);
+  std::vector<const std::vector<HourlyCount>*> hourly;
+  std::vector<const std::vector<RollupDelta>*> rollups;
+  std::vector<const CopyBinary*> visits;
+  for (size_t k : fresh) {
+    hourly.push_back(&prepared[k]->hourly);
+    rollups.push_back(&prepared[k]->rollups);
+    if (batches[writes[k]].record_visits) visits.push_back(&prepared[k]->visits);
+  }
+  const std::vector<HourlyCount> grouped = SumHourlyCounts(hourly);
   // The labels the clicked links carry now: their clicks count under them.
   LinkLabels labels;
   for (const pqxx::row& row : tx.exec_prepared(pg_queries::kLinkLabels.name, LinkIds(grouped))) {
@@ -378,22 +362,20 @@ absl::Status PgClickStore::WriteClicks(pqxx::work& tx,
   // The counts upsert takes row locks that every concurrent transaction for
   // the same links and hour waits for until this one commits; taking them
   // last keeps that wait to the upsert, the limit check and the commit.
-  if (!visited.empty()) {
-    const std::vector<std::string> visits = BuildVisits(ClickRowRange(visited));
+  if (!visits.empty()) {
     try {
-      tx.exec_prepared(pg_queries::kInsertVisits.name, visits[0], visits[1], visits[2], visits[3],
-                       visits[4], visits[5], visits[6], visits[7], visits[8], visits[9], visits[10],
-                       visits[11], visits[12], visits[13], visits[14]);
-    } catch (const pqxx::check_violation&) {
+      CopyBinary::CopyAllTo(tx, pg_queries::kCopyVisits.table, pg_queries::kCopyVisits.columns,
+                            visits);
+    } catch (const pqxx::sql_error& e) {
       // The only CHECK a validated visit can fail is "no partition for
       // the row" (device was checked above).
-      throw PartitionMissing{};
+      if (e.sqlstate() == "23514") throw PartitionMissing{};
+      throw;
     }
   }
   // Rollups: appended, so no lock either (the merge adds them up).
-  const std::vector<std::string> pending = BuildPending(GroupRollupsOfBatches(counted, labels));
-  tx.exec_prepared(pg_queries::kInsertPending.name, pending[0], pending[1], pending[2], pending[3],
-                   pending[4], pending[5], pending[6], pending[7], pending[8], pending[9]);
+  CopyBinary pending = BuildPending(rollups, labels);
+  pending.CopyTo(tx, pg_queries::kCopyPending.table, pg_queries::kCopyPending.columns);
   const CountArrays counts = BuildCounts(grouped);
   tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours, counts.bots,
                    counts.counts);

@@ -8,12 +8,15 @@
 // transaction: the batch ids (a batch id recorded before makes that batch a
 // no-op, so the edge may retry freely), the label ids of the clicked links
 // (their clicks also count under each label, lib/clicks/rollups.h),
-// optionally one multi-row insert of the visits, one insert of the rollups
-// (one pending row per subject and hour), one upsert of the hourly counts
+// optionally the visits by binary COPY, the rollups by binary COPY (one
+// pending row per subject and hour), one upsert of the hourly counts
 // (last: its row locks are what concurrent transactions queue on), and the
 // click-limit check. It returns only after the commit is flushed
 // (synchronous_commit is forced on for the store's connections): an
-// acknowledged batch survives a crash.
+// acknowledged batch survives a crash. The per-click work (hourly counts,
+// rollups per link, visit rows) is done by Record on its caller's thread
+// (PrepareBatch), so that the transaction that writes a group only adds up
+// what its batches prepared.
 //
 // Group commit: the batches that arrive while a transaction is in flight
 // queue (at most record_queue of them) and the next transaction to start
@@ -28,7 +31,7 @@
 // again, as after any error).
 //
 // Rollups: batches only append (click_rollup_pending), so they never wait
-// for each other there. MergePendingRollups (every second, from any
+// for each other there. MergePendingRollups (every --rollup_merge_interval, from any
 // replica, one at a time) adds the pending rows into the hourly rollups and
 // their sketches; FoldHourlyRollupsBefore (daily) folds old hours into
 // days. Stats reads hourly, daily and pending rows in one snapshot, never
@@ -68,6 +71,7 @@
 #include "lib/clicks/clicks.h"
 #include "lib/clicks/rollups.h"
 #include "lib/pg/connection_pool.h"
+#include "lib/pg/copy_binary.h"
 
 namespace shortener::clicks {
 
@@ -127,11 +131,26 @@ class PgClickStore final : public ClickStore {
   absl::StatusOr<RecordOutcome> Record(const std::string& batch_id, absl::Span<const ClickRow> rows,
                                        bool record_visits) override;
 
+  // What a transaction writes for one batch, worked out from its rows
+  // alone: its hourly counts (GroupHourly), its rollups under its links
+  // (GroupRollups, no labels: those are read in the transaction), and its
+  // visits as COPY rows with their months (when recorded).
+  struct PreparedBatch {
+    std::vector<HourlyCount> hourly;
+    std::vector<RollupDelta> rollups;
+    pg::CopyBinary visits;
+    std::set<absl::Time> months;
+  };
+  static PreparedBatch PrepareBatch(absl::Span<const ClickRow> rows, bool record_visits);
+
   // One batch of RecordGroup.
   struct BatchToRecord {
     std::string batch_id;
     absl::Span<const ClickRow> rows;  // outlives the call
     bool record_visits = true;
+    // PrepareBatch(rows, record_visits), done by Record on its caller's
+    // thread (outlives the call); null: RecordGroup prepares it.
+    const PreparedBatch* prepared = nullptr;
   };
   // Writes `batches` in one transaction (what Record's group commit does
   // with the batches it groups; public for tests). One result per batch, in
@@ -223,14 +242,15 @@ class PgClickStore final : public ClickStore {
   };
 
   absl::Time Deadline() const { return absl::Now() + options_.acquire_timeout; }
-  // Inside RecordGroup's transaction, after the batch ids: writes the rows
-  // of the new batches (`counted`, and `visited` as visits): visits,
-  // rollups (under each link and its labels), counts, click limits; the
-  // links a batch exhausted go to its entry of `outcomes` (by `writes`).
-  absl::Status WriteClicks(pqxx::work& tx, absl::Span<const absl::Span<const ClickRow>> counted,
-                           absl::Span<const absl::Span<const ClickRow>> visited,
+  // Inside RecordGroup's transaction, after the batch ids: writes what the
+  // new batches add (`fresh`: indexes into `writes`, `prepared` and
+  // `outcomes`; `writes` indexes into `batches`): visits, rollups (under
+  // each link and its labels), counts, click limits; the links a batch
+  // exhausted go to its entry of `outcomes`.
+  absl::Status WriteClicks(pqxx::work& tx, const std::vector<size_t>& fresh,
                            const std::vector<size_t>& writes,
                            absl::Span<const BatchToRecord> batches,
+                           absl::Span<const PreparedBatch* const> prepared,
                            std::vector<RecordOutcome>& outcomes);
   // Inside Record's transaction, after the counts: marks the links of
   // `human_link_ids` (an array literal) whose budget is now spent, appends

@@ -1,11 +1,15 @@
 // Every SQL statement of PgClickStore, as named constants, prepared on every
 // pooled connection and executed only with parameters. Conventions as in
 // lib/store/pg/queries.h: times go in as timestamptz text, batches as array
-// literals expanded with unnest (a constant number of statements per batch).
+// literals expanded with unnest (a constant number of statements per batch);
+// a batch's visits and pending rollup rows go in by binary COPY (CopyTarget).
 // The partition DDL is in the functions of migration 0004_clicks.sql, so no
 // SQL is ever built from text here.
 #ifndef SHORTENER_LIB_CLICKS_PG_QUERIES_H_
 #define SHORTENER_LIB_CLICKS_PG_QUERIES_H_
+
+#include <array>
+#include <cstddef>
 
 namespace shortener::clicks::pg_queries {
 
@@ -43,17 +47,6 @@ inline constexpr Query kUpsertCounts{
     " SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::boolean[], $4::bigint[])"
     " ON CONFLICT (link_id, hour, bot) DO UPDATE SET count = c.count + EXCLUDED.count"};
 
-// $1..$15 one array per column, one element per visit. The partitions of
-// every month in the batch must exist (kCreatePartition).
-inline constexpr Query kInsertVisits{
-    "clicks_insert_visits",
-    "INSERT INTO visits (time, link_id, client_id, ip, browser, browser_major, os,"
-    "                    os_version, device, bot, referrer_host, country, region, city, network)"
-    " SELECT * FROM unnest($1::timestamptz[], $2::bigint[], $3::text[], $4::inet[],"
-    "                      $5::text[], $6::integer[], $7::text[], $8::text[], $9::text[],"
-    "                      $10::boolean[], $11::text[], $12::text[], $13::text[], $14::text[],"
-    "                      $15::text[])"};
-
 // $1 the first instant of a UTC month: creates its visits partition unless
 // it exists. Row: the partition's name.
 inline constexpr Query kCreatePartition{
@@ -68,22 +61,9 @@ inline constexpr Query kDropPartitions{
 // visitors' hashes themselves, only registers), sparse until dense is
 // smaller (lib/clicks/rollups.h).
 
-// $1 kinds ("char"), $2 subjects, $3 hours, $4 human, $5 bot counts, then
-// one array literal per row: $6 visitor hashes (bigint[]), $7 dimensions
-// (smallint[]), $8 values (text[]), $9 human and $10 bot clicks (bigint[]).
-// One row per subject and hour of the batch (GroupRollups).
-inline constexpr Query kInsertPending{
-    "clicks_insert_pending",
-    "INSERT INTO click_rollup_pending (kind, subject, hour, human, bot, visitors, dims,"
-    "                                  dim_values, dim_human, dim_bot)"
-    " SELECT k, s, h, hu, bo, v::bigint[], d::smallint[], dv::text[], dh::bigint[], db::bigint[]"
-    " FROM unnest($1::\"char\"[], $2::bigint[], $3::timestamptz[], $4::bigint[], $5::bigint[],"
-    "             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])"
-    "   AS u(k, s, h, hu, bo, v, d, dv, dh, db)"};
-
 // The merge and the fold write the hourly and daily tables one at a time
 // (across replicas): each transaction first takes this lock. The merge,
-// every second, skips when it is taken (the next run goes on); the fold,
+// every --rollup_merge_interval, skips when it is taken (the next run goes on); the fold,
 // daily, waits for it (kRollupLock): a merge holds it for one chunk's
 // transaction, and a fold that skipped would leave its days hourly until
 // the next day (a service's first fold runs at the same instant as its
@@ -127,7 +107,8 @@ inline constexpr Query kRollupLock{"clicks_rollup_lock",
 // PostgreSQL about 9 µs more per click).
 // $1 pending rows at most. Deletes the oldest pending rows. Rows: kind,
 // subject, hour (epoch seconds), human, bot, then the arrays visitors,
-// dims, dim_values, dim_human, dim_bot.
+// dims, dim_values, dim_human, dim_bot. Run with binary results
+// (pg::BinaryResult), not prepared.
 inline constexpr Query kTakePending{
     "clicks_take_pending",
     "DELETE FROM click_rollup_pending"
@@ -291,13 +272,37 @@ inline constexpr Query kNotifyCodes{
 
 // clang-format on
 
+// Tables written by binary COPY (lib/pg/copy_binary.h) rather than by a
+// statement: PostgreSQL reads each field with its type's receive function
+// instead of parsing array literals (array_in) and materialising unnest.
+template <size_t N>
+struct CopyTarget {
+  const char* table;
+  std::array<const char*, N> columns;
+};
+
+// A batch's visits, one row per click. The partitions of every month in the
+// batch must exist (kCreatePartition): a row without one fails the COPY
+// with SQLSTATE 23514.
+inline constexpr CopyTarget<15> kCopyVisits{
+    "visits",
+    {"time", "link_id", "client_id", "ip", "browser", "browser_major", "os", "os_version", "device",
+     "bot", "referrer_host", "country", "region", "city", "network"}};
+
+// What a transaction adds to the rollups: one row per subject and hour
+// (GroupRollups); visitors the sketch hashes of the distinct human
+// visitors; dims, dim_values, dim_human, dim_bot parallel arrays, one
+// element per dimension and value.
+inline constexpr CopyTarget<10> kCopyPending{"click_rollup_pending",
+                                             {"kind", "subject", "hour", "human", "bot", "visitors",
+                                              "dims", "dim_values", "dim_human", "dim_bot"}};
+
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatches,     kLinkLabels,      kUpsertCounts,   kInsertVisits,     kCreatePartition,
-    kDropPartitions,    kInsertPending,   kTryRollupLock,  kRollupLock,       kTakePending,
-    kUpsertHours,       kStoredValues,    kUpsertHourDims, kOldestHourBefore, kFoldDay,
-    kStatsRollupCounts, kStatsRollupTops, kHumanTotal,     kLockLimited,      kExhaust,
-    kNotifyCodes,
+    kInsertBatches,    kLinkLabels, kUpsertCounts,      kCreatePartition, kDropPartitions,
+    kTryRollupLock,    kRollupLock, kUpsertHours,       kStoredValues,    kUpsertHourDims,
+    kOldestHourBefore, kFoldDay,    kStatsRollupCounts, kStatsRollupTops, kHumanTotal,
+    kLockLimited,      kExhaust,    kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

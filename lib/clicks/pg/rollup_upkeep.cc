@@ -21,8 +21,9 @@ RollupMerge MergeRollups(PgClickStore& store, const RollupMergeOptions& options)
       const int64_t now = absl::ToUnixSeconds(absl::Now());
       int64_t last = last_warning.load();
       if (now - last >= 60 && last_warning.compare_exchange_strong(last, now)) {
-        LogWarning("click rollups merge: %s (retried every second; logged once a minute)",
-                   merge.status.ToString());
+        LogWarning(
+            "click rollups merge: %s (retried every --rollup_merge_interval; logged once a minute)",
+            merge.status.ToString());
       }
       return merge;
     }

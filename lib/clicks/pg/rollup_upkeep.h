@@ -1,6 +1,6 @@
 // The upkeep of the click rollups (lib/clicks/rollups.h) that shorten-service
 // runs in the background (services/shorten/service_parts.cc):
-//  - the merge, every second: the rows batches append to
+//  - the merge, every --rollup_merge_interval (5 s): the rows batches append to
 //    click_rollup_pending are added into the hourly rollups, in chunks, so
 //    that what a read adds up stays a few seconds of batches;
 //  - the fold, daily: hours older than the hourly retention are folded into

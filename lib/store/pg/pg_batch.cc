@@ -12,13 +12,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "lib/pg/arrays.h"
-#include "lib/store/pg/copy_binary.h"
+#include "lib/pg/copy_binary.h"
 #include "lib/store/pg/queries.h"
 
 namespace shortener::store {
 namespace {
 
 using pg::ArrayLiteral;
+using pg::CopyBinary;
 
 using pg_queries::kCopyAliases;
 using pg_queries::kCopyLinks;

@@ -266,6 +266,14 @@ TEST_CASE("malformed batches are refused before any write", "[lib/clicks][contra
   CHECK_THAT(store->Record(UniqueBatchId("bad-device"), rows, true),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "rows[1].device"));
   rows[1].device = "desktop";
+  for (const char* ip : {"192.0.2.300", "192.0.2.7:80", "::FFFF:192.0.2.7", "host.example"}) {
+    INFO(ip);
+    rows[1].ip = ip;
+    CHECK_THAT(store->Record(UniqueBatchId("bad-ip"), rows, true),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                 "rows[1].ip: not an IP address in canonical form"));
+  }
+  rows[1].ip = "2001:db8:1::";
   rows[1].browser = std::string("Chr\0me", 6);
   CHECK_THAT(store->Record(UniqueBatchId("bad-text"), rows, true),
              HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "rows[1]: a NUL byte"));

@@ -148,6 +148,24 @@ TEST_CASE("grouping keeps every click of a random batch", "[lib/clicks]") {
   CHECK(total == 5000);
 }
 
+TEST_CASE("summing batches' hourly counts equals grouping all their rows", "[lib/clicks]") {
+  std::mt19937 rng(12);
+  std::vector<ClickRow> rows(3000);
+  for (ClickRow& r : rows) {
+    r.link_id = rng() % 20;
+    r.time = absl::FromUnixSeconds(1700000000 + rng() % (3600 * 5));
+    r.bot = rng() % 4 == 0;
+  }
+  const absl::Span<const ClickRow> all(rows);
+  const std::vector<HourlyCount> a = GroupHourly(all.subspan(0, 1000));
+  const std::vector<HourlyCount> b = GroupHourly(all.subspan(1000, 1500));
+  const std::vector<HourlyCount> c = GroupHourly(all.subspan(2500));
+  const std::vector<HourlyCount>* batches[] = {&a, &b, &c};
+  CHECK(SumHourlyCounts(batches) == GroupHourly(rows));
+  const std::vector<HourlyCount>* one[] = {&b};
+  CHECK(SumHourlyCounts(one) == b);
+}
+
 TEST_CASE("a click event becomes a row with derived visit fields", "[lib/clicks]") {
   useragent::ClientInfo client;
   client.browser = "Safari";

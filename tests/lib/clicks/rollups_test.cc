@@ -3,9 +3,11 @@
 #include "lib/clicks/rollups.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "tests/lib/clicks/click_store_contract.h"
 
 namespace shortener::clicks {
@@ -51,6 +53,88 @@ TEST_CASE("a batch becomes one rollup delta per link and UTC hour", "[lib/clicks
                                          "3 desktop 1/0", "3 mobile 2/0", "4 DE 2/0", "5 DE-BE 1/0",
                                          "6 Berlin 1/0", "7 AS3320 Deutsche Telekom AG 1/0",
                                          "8 a.test 2/0"});
+}
+
+// A delta as one line, to compare whole deltas and see the difference.
+std::string Describe(const RollupDelta& d) {
+  std::string out = std::string(1, static_cast<char>(d.subject.kind)) +
+                    std::to_string(d.subject.id) + " " +
+                    std::to_string(absl::ToUnixSeconds(d.hour)) + " " + std::to_string(d.human) +
+                    "/" + std::to_string(d.bot) + " v";
+  for (int64_t v : d.visitors) out += " " + std::to_string(v);
+  out += " d";
+  for (const DimensionCount& c : d.dims) {
+    out += " " + std::to_string(static_cast<int>(c.dim)) + ":" + c.value + "=" +
+           std::to_string(c.human) + "/" + std::to_string(c.bot);
+  }
+  return out;
+}
+
+std::vector<std::string> Describe(const std::vector<RollupDelta>& deltas) {
+  std::vector<std::string> out;
+  for (const RollupDelta& d : deltas) out.push_back(Describe(d));
+  return out;
+}
+
+// The deltas of `subject` in `deltas`, described with `as` for its subject.
+std::vector<std::string> DescribeOf(const std::vector<RollupDelta>& deltas, Subject subject,
+                                    Subject as) {
+  std::vector<std::string> out;
+  for (RollupDelta d : deltas) {
+    if (!(d.subject == subject)) continue;
+    d.subject = as;
+    out.push_back(Describe(d));
+  }
+  return out;
+}
+
+TEST_CASE("merging batches' deltas equals grouping all their clicks, labels included",
+          "[lib/clicks][rollups]") {
+  std::mt19937 rng(19);
+  const char* const browsers[] = {"Chrome", "Firefox", "Safari"};
+  const char* const referrers[] = {"", "a.test", "b.test", "c.test"};
+  std::vector<ClickRow> rows;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string minute =
+        std::to_string(10 + rng() % 3) + ":" + std::to_string(10 + rng() % 50);
+    const std::string time = "2030-01-01T" + minute + ":00Z";
+    ClickRow r = rng() % 6 == 0
+                     ? Bot(1 + rng() % 4, time.c_str())
+                     : Human(1 + rng() % 4, time.c_str(), "192.0.2." + std::to_string(rng() % 40),
+                             browsers[rng() % 3], "Android", "mobile", referrers[rng() % 4],
+                             rng() % 2 ? "DE" : "FR");
+    rows.push_back(std::move(r));
+  }
+  const absl::Span<const ClickRow> all(rows);
+  const std::vector<RollupDelta> a = GroupRollups(all.subspan(0, 700));
+  const std::vector<RollupDelta> b = GroupRollups(all.subspan(700, 600));
+  const std::vector<RollupDelta> c = GroupRollups(all.subspan(1300));
+  const std::vector<RollupDelta>* batches[] = {&a, &b, &c};
+
+  // Without labels: the same deltas as grouping every click at once.
+  CHECK(Describe(MergeRollupDeltas(batches, {})) == Describe(GroupRollups(rows)));
+
+  // Links 1 and 2 carry label 100, link 1 also label 101: a label's deltas
+  // are those of one link that had all of its links' clicks.
+  const LinkLabels labels = {{1, {100, 101}}, {2, {100}}};
+  const std::vector<RollupDelta> merged = MergeRollupDeltas(batches, labels);
+  std::vector<ClickRow> as_one_link = rows;
+  for (ClickRow& r : as_one_link) {
+    if (r.link_id == 1 || r.link_id == 2) r.link_id = 1000;
+  }
+  const std::vector<RollupDelta> both = GroupRollups(as_one_link);
+  CHECK(DescribeOf(merged, LabelSubject(100), LinkSubject(1000)) ==
+        DescribeOf(both, LinkSubject(1000), LinkSubject(1000)));
+  CHECK(DescribeOf(merged, LabelSubject(101), LinkSubject(1)) ==
+        DescribeOf(GroupRollups(rows), LinkSubject(1), LinkSubject(1)));
+  // The links' own deltas are unchanged by their labels, and the whole is
+  // what GroupRollups of all the rows with the labels gives.
+  for (int64_t link = 1; link <= 4; ++link) {
+    CHECK(DescribeOf(merged, LinkSubject(link), LinkSubject(link)) ==
+          DescribeOf(GroupRollups(rows), LinkSubject(link), LinkSubject(link)));
+  }
+  CHECK(Describe(merged) == Describe(GroupRollups(rows, labels)));
+  CHECK(merged.size() == GroupRollups(rows).size() + 3 + 3);  // 3 hours per label
 }
 
 TEST_CASE("the visitor hash is the client id's first 64 bits", "[lib/clicks][rollups]") {

@@ -86,6 +86,10 @@ TEST_CASE("each field out of range is refused naming its flag", "[services/short
       {[](ServerConfig& c) { c.denied_domains = {"exa mple.com"}; }, "--denied_domains: "},
       {[](ServerConfig& c) { c.visits_retention_months = -1; },
        "--visits_retention_months: must be 0 (keep forever) or more, got -1"},
+      {[](ServerConfig& c) { c.rollup_merge_interval = absl::Milliseconds(50); },
+       "--rollup_merge_interval: must be between 0.1s and 60s, got 50ms"},
+      {[](ServerConfig& c) { c.rollup_merge_interval = absl::Minutes(2); },
+       "--rollup_merge_interval: must be between 0.1s and 60s, got 2m"},
       {[](ServerConfig& c) { c.tls.key_file = "/k.pem"; }, "--tls_key needs --tls_cert"},
   };
   for (const Case& c : cases) {

@@ -624,5 +624,61 @@ TEST_CASE("shortenctl --label labels links from shorten and batch; stats --label
   CHECK(absl::StrContains(elsewhere.output, "--label applies to shorten, batch and stats only"));
 }
 
+TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for admins only",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-tenant-b", "shorten,stats");
+  const std::string with_key = "--api_key_file=" + key.file;
+  Outcome shortened = f.RunWithoutKey(
+      {with_key, "shorten", "https://example.com/ctl-tenant-b", "--label=campaign=ctl-b"});
+  INFO(shortened.output);
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.out, "code");
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-tenant-b-1");
+  for (int i = 0; i < 3; ++i) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(absl::FromUnixSeconds(1893456000 + i));
+    e->set_client_ip("192.0.2." + std::to_string(10 + i));
+    e->set_user_agent("Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0");
+    e->set_http_status(302);
+  }
+  REQUIRE(RecordClicks(f, clicks) == 3);
+  const std::vector<std::string> range = {"--from=2030-01-01", "--to=2030-01-02"};
+  auto stats = [&](std::vector<std::string> args) {
+    args.insert(args.end(), range.begin(), range.end());
+    return args;
+  };
+
+  // The admin names the tenant and gets its label's clicks; without
+  // --tenant it reads its own tenant, which has no such label.
+  Outcome admin =
+      f.Run(stats({"--json", "stats", "--label=campaign=ctl-b", "--tenant=ctl-tenant-b"}));
+  INFO(admin.output);
+  CHECK(admin.exit_code == 0);
+  CHECK(absl::StrContains(admin.output, "\"total_human_clicks\":\"3\""));
+  Outcome own = f.Run(stats({"--json", "stats", "--label=campaign=ctl-b"}));
+  CHECK(own.exit_code == 0);
+  INFO(own.output);
+  CHECK(absl::StrContains(own.output, "\"total_human_clicks\":\"0\""));
+  // The tenant's own key may name itself, and nobody else.
+  Outcome self = f.RunWithoutKey(
+      stats({with_key, "--json", "stats", "--label=campaign=ctl-b", "--tenant=ctl-tenant-b"}));
+  CHECK(self.exit_code == 0);
+  CHECK(absl::StrContains(self.output, "\"total_human_clicks\":\"3\""));
+  Outcome other = f.RunWithoutKey(
+      stats({with_key, "stats", "--label=campaign=ctl-b", "--tenant=someone-else"}));
+  CHECK(other.exit_code == 1);
+  CHECK(absl::StartsWith(other.err, "shortenctl: PERMISSION_DENIED: tenant: api key "));
+  // A code names its own link: --tenant has nothing to say there.
+  Outcome by_code = f.Run(stats({"stats", code, "--tenant=ctl-tenant-b"}));
+  CHECK(by_code.exit_code == 2);
+  CHECK(absl::StrContains(by_code.err, "--tenant applies to stats --label only"));
+  Outcome elsewhere = f.Run({"get", code, "--tenant=ctl-tenant-b"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.err, "(and --tenant to stats --label)"));
+}
+
 }  // namespace
 }  // namespace shortener::testing

@@ -1,5 +1,5 @@
 // Rows in the binary format of COPY ... FROM STDIN, built into one buffer that
-// PgLinkStore hands to libpq in a single call per table.
+// PgLinkStore and PgClickStore hand to libpq in a single call per table.
 //
 // Why binary: PostgreSQL reads each field with the type's receive function
 // (a byte swap for an integer or a timestamp, a length and a copy for text)
@@ -18,8 +18,8 @@
 // "incorrect binary data format".
 //
 // Thread-compatible.
-#ifndef SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
-#define SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
+#ifndef SHORTENER_LIB_PG_COPY_BINARY_H_
+#define SHORTENER_LIB_PG_COPY_BINARY_H_
 
 #include <cstdint>
 #include <optional>
@@ -30,7 +30,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 
-namespace shortener::store {
+namespace shortener::pg {
 
 class CopyBinary {
  public:
@@ -44,6 +44,13 @@ class CopyBinary {
   CopyBinary& Int64(int64_t number);                         // bigint
   CopyBinary& Int64(const std::optional<int64_t>& number);   // nullopt: NULL
   CopyBinary& Int16(int16_t number);                         // smallint
+  CopyBinary& Int32(int32_t number);                         // integer
+  CopyBinary& Bool(bool value);                              // boolean
+  CopyBinary& Char(char value);                              // "char" (one byte)
+  // inet from the canonical text of an IPv4 or IPv6 address ("192.0.2.7",
+  // "2001:db8::"), as a host (/32, /128); empty: NULL. Anything else throws
+  // std::invalid_argument (callers pass CanonicalIp or AnonymizeIp output).
+  CopyBinary& Inet(absl::string_view address);
   // timestamptz, rounded down to a whole microsecond (StoreTime). A time
   // PostgreSQL cannot hold (absl's infinities among them) fails the COPY as
   // out of range (SQLSTATE 22008).
@@ -53,6 +60,10 @@ class CopyBinary {
   // bigint[]: one dimension, lower bound 1, no NULL elements (an empty span
   // is an empty array, not NULL).
   CopyBinary& Int64Array(absl::Span<const int64_t> numbers);
+  CopyBinary& Int16Array(absl::Span<const int16_t> numbers);  // smallint[], likewise
+  // text[], likewise; each element as Text.
+  CopyBinary& TextArray(absl::Span<const std::string> texts);
+  CopyBinary& TextArray(absl::Span<const absl::string_view> texts);
   CopyBinary& Null();
   // Ends the current row.
   void EndRow();
@@ -67,8 +78,19 @@ class CopyBinary {
   void CopyTo(pqxx::dbtransaction& tx, const std::string& table,
               absl::Span<const char* const> columns);
 
+  // Sends the ended rows of every one of `parts` (built elsewhere, say on
+  // their callers' threads), in order, as one COPY in `tx`, without
+  // copying them into one buffer first; leaves the parts as they are.
+  // Throws as CopyTo, and std::logic_error for a part with a row not ended.
+  static void CopyAllTo(pqxx::dbtransaction& tx, const std::string& table,
+                        absl::Span<const char* const> columns,
+                        absl::Span<const CopyBinary* const> parts);
+
  private:
   void StartField(int32_t length);
+  // An array field's header: one dimension of `n` elements of type
+  // `element_oid` (none: zero dimensions), `payload` bytes of elements.
+  void StartArray(int32_t element_oid, int32_t n, size_t payload);
   void Reset();
 
   std::string data_;
@@ -77,6 +99,6 @@ class CopyBinary {
   size_t rows_ = 0;
 };
 
-}  // namespace shortener::store
+}  // namespace shortener::pg
 
-#endif  // SHORTENER_LIB_STORE_PG_COPY_BINARY_H_
+#endif  // SHORTENER_LIB_PG_COPY_BINARY_H_
