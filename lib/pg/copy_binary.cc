@@ -5,6 +5,7 @@
 #include <libpq-fe.h>
 
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <pqxx/dbtransaction>
 #include <stdexcept>
@@ -244,7 +245,8 @@ void CopyBinary::CopyTo(pqxx::dbtransaction& tx, const std::string& table,
 
 void CopyBinary::CopyAllTo(pqxx::dbtransaction& tx, const std::string& table,
                            absl::Span<const char* const> columns,
-                           absl::Span<const CopyBinary* const> parts) {
+                           absl::Span<const CopyBinary* const> parts,
+                           const std::function<void()>& meanwhile) {
   size_t rows = 0;
   size_t bytes = 0;
   for (const CopyBinary* part : parts) {
@@ -254,7 +256,10 @@ void CopyBinary::CopyAllTo(pqxx::dbtransaction& tx, const std::string& table,
     rows += part->rows_;
     bytes += part->data_.size() - kHeaderSize;
   }
-  if (rows == 0) return;
+  if (rows == 0) {
+    if (meanwhile) meanwhile();
+    return;
+  }
   if (bytes > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw std::length_error("COPY data longer than 2 GB");
   }
@@ -279,10 +284,19 @@ void CopyBinary::CopyAllTo(pqxx::dbtransaction& tx, const std::string& table,
       PQputCopyEnd(conn, nullptr) != 1) {
     internal::ThrowLibpqError(conn, nullptr, sql);
   }
+  std::exception_ptr thrown;
+  if (meanwhile) {
+    try {
+      meanwhile();
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+  }
   PGresult* ended = PQgetResult(conn);
   if (PQresultStatus(ended) != PGRES_COMMAND_OK) internal::ThrowLibpqError(conn, ended, sql);
   PQclear(ended);
   internal::DrainResults(conn);
+  if (thrown) std::rethrow_exception(thrown);
 }
 
 }  // namespace shortener::pg

@@ -22,6 +22,7 @@
 #define SHORTENER_LIB_PG_COPY_BINARY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <pqxx/dbtransaction>
 #include <string>
@@ -82,9 +83,14 @@ class CopyBinary {
   // their callers' threads), in order, as one COPY in `tx`, without
   // copying them into one buffer first; leaves the parts as they are.
   // Throws as CopyTo, and std::logic_error for a part with a row not ended.
+  // `meanwhile`, when set, runs once every row is sent and before the
+  // COPY's result is read: work of the caller's that overlaps PostgreSQL's
+  // (it must not use the connection); what it throws is thrown, after the
+  // COPY's result is read.
   static void CopyAllTo(pqxx::dbtransaction& tx, const std::string& table,
                         absl::Span<const char* const> columns,
-                        absl::Span<const CopyBinary* const> parts);
+                        absl::Span<const CopyBinary* const> parts,
+                        const std::function<void()>& meanwhile = nullptr);
 
  private:
   void StartField(int32_t length);

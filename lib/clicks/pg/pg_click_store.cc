@@ -362,19 +362,23 @@ absl::Status PgClickStore::WriteClicks(pqxx::work& tx, const std::vector<size_t>
   // The counts upsert takes row locks that every concurrent transaction for
   // the same links and hour waits for until this one commits; taking them
   // last keeps that wait to the upsert, the limit check and the commit.
+  // The group's rollups are added up while PostgreSQL takes the visits.
+  CopyBinary pending;
+  auto add_up_rollups = [&] { pending = BuildPending(rollups, labels); };
   if (!visits.empty()) {
     try {
       CopyBinary::CopyAllTo(tx, pg_queries::kCopyVisits.table, pg_queries::kCopyVisits.columns,
-                            visits);
+                            visits, add_up_rollups);
     } catch (const pqxx::sql_error& e) {
       // The only CHECK a validated visit can fail is "no partition for
       // the row" (device was checked above).
       if (e.sqlstate() == "23514") throw PartitionMissing{};
       throw;
     }
+  } else {
+    add_up_rollups();
   }
   // Rollups: appended, so no lock either (the merge adds them up).
-  CopyBinary pending = BuildPending(rollups, labels);
   pending.CopyTo(tx, pg_queries::kCopyPending.table, pg_queries::kCopyPending.columns);
   const CountArrays counts = BuildCounts(grouped);
   tx.exec_prepared(pg_queries::kUpsertCounts.name, counts.link_ids, counts.hours, counts.bots,

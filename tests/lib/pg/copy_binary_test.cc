@@ -232,6 +232,35 @@ TEST_CASE("CopyBinary integers, booleans, chars, inet and smallint and text arra
   CHECK_THROWS_AS(bad.Inet("192.0.2.1/24"), std::invalid_argument);
 }
 
+TEST_CASE("CopyAllTo runs the caller's work while the COPY is in flight, and rethrows it after",
+          "[lib/pg][pg]") {
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::work tx(conn);
+  tx.exec0("CREATE TEMP TABLE copy_meanwhile (i bigint)");
+  const char* const columns[] = {"i"};
+  CopyBinary rows;
+  for (int64_t i = 0; i < 1000; ++i) {
+    rows.Int64(i);
+    rows.EndRow();
+  }
+  const CopyBinary* parts[] = {&rows};
+  int ran = 0;
+  CopyBinary::CopyAllTo(tx, "copy_meanwhile", columns, parts, [&ran] { ++ran; });
+  CHECK(ran == 1);
+  CHECK(tx.exec1("SELECT count(*) FROM copy_meanwhile")[0].as<int>() == 1000);
+  // What it throws comes out once the COPY is done: the rows are in and
+  // the connection takes the next statement.
+  CHECK_THROWS_WITH(CopyBinary::CopyAllTo(tx, "copy_meanwhile", columns, parts,
+                                          [] { throw std::runtime_error("caller failed"); }),
+                    "caller failed");
+  CHECK(tx.exec1("SELECT count(*) FROM copy_meanwhile")[0].as<int>() == 2000);
+  // With nothing to send, it still runs.
+  const CopyBinary empty;
+  const CopyBinary* none[] = {&empty};
+  CopyBinary::CopyAllTo(tx, "copy_meanwhile", columns, none, [&ran] { ++ran; });
+  CHECK(ran == 2);
+}
+
 TEST_CASE("CopyBinary fails with PostgreSQL's SQLSTATE and leaves the connection usable",
           "[lib/pg][pg]") {
   pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
