@@ -284,6 +284,8 @@ TEST_CASE("a stopped database gives UNAVAILABLE and the batch counts once after 
   REQUIRE_THAT((*cluster)->Stop(), IsOk());
   CHECK_THAT(store->Record("outage-1", rows, true), HasCode(absl::StatusCode::kUnavailable));
   CHECK_THAT(store->Record("outage-1", rows, true), HasCode(absl::StatusCode::kUnavailable));
+  // The rollup merge (binary results over the pooled connection) too.
+  CHECK_THAT(store->MergePendingRollups(100), HasCode(absl::StatusCode::kUnavailable));
   REQUIRE_THAT((*cluster)->Resume(), IsOk());
   CHECK(Counted(conninfo, 8001) == 0);
   CHECK(Visits(conninfo, 8001) == 0);
@@ -297,6 +299,17 @@ TEST_CASE("a stopped database gives UNAVAILABLE and the batch counts once after 
   CHECK(again->duplicate);
   CHECK(Counted(conninfo, 8001) == 2);
   CHECK(Visits(conninfo, 8001) == 2);
+  // The merge heals as well and moves every pending row once: the rollups
+  // count what the counts do.
+  auto merged = store->MergePendingRollups(100);
+  REQUIRE_THAT(merged, IsOk());
+  CHECK(*merged == 3);  // outage-0's hour, outage-1's two hours
+  CHECK(Scalar(conninfo, "SELECT count(*) FROM click_rollup_pending") == 0);
+  CHECK(
+      Scalar(
+          conninfo,
+          "SELECT sum(human + bot) FROM click_rollup_hours WHERE kind = 'l' AND subject = 8001") ==
+      2);
 }
 
 TEST_CASE("retention drops only partitions that end by the cutoff", "[lib/clicks/pg][pg]") {
