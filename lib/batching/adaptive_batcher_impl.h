@@ -215,6 +215,9 @@ void AdaptiveBatcher<Item>::StartBatches(std::unique_lock<std::mutex>& lock,
     if (!queue_.empty()) ArmTimer(deadline);
     AsyncBatchExecutor<Item>* const async = async_;
     lock.unlock();
+    // Nothing taken: no slot holds Shutdown back, so once unlocked the
+    // batcher may be gone (a FinishBatch that freed the last slot).
+    if (started.empty() && expired_slot == kNoSlot) return;
     // Before any Start: every slot taken above is still held, so Shutdown
     // cannot return while these are answered.
     RefuseExpired(expired);

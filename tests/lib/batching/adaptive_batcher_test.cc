@@ -8,6 +8,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -367,6 +368,25 @@ TEMPLATE_TEST_CASE("batcher: many threads at once, each item answered exactly on
   CHECK(stats.items + stats.refused_queue_full + stats.expired_queued ==
         static_cast<uint64_t>(kThreads * kPerThread));
   for (const auto& batch : rig.journal.batches()) CHECK(batch.size() <= 16);
+}
+
+TEST_CASE("batcher: destroyed as soon as Shutdown returns, while its last batch finishes elsewhere",
+          "[lib/batching][concurrent]") {
+  // The executor's thread finishes the last batch; Shutdown may return on
+  // the owner's thread the moment the slot is free, and the owner frees the
+  // batcher. FinishBatch must not touch it after that (a sanitizer build
+  // reports the use after free; CI once caught ResolveBatcher doing it).
+  Journal journal;
+  HeldSender sender(&journal, /*completer_thread=*/true);
+  constexpr int kRounds = 500;
+  for (int round = 0; round < kRounds; ++round) {
+    auto batcher = std::make_unique<AdaptiveBatcher<int>>(Options(4, 1), &sender);
+    batcher->Submit(round);
+    batcher->Shutdown(Queued::kRefuse);
+    batcher.reset();
+  }
+  REQUIRE(journal.WaitForAnswers(kRounds));
+  for (int round = 0; round < kRounds; ++round) CHECK(journal.How(round) == "executed");
 }
 
 }  // namespace
