@@ -399,4 +399,13 @@ ClientInfo Classify(absl::string_view user_agent) {
   return info;
 }
 
+const ClientInfo& BatchClassifier::Classify(absl::string_view user_agent) {
+  if (auto it = known_.find(user_agent); it != known_.end()) return it->second;
+  if (known_.size() >= max_agents_) {
+    unkept_ = useragent::Classify(user_agent);
+    return unkept_;
+  }
+  return known_.emplace(user_agent, useragent::Classify(user_agent)).first->second;
+}
+
 }  // namespace shortener::useragent

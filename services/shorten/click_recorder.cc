@@ -139,6 +139,7 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicks
   // meanwhile. Places go into the rollups, with or without visits.
   geoip::GeoSnapshot geo;
   if (options_.geo != nullptr) geo = options_.geo->Current();
+  useragent::BatchClassifier agents(input.events.size());
   for (size_t i = 0; i < input.events.size(); ++i) {
     const ClickInput& event = input.events[i];
     if (!problems[i].empty()) {
@@ -161,7 +162,7 @@ absl::StatusOr<RecordClicksOutput> ClickRecorder::RecordBatch(const RecordClicks
     click.user_agent = event.user_agent;
     click.referer = event.referer;
     rows.push_back(
-        clicks::MakeClickRow(click, useragent::Classify(event.user_agent), options_.keep_full_ips));
+        clicks::MakeClickRow(click, agents.Classify(event.user_agent), options_.keep_full_ips));
     if (!geo.empty()) {
       geoip::Place place = geo.PlaceOf(event.client_ip);
       clicks::ClickRow& row = rows.back();

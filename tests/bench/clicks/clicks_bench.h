@@ -41,6 +41,7 @@ struct Config {
   int ingest_seconds = 10, ingest_rounds = 3, ingest_inflight = 4, ingest_batch = 1000;
   int ingest_links = 300;
   bool ingest_labels = false;
+  absl::Duration ingest_merge_interval = absl::Seconds(1);
   std::string old_service;
   int64_t stats_clicks = 10'000'000;
   int stats_days = 30, stats_reads = 7;

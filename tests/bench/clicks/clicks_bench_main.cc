@@ -46,6 +46,9 @@ ABSL_FLAG(int, ingest_rounds, 3, "ingest windows per configuration (alternating;
 ABSL_FLAG(int, ingest_inflight, 4, "RecordClicks calls in flight (one connection each)");
 ABSL_FLAG(int, ingest_batch, 1000, "events per RecordClicks batch (the edge's --click_batch)");
 ABSL_FLAG(int, ingest_links, 300, "distinct links the ingested clicks are spread over");
+ABSL_FLAG(absl::Duration, ingest_merge_interval, absl::Seconds(1),
+          "ingest: this build's --rollup_merge_interval; a window ends once its rollups are "
+          "merged, so a long interval would count waiting for the merge timer as ingest time");
 ABSL_FLAG(bool, ingest_labels, false,
           "ingest: every link carries one campaign label (links.label_ids), so each click also "
           "counts under the label's rollups");
@@ -80,6 +83,7 @@ absl::StatusOr<Config> ConfigFromFlags(const std::string& command) {
   c.ingest_batch = absl::GetFlag(FLAGS_ingest_batch);
   c.ingest_links = absl::GetFlag(FLAGS_ingest_links);
   c.ingest_labels = absl::GetFlag(FLAGS_ingest_labels);
+  c.ingest_merge_interval = absl::GetFlag(FLAGS_ingest_merge_interval);
   c.old_service = absl::GetFlag(FLAGS_old_service);
   c.stats_clicks = absl::GetFlag(FLAGS_stats_clicks);
   c.stats_days = absl::GetFlag(FLAGS_stats_days);
@@ -105,10 +109,12 @@ absl::StatusOr<Config> ConfigFromFlags(const std::string& command) {
   }
   if (c.seconds < 1 || c.rounds < 1 || c.connections < 1 || c.warmup_seconds < 0 ||
       c.ingest_seconds < 1 || c.ingest_rounds < 1 || c.ingest_inflight < 1 || c.ingest_batch < 1 ||
-      c.ingest_batch > 10000 || c.ingest_links < 1) {
+      c.ingest_batch > 10000 || c.ingest_links < 1 ||
+      c.ingest_merge_interval < absl::Milliseconds(100) ||
+      c.ingest_merge_interval > absl::Seconds(60)) {
     return absl::InvalidArgumentError(
-        "--seconds, --rounds, --connections, --ingest_* must be >= 1 (--ingest_batch <= 10000), "
-        "--warmup_seconds >= 0");
+        "--seconds, --rounds, --connections, --ingest_* must be >= 1 (--ingest_batch <= 10000, "
+        "--ingest_merge_interval 0.1s..60s), --warmup_seconds >= 0");
   }
   return c;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace shortener::useragent {
 namespace {
@@ -152,6 +153,33 @@ TEST_CASE("random fragments never break the invariants", "[lib/useragent]") {
     if (got.bot) REQUIRE(got.os == "Other");
     REQUIRE(Classify(ua) == got);  // deterministic
   }
+}
+
+TEST_CASE("BatchClassifier answers what Classify does, keeping at most max_agents agents",
+          "[lib/useragent]") {
+  const std::vector<std::string> agents = {
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+      "Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+      "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+      "Chrome/124.0.0.0 Mobile Safari/537.36",
+      "Googlebot/2.1 (+http://www.google.com/bot.html)",
+      "",
+      "curl/8.5.0",
+  };
+  BatchClassifier memo(3);
+  std::mt19937 random(5);
+  for (int i = 0; i < 200; ++i) {
+    const std::string& agent = agents[random() % agents.size()];
+    CAPTURE(agent);
+    CHECK(memo.Classify(agent) == Classify(agent));
+    CHECK(memo.agents_kept() <= 3);
+  }
+  CHECK(memo.agents_kept() == 3);
+  // Past the bound an agent is still classified, each time afresh.
+  BatchClassifier none(0);
+  CHECK(none.Classify(agents[0]) == Classify(agents[0]));
+  CHECK(none.Classify(agents[2]) == Classify(agents[2]));
+  CHECK(none.agents_kept() == 0);
 }
 
 }  // namespace
