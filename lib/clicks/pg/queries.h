@@ -109,10 +109,16 @@ inline constexpr Query kRollupLock{"clicks_rollup_lock",
 // subject, hour (epoch seconds), human, bot, then the arrays visitors,
 // dims, dim_values, dim_human, dim_bot. Run with binary results
 // (pg::BinaryResult), not prepared.
+// A bound on id (one subquery, run once), not "id IN (subquery)": with
+// statistics taken while the table was nearly empty, PostgreSQL planned the
+// IN as a nested loop that ran the subquery for every pending row, and one
+// merge of 10^5 rows took 26 s (docs/benchmarks.md, Rollups). Both read one
+// snapshot, so the rows deleted are still the first $1 visible.
 inline constexpr Query kTakePending{
     "clicks_take_pending",
     "DELETE FROM click_rollup_pending"
-    " WHERE id IN (SELECT id FROM click_rollup_pending ORDER BY id LIMIT $1)"
+    " WHERE id <= (SELECT max(id) FROM (SELECT id FROM click_rollup_pending ORDER BY id LIMIT $1)"
+    "              AS oldest)"
     " RETURNING kind, subject, extract(epoch FROM hour)::bigint, human, bot, visitors, dims,"
     "           dim_values, dim_human, dim_bot"};
 
