@@ -52,8 +52,8 @@ ParsedIp ParseIp(absl::string_view ip) {
 
 std::string FormatIp(const ParsedIp& ip) {
   if (ip.family == AF_INET) {
-    // What inet_ntop writes, without its sprintf: a third of the service's
-    // CPU per click went to formatting and parsing addresses.
+    // What inet_ntop writes, without its sprintf: an eighth of the service's
+    // CPU samples per click went to formatting and parsing addresses.
     return absl::StrCat(unsigned{ip.bytes[0]}, ".", unsigned{ip.bytes[1]}, ".",
                         unsigned{ip.bytes[2]}, ".", unsigned{ip.bytes[3]});
   }

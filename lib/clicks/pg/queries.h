@@ -112,8 +112,8 @@ inline constexpr Query kRollupLock{"clicks_rollup_lock",
 // A bound on id (one subquery, run once), not "id IN (subquery)": with
 // statistics taken while the table was nearly empty, PostgreSQL planned the
 // IN as a nested loop that ran the subquery for every pending row, and one
-// merge of 10^5 rows took 26 s (docs/benchmarks.md, Rollups). Both read one
-// snapshot, so the rows deleted are still the first $1 visible.
+// merge took 26 s (docs/benchmarks.md, Rollups). Both read one snapshot,
+// so the rows deleted are still the first $1 visible.
 inline constexpr Query kTakePending{
     "clicks_take_pending",
     "DELETE FROM click_rollup_pending"
