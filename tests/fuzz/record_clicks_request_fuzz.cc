@@ -17,6 +17,10 @@
 //    refused exactly when ClickEventProblem names a problem or its code is
 //    neither a short code nor an alias; the rows recorded are one per
 //    accepted event, every text column valid UTF-8 without NUL;
+//  - each row is what MakeClickRow makes of its event with Classify of the
+//    event's User-Agent (the recorder classifies a batch's agents once:
+//    useragent::BatchClassifier) and the event's address anonymised (a
+//    CanonicalIp form, or empty); rows follow their events' order;
 //  - the same request again is a duplicate: nothing recorded, the same
 //    refused list;
 //  - the answer serialises and parses back (a reason that is not UTF-8
@@ -32,6 +36,7 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/stubs/logging.h"
 #include "lib/clicks/click_text.h"
+#include "lib/clicks/clicks.h"
 #include "lib/clicks/in_memory_click_store.h"
 #include "lib/codec/short_codec.h"
 #include "lib/common/thread_pool.h"
@@ -42,6 +47,7 @@
 #include "lib/store/in_memory_link_store.h"
 #include "lib/store/read_batcher.h"
 #include "lib/url/url_policy.h"
+#include "lib/useragent/user_agent.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/proto_mapping.h"
 #include "services/shorten/shortener.h"
@@ -160,6 +166,31 @@ void FuzzOne(const v1::RecordClicksRequest& request) {
                StorableText(row.os) && StorableText(row.os_version) && StorableText(row.device) &&
                StorableText(row.referrer_host) && StorableText(row.country));
     FUZZ_CHECK(row.time >= kEarliestClickTime && row.time < kLatestClickTime);
+  }
+
+  // Rows in event order, each derived from one of the events not refused
+  // (the others were skipped: their code names no link).
+  size_t next_event = 0;
+  for (const clicks::ClickRow& row : rows) {
+    bool matched = false;
+    for (; next_event < events && !matched; ++next_event) {
+      if (refused[next_event]) continue;
+      const ClickInput& e = input.events[next_event];
+      clicks::ClickEvent click;
+      click.link_id = row.link_id;
+      click.time = row.time;
+      click.client_ip = e.client_ip;
+      click.user_agent = e.user_agent;
+      click.referer = e.referer;
+      const clicks::ClickRow want =
+          clicks::MakeClickRow(click, useragent::Classify(e.user_agent), false);
+      matched = row.bot == want.bot && row.client_id == want.client_id && row.ip == want.ip &&
+                row.browser == want.browser && row.browser_major == want.browser_major &&
+                row.os == want.os && row.os_version == want.os_version &&
+                row.device == want.device && row.referrer_host == want.referrer_host;
+    }
+    FUZZ_CHECK(matched);
+    FUZZ_CHECK(row.ip.empty() || clicks::CanonicalIp(row.ip) == row.ip);
   }
 
   // The answer as the handler builds it, through the wire.

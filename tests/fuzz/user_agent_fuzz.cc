@@ -10,13 +10,18 @@
 //    browser_major is 0..999999999;
 //  - a bot (the empty agent included) has device kBot, os "Other" and no
 //    os_version, and device kBot only for bots;
-//  - only the first 1024 bytes count, and Classify is deterministic.
+//  - only the first 1024 bytes count, and Classify is deterministic;
+//  - BatchClassifier (the per-batch memo RecordClicks uses), given the
+//    input's lines in order, answers each as Classify does, keeping at
+//    most its bound.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "lib/useragent/user_agent.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -83,5 +88,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckNameCardinality(info);
   FUZZ_CHECK(Classify(ua) == info);
   if (size > kMaxExamined) FUZZ_CHECK(Classify(ua.substr(0, kMaxExamined)) == info);
+  // The lines of the input as the agents of one batch, repeats included.
+  const std::vector<absl::string_view> agents = absl::StrSplit(ua, '\n');
+  BatchClassifier memo(4);
+  for (absl::string_view agent : agents) {
+    FUZZ_CHECK(memo.Classify(agent) == Classify(agent));
+    FUZZ_CHECK(memo.agents_kept() <= 4);
+  }
   return 0;
 }
