@@ -2,6 +2,7 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <cstring>
 #include <pqxx/except>
 
@@ -29,6 +30,7 @@ class Reader {
     return out;
   }
   bool done() const { return bytes_.empty(); }
+  size_t left() const { return bytes_.size(); }
   [[noreturn]] static void Fail() {
     throw pqxx::data_exception("binary result: a field is shorter than its format says");
   }
@@ -67,7 +69,7 @@ std::vector<T> NumberArray(absl::string_view field, uint32_t oid, ReadOne read_o
   Reader r(field);
   const size_t n = ArrayLength(r, oid);
   std::vector<T> out;
-  out.reserve(n);
+  out.reserve(std::min(n, r.left() / (4 + sizeof(T))));  // a count the bytes cannot hold fails
   for (size_t i = 0; i < n; ++i) {
     if (r.Int32() != static_cast<int32_t>(sizeof(T))) {
       throw pqxx::data_exception("binary result: a NULL or mis-sized number in an array");
@@ -136,7 +138,7 @@ std::vector<std::string> BinaryResult::TextArray(int row, int column) const {
   Reader r(Field(row, column));
   const size_t n = ArrayLength(r, kTextOid);
   std::vector<std::string> out;
-  out.reserve(n);
+  out.reserve(std::min(n, r.left() / 4));
   for (size_t i = 0; i < n; ++i) {
     const int32_t length = r.Int32();
     if (length < 0) {

@@ -76,6 +76,23 @@ TEST_CASE("BinaryResult refuses NULLs where a value is read, and reports SQL err
   }
 }
 
+TEST_CASE("BinaryResult refuses an array whose header claims more than its bytes hold",
+          "[lib/pg][pg]") {
+  // bytea fields holding array_send forms by hand: one dimension of bigint
+  // (OID 20) claiming 2^31 - 1 elements with one present, and a text[]
+  // (OID 25) claiming 2^31 - 1 with none. Read, not allocated for.
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::work tx(conn);
+  const BinaryResult r =
+      BinaryResult::Exec(tx,
+                         "SELECT '\\x0000000100000000000000147fffffff00000001'::bytea"
+                         "       || '\\x00000008000000000000002a'::bytea,"
+                         "       '\\x0000000100000000000000197fffffff00000001'::bytea",
+                         {});
+  CHECK_THROWS_AS(r.Int64Array(0, 0), pqxx::data_exception);
+  CHECK_THROWS_AS(r.TextArray(0, 1), pqxx::data_exception);
+}
+
 TEST_CASE("BinaryResult leaves the connection usable for libpqxx", "[lib/pg][pg]") {
   pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
   pqxx::work tx(conn);
