@@ -8,6 +8,8 @@ SHORTENER_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libpqxx-dev libpq-dev libssl-dev libcurl4-openssl-dev libidn2-dev catch2 libboost1.81-dev zlib1g-dev curl
   libmaxminddb-dev libjemalloc-dev
+  libqrencode-dev libpng-dev  # GetQrCode's symbols and PNGs (lib/qr)
+  libzbar-dev librsvg2-bin  # the QR tests read images back with zbar, SVGs drawn by rsvg-convert
   prometheus-cpp-dev  # shorten-service's /metrics (links only its core library)
   postgresql postgresql-contrib
   postgresql-15-hll  # HyperLogLog sketches of the click rollups (migration 0009)
