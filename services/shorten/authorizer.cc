@@ -44,6 +44,7 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
       return Scope::kWatchInvalidations;
     case Rpc::kGetLink:
     case Rpc::kGetClickStats:
+    case Rpc::kGetQrCode:
       return Scope::kStats;
     case Rpc::kRevoke:
       return Scope::kRevoke;

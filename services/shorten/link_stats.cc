@@ -47,6 +47,16 @@ void LinkStats::GetLink(absl::string_view code, Caller caller, LinkDone done) {
       std::move(done));
 }
 
+void LinkStats::GetQrCode(const QrQuery& query, Caller caller, QrDone done) {
+  ReadOwnedLink<LinkQrCode>(
+      query.code, std::move(caller),
+      [options = query.options](LinkView view) -> absl::StatusOr<LinkQrCode> {
+        SHORTENER_ASSIGN_OR_RETURN(qr::QrImage image, qr::RenderQr(view.short_url, options));
+        return LinkQrCode{std::move(view.short_url), std::move(image)};
+      },
+      std::move(done));
+}
+
 void LinkStats::GetClickStats(absl::string_view code, Caller caller, const ClickStatsQuery& query,
                               StatsDone done) {
   absl::StatusOr<clicks::StatsRange> range =

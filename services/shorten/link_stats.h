@@ -31,6 +31,7 @@
 #include "lib/clicks/click_store.h"
 #include "lib/common/clock.h"
 #include "lib/common/thread_pool.h"
+#include "lib/qr/qr_code.h"
 #include "services/shorten/shortener.h"
 
 namespace shortener::service {
@@ -45,6 +46,18 @@ struct ClickStatsQuery {
   std::string tenant;
 };
 
+// GetQrCode: which link, drawn how.
+struct QrQuery {
+  std::string code;
+  qr::QrOptions options;
+};
+
+// A link's short URL as a QR image.
+struct LinkQrCode {
+  std::string short_url;
+  qr::QrImage image;
+};
+
 // A link as its owner sees it: the link and its human clicks ever counted.
 struct LinkWithClicks {
   LinkView view;
@@ -56,6 +69,7 @@ class LinkStats {
   using Caller = std::shared_ptr<const auth::Principal>;
   using LinkDone = std::function<void(absl::StatusOr<LinkWithClicks>)>;
   using StatsDone = std::function<void(absl::StatusOr<clicks::ClickStats>)>;
+  using QrDone = std::function<void(absl::StatusOr<LinkQrCode>)>;
 
   // All outlive the LinkStats. `clock` gives "now" for the default range of
   // GetClickStats.
@@ -68,6 +82,13 @@ class LinkStats {
   // store's (UNAVAILABLE: the whole call fails rather than report 0
   // clicks).
   void GetLink(absl::string_view code, Caller caller, LinkDone done);
+
+  // The short URL of the link query.code names as a QR image
+  // (qr::RenderQr, drawn on the blocking pool: a 4096 px PNG takes
+  // milliseconds). Errors: GetLink's first (another tenant's link is
+  // NOT_FOUND whatever the options), then RenderQr's (INVALID_ARGUMENT
+  // naming the field), RESOURCE_EXHAUSTED when the pool is full.
+  void GetQrCode(const QrQuery& query, Caller caller, QrDone done);
 
   // Statistics of the link `code` names over `query`'s range, defaults
   // applied at the clock's time (clicks::ResolveStatsRange). The range is

@@ -283,6 +283,52 @@ absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& reques
   return query;
 }
 
+absl::StatusOr<QrQuery> FromProto(const v1::GetQrCodeRequest& request) {
+  QrQuery query;
+  query.code = request.code();
+  switch (request.format()) {
+    case v1::GetQrCodeRequest::FORMAT_UNSPECIFIED:
+    case v1::GetQrCodeRequest::FORMAT_PNG:
+      query.options.format = qr::ImageFormat::kPng;
+      break;
+    case v1::GetQrCodeRequest::FORMAT_SVG:
+      query.options.format = qr::ImageFormat::kSvg;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("format: unknown value ",
+                                                     static_cast<int>(request.format()),
+                                                     " (FORMAT_PNG or FORMAT_SVG)"));
+  }
+  if (request.size_px() != 0) query.options.size_px = request.size_px();
+  if (request.has_margin_modules()) query.options.margin_modules = request.margin_modules();
+  switch (request.error_correction()) {
+    case v1::GetQrCodeRequest::ERROR_CORRECTION_UNSPECIFIED:
+    case v1::GetQrCodeRequest::ERROR_CORRECTION_MEDIUM:
+      query.options.level = qr::ErrorCorrection::kMedium;
+      break;
+    case v1::GetQrCodeRequest::ERROR_CORRECTION_LOW:
+      query.options.level = qr::ErrorCorrection::kLow;
+      break;
+    case v1::GetQrCodeRequest::ERROR_CORRECTION_QUARTILE:
+      query.options.level = qr::ErrorCorrection::kQuartile;
+      break;
+    case v1::GetQrCodeRequest::ERROR_CORRECTION_HIGH:
+      query.options.level = qr::ErrorCorrection::kHigh;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "error_correction: unknown value ", static_cast<int>(request.error_correction()),
+          " (ERROR_CORRECTION_LOW, _MEDIUM, _QUARTILE or _HIGH)"));
+  }
+  return query;
+}
+
+void ToProto(const LinkQrCode& qr, v1::QrCode* out) {
+  out->set_content(qr.image.bytes);
+  out->set_content_type(qr.image.content_type);
+  out->set_short_url(qr.short_url);
+}
+
 void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out) {
   for (const clicks::StatsBucket& bucket : stats.buckets) {
     v1::ClickBucket* b = out->add_buckets();

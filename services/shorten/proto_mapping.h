@@ -63,6 +63,12 @@ void ToProto(const LinkView& view, v1::ResolveResponse* out);
 absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request);
 void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 
+// Defaults applied (PNG, 256 px, margin 4, level M); INVALID_ARGUMENT naming
+// the field for an unknown format or error_correction. Sizes and margins
+// are checked by qr::RenderQr, which names them alike.
+absl::StatusOr<QrQuery> FromProto(const v1::GetQrCodeRequest& request);
+void ToProto(const LinkQrCode& qr, v1::QrCode* out);
+
 void ToProto(const auth::ApiKeyRecord& record, v1::ApiKey* out);
 ApiKeySpec FromProto(const v1::CreateApiKeyRequest& request);
 // The key itself (shown this once) and its record.

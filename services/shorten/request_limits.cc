@@ -45,6 +45,7 @@ size_t RequestLimits::MaxBytes(Rpc rpc) const {
     case Rpc::kGetLink:
     case Rpc::kRevoke:
     case Rpc::kGetClickStats:
+    case Rpc::kGetQrCode:
     case Rpc::kWatchInvalidations:
     case Rpc::kListApiKeys:
     case Rpc::kRevokeApiKey:

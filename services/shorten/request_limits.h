@@ -15,7 +15,7 @@
 //   BatchResolve  1 000 x (code 64 + 8)                    =    72 000
 //   RecordClicks  clicks::kMaxClickBatchBytes (the edge cuts its batches
 //                 to it: lib/clicks/click_batch_limits.h)   = 2 097 152
-//   Resolve, GetLink, Revoke, GetClickStats, RevokeApiKey,
+//   Resolve, GetLink, Revoke, GetClickStats, GetQrCode, RevokeApiKey,
 //   ListApiKeys, WatchInvalidations (a code or an id, two
 //   Timestamps, a short name)                               =       512
 //   CreateApiKey  name, tenant, scopes and allowed domains  =    65 536

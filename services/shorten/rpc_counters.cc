@@ -22,6 +22,8 @@ const char* RpcName(Rpc rpc) {
       return "RecordClicks";
     case Rpc::kGetClickStats:
       return "GetClickStats";
+    case Rpc::kGetQrCode:
+      return "GetQrCode";
     case Rpc::kWatchInvalidations:
       return "WatchInvalidations";
     case Rpc::kCreateApiKey:

@@ -143,6 +143,19 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
       });
 }
 
+grpc::ServerUnaryReactor* ShortenServiceImpl::GetQrCode(grpc::CallbackServerContext* ctx,
+                                                        const v1::GetQrCodeRequest* request,
+                                                        v1::QrCode* response) {
+  return Authorized(
+      ctx, Rpc::kGetQrCode, *request, 1,
+      [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+        absl::StatusOr<QrQuery> query = FromProto(*request);
+        if (!query.ok()) return FinishWith(reactor, query.status());
+        link_stats_->GetQrCode(*query, std::move(caller),
+                               AnswerWith<LinkQrCode>(reactor, response));
+      });
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext* ctx,
                                                      const v1::RevokeRequest* request,
                                                      v1::Link* response) {

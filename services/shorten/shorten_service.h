@@ -68,6 +68,9 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                          v1::BatchResolveResponse* response) override;
   grpc::ServerUnaryReactor* GetLink(grpc::CallbackServerContext* ctx,
                                     const v1::GetLinkRequest* request, v1::Link* response) override;
+  grpc::ServerUnaryReactor* GetQrCode(grpc::CallbackServerContext* ctx,
+                                      const v1::GetQrCodeRequest* request,
+                                      v1::QrCode* response) override;
   grpc::ServerUnaryReactor* Revoke(grpc::CallbackServerContext* ctx,
                                    const v1::RevokeRequest* request, v1::Link* response) override;
   grpc::ServerUnaryReactor* RecordClicks(grpc::CallbackServerContext* ctx,

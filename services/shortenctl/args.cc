@@ -42,7 +42,8 @@ absl::Status SetFlag(int argc, char** argv, int* i) {
   absl::ConsumePrefix(&arg, "-");
   absl::ConsumePrefix(&arg, "-");
   const size_t eq = arg.find('=');
-  const absl::string_view name = arg.substr(0, eq);
+  absl::string_view name = arg.substr(0, eq);
+  if (name == "o") name = "output";  // qr -o FILE
   bool has_value = eq != absl::string_view::npos;
   std::string value = has_value ? std::string(arg.substr(eq + 1)) : "";
 
@@ -257,6 +258,51 @@ absl::StatusOr<int64_t> ParseApiKeyId(absl::string_view text) {
   return id;
 }
 
+absl::StatusOr<v1::GetQrCodeRequest> BuildQrCodeRequest(const std::string& code,
+                                                        const QrFlags& flags) {
+  v1::GetQrCodeRequest request;
+  request.set_code(code);
+  const std::string format = absl::AsciiStrToLower(flags.format);
+  if (format == "svg" || (format.empty() && absl::EndsWithIgnoreCase(flags.output, ".svg"))) {
+    request.set_format(v1::GetQrCodeRequest::FORMAT_SVG);
+  } else if (format.empty() || format == "png") {
+    request.set_format(v1::GetQrCodeRequest::FORMAT_PNG);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format: must be png or svg, got \"", flags.format, "\""));
+  }
+  if (!flags.size.empty()) {
+    int32_t size = 0;
+    if (!absl::SimpleAtoi(flags.size, &size) || size <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--size: must be a number of pixels (64 to 4096), got \"", flags.size, "\""));
+    }
+    request.set_size_px(size);
+  }
+  if (!flags.margin.empty()) {
+    int32_t margin = 0;
+    if (!absl::SimpleAtoi(flags.margin, &margin) || margin < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--margin: must be a number of modules (0 to 16), got \"", flags.margin, "\""));
+    }
+    request.set_margin_modules(margin);
+  }
+  const std::string level = absl::AsciiStrToUpper(flags.level);
+  if (level == "L") {
+    request.set_error_correction(v1::GetQrCodeRequest::ERROR_CORRECTION_LOW);
+  } else if (level == "M") {
+    request.set_error_correction(v1::GetQrCodeRequest::ERROR_CORRECTION_MEDIUM);
+  } else if (level == "Q") {
+    request.set_error_correction(v1::GetQrCodeRequest::ERROR_CORRECTION_QUARTILE);
+  } else if (level == "H") {
+    request.set_error_correction(v1::GetQrCodeRequest::ERROR_CORRECTION_HIGH);
+  } else if (!level.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--level: must be L, M, Q or H, got \"", flags.level, "\""));
+  }
+  return request;
+}
+
 absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_view env_value) {
   if (!file.empty()) return grpcutil::ReadApiKeyFile("api_key_file", file);
   const absl::string_view key = absl::StripAsciiWhitespace(env_value);
@@ -305,6 +351,10 @@ std::string UsageLine(absl::string_view command) {
            "[--to=TIME|DURATION] "
            "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
+  if (command == "qr") {
+    return "usage: shortenctl qr CODE -o FILE|- [--format=png|svg] [--size=PX] [--margin=MODULES] "
+           "[--level=L|M|Q|H]";
+  }
   if (command == "resolve" || command == "get" || command == "revoke") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
   }
@@ -319,7 +369,7 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|revoke|stats|keys ARGS (shortenctl --help for more)";
+         "shorten|batch|resolve|get|qr|revoke|stats|keys ARGS (shortenctl --help for more)";
 }
 
 std::string UsageText() {
@@ -339,6 +389,10 @@ std::string UsageText() {
          "                 prints one line per URL: short URL or error, then the URL\n"
          "  resolve CODE   what CODE redirects to, and its state\n"
          "  get CODE       the whole link record\n"
+         "  qr CODE -o FILE  the link's short URL as a QR code image: PNG, or SVG for\n"
+         "                 a FILE ending in .svg (--format=png|svg); --size=PX (64-4096,\n"
+         "                 default 256), --margin=MODULES (0-16, default 4),\n"
+         "                 --level=L|M|Q|H (error correction, default M); -o - for stdout\n"
          "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
          "  stats CODE     clicks per day (or --granularity=hour), humans and bots apart,\n"
          "                 unique visitors, top browsers/OS/devices/countries/referrers;\n"

@@ -51,6 +51,19 @@ struct KeyFlags {
   }
 };
 
+// Flags of qr.
+struct QrFlags {
+  std::string output;  // --output, -o: the file to write, - for stdout (required)
+  std::string format;  // --format: png|svg; default from --output's extension
+  std::string size;    // --size: pixels, 64-4096; default 256
+  std::string margin;  // --margin: modules of quiet zone, 0-16; default 4
+  std::string level;   // --level: error correction L|M|Q|H; default M
+
+  bool AnySet() const {
+    return !output.empty() || !format.empty() || !size.empty() || !margin.empty() || !level.empty();
+  }
+};
+
 // What `stats` asks for besides the code. Empty strings mean "not given"
 // (the service's defaults: the last 7 days, by day).
 struct StatsFlags {
@@ -110,6 +123,14 @@ absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags&
 // The ID argument of `keys revoke`: a positive integer. INVALID_ARGUMENT
 // otherwise.
 absl::StatusOr<int64_t> ParseApiKeyId(absl::string_view text);
+
+// qr's GetQrCodeRequest for `code`: --format png|svg (default from
+// --output's extension: .svg is SVG, anything else PNG), --size in pixels,
+// --margin in modules, --level L|M|Q|H (case-insensitive). INVALID_ARGUMENT
+// naming the flag for a value that is not one of those or not a number; the
+// ranges (64-4096 px, 0-16 modules) are the service's to check.
+absl::StatusOr<v1::GetQrCodeRequest> BuildQrCodeRequest(const std::string& code,
+                                                        const QrFlags& flags);
 
 // The API key to send: the content of `file` (--api_key_file) when it is not
 // empty, else `env_value` ($SHORTENER_API_KEY); surrounding whitespace

@@ -83,6 +83,10 @@ absl::StatusOr<v1::Link> ShortenClient::GetLink(const v1::GetLinkRequest& reques
   return Call(&v1::ShortenService::Stub::GetLink, request);
 }
 
+absl::StatusOr<v1::QrCode> ShortenClient::GetQrCode(const v1::GetQrCodeRequest& request) {
+  return Call(&v1::ShortenService::Stub::GetQrCode, request);
+}
+
 absl::StatusOr<v1::GetClickStatsResponse> ShortenClient::GetClickStats(
     const v1::GetClickStatsRequest& request) {
   return Call(&v1::ShortenService::Stub::GetClickStats, request);

@@ -1,6 +1,9 @@
 #include "services/shortenctl/commands.h"
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <istream>
 #include <map>
@@ -186,6 +189,48 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   return kExitOk;
 }
 
+int RunQr(const Options& options, const Args& args, Console io) {
+  if (absl::Status usage = CheckCodeArgs("qr", args, options); !usage.ok()) {
+    return ReportUsageError(usage.message(), UsageLine("qr"), io.err);
+  }
+  if (options.qr.output.empty()) {
+    return ReportUsageError("qr needs -o FILE (or -o - for stdout)", UsageLine("qr"), io.err);
+  }
+  absl::StatusOr<v1::GetQrCodeRequest> request = BuildQrCodeRequest(args[0], options.qr);
+  if (!request.ok()) return ReportUsageError(request.status().message(), UsageLine("qr"), io.err);
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::QrCode> qr = client->GetQrCode(*request);
+  if (!qr.ok()) return ReportServiceError(qr.status(), options.service, io.err);
+  if (options.qr.output == "-") {
+    io.out << qr->content();
+    io.out.flush();
+    io.err << FormatQrWritten("-", *qr, options.json);
+    return kExitOk;
+  }
+  // Written whole or not at all: a temporary file beside it, then renamed.
+  const std::string temporary = options.qr.output + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::trunc | std::ios::binary);
+    file << qr->content();
+    file.close();
+    if (!file) {
+      io.err << "shortenctl: cannot write " << options.qr.output << ": " << std::strerror(errno)
+             << "\n";
+      std::remove(temporary.c_str());
+      return kExitServiceError;
+    }
+  }
+  if (std::rename(temporary.c_str(), options.qr.output.c_str()) != 0) {
+    io.err << "shortenctl: cannot write " << options.qr.output << ": " << std::strerror(errno)
+           << "\n";
+    std::remove(temporary.c_str());
+    return kExitServiceError;
+  }
+  io.out << FormatQrWritten(options.qr.output, *qr, options.json);
+  return kExitOk;
+}
+
 int RunStats(const Options& options, const Args& args, Console io) {
   // stats CODE, or stats --label k=v: the label's links.
   const bool by_label = !options.labels.empty();
@@ -311,7 +356,7 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 
 bool IsCommand(absl::string_view command) {
   for (absl::string_view known :
-       {"shorten", "batch", "resolve", "get", "revoke", "stats", "keys"}) {
+       {"shorten", "batch", "resolve", "get", "qr", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;
@@ -369,6 +414,10 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
     return ReportUsageError("--label applies to shorten, batch and stats only", UsageLine(command),
                             io.err);
   }
+  if (options.qr.AnySet() && command != "qr") {
+    return ReportUsageError("-o/--output, --format, --size, --margin and --level apply to qr only",
+                            UsageLine(command), io.err);
+  }
   if (options.stats.AnySet() && command != "stats") {
     return ReportUsageError("--from, --to, --granularity, --csv and --csv_top apply to stats only",
                             UsageLine(command), io.err);
@@ -383,6 +432,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "resolve") return RunResolve(resolved, rest, io);
   if (command == "keys") return RunKeys(resolved, rest, io);
   if (command == "stats") return RunStats(resolved, rest, io);
+  if (command == "qr") return RunQr(resolved, rest, io);
   return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 

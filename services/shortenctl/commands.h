@@ -40,6 +40,7 @@ struct Options {
   ShortenFlags shorten;  // flags of shorten and batch
   KeyFlags keys;         // flags of keys create
   StatsFlags stats;      // flags of stats
+  QrFlags qr;            // flags of qr
   // --label, every one given, comma-joined ("k=v,k2=v2"; ParseLabelFlags):
   // labels of the links shorten and batch make, or stats' label.
   std::string labels;

@@ -76,6 +76,16 @@ ABSL_FLAG(std::string, csv_top, "",
           "stats: write the top lists as CSV (list,rank,value,clicks) to this file, or - for "
           "stdout after the buckets and an empty line; implies --csv");
 
+ABSL_FLAG(std::string, output, "",
+          "qr: the file to write the image to, - for stdout (required; -o FILE also works)");
+ABSL_FLAG(std::string, format, "",
+          "qr: png|svg (default: svg for an --output ending in .svg, else png)");
+ABSL_FLAG(std::string, size, "", "qr: width and height in pixels, 64-4096 (default 256)");
+ABSL_FLAG(std::string, margin, "",
+          "qr: quiet zone around the code in modules, 0-16 (default 4, as the standard asks)");
+ABSL_FLAG(std::string, level, "",
+          "qr: error correction L|M|Q|H (7/15/25/30 % of the code may be damaged; default M)");
+
 namespace shortener::ctl {
 
 Options OptionsFromFlags() {
@@ -109,6 +119,11 @@ Options OptionsFromFlags() {
   options.stats.granularity = absl::GetFlag(FLAGS_granularity);
   options.stats.csv = absl::GetFlag(FLAGS_csv);
   options.stats.csv_top = absl::GetFlag(FLAGS_csv_top);
+  options.qr.output = absl::GetFlag(FLAGS_output);
+  options.qr.format = absl::GetFlag(FLAGS_format);
+  options.qr.size = absl::GetFlag(FLAGS_size);
+  options.qr.margin = absl::GetFlag(FLAGS_margin);
+  options.qr.level = absl::GetFlag(FLAGS_level);
   return options;
 }
 

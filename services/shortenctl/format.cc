@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/grpcutil/status.h"
 #include "proto/redirect_type.h"
@@ -146,6 +146,21 @@ std::string FormatResolveResponse(absl::string_view code, const v1::ResolveRespo
   AddRow(&out, "redirect", RedirectName(response.redirect_type()));
   AddRow(&out, "expires", ExpiryOrNever(response.has_expire_time(), response.expire_time()));
   return out;
+}
+
+std::string FormatQrWritten(const std::string& file, const v1::QrCode& qr, bool json) {
+  if (json) {
+    // The response without the image, and where it went.
+    google::protobuf::Struct described;
+    auto& fields = *described.mutable_fields();
+    fields["short_url"].set_string_value(qr.short_url());
+    fields["content_type"].set_string_value(qr.content_type());
+    fields["bytes"].set_number_value(static_cast<double>(qr.content().size()));
+    fields["file"].set_string_value(file);
+    return ToJsonLine(described);
+  }
+  return absl::StrCat("wrote ", file == "-" ? "stdout" : file, ": ", qr.content_type(), ", ",
+                      qr.content().size(), " bytes, encoding ", qr.short_url(), "\n");
 }
 
 std::string FormatLink(const v1::Link& link, bool json) {

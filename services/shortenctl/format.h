@@ -40,6 +40,10 @@ std::string FormatResolveResponse(absl::string_view code, const v1::ResolveRespo
 // get and revoke: the short URL, then every field of the link.
 std::string FormatLink(const v1::Link& link, bool json);
 
+// What qr wrote: "wrote FILE: image/png, N bytes, encoding SHORT_URL", or
+// with json the QrCode without its content plus "file" and "bytes".
+std::string FormatQrWritten(const std::string& file, const v1::QrCode& qr, bool json);
+
 // stats: a title line with the code and range, a table of buckets (START
 // HUMAN BOTS UNIQUE; hours as "2026-11-24 13:00", days as "2026-11-24"),
 // totals, then each non-empty top list as "value clicks" pairs. In JSON the

@@ -20,8 +20,9 @@ TEST_CASE("limits follow the field limits: a full BatchShorten sets the receive 
   CHECK(limits.MaxBytes(Rpc::kBatchShorten) == 1000 * (2304 + 8));
   CHECK(limits.MaxBytes(Rpc::kBatchResolve) == 1000 * (64 + 8));
   CHECK(limits.MaxBytes(Rpc::kRecordClicks) == clicks::kMaxClickBatchBytes);
-  for (Rpc small : {Rpc::kResolve, Rpc::kGetLink, Rpc::kRevoke, Rpc::kGetClickStats,
-                    Rpc::kWatchInvalidations, Rpc::kListApiKeys, Rpc::kRevokeApiKey}) {
+  for (Rpc small :
+       {Rpc::kResolve, Rpc::kGetLink, Rpc::kGetQrCode, Rpc::kRevoke, Rpc::kGetClickStats,
+        Rpc::kWatchInvalidations, Rpc::kListApiKeys, Rpc::kRevokeApiKey}) {
     CHECK(limits.MaxBytes(small) == 512);
   }
   // 2 312 000 bytes rounded up to whole MiB (it was 16 MiB for everything).

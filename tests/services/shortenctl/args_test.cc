@@ -239,6 +239,47 @@ TEST_CASE("BuildCreateApiKeyRequest names the flag that is missing or bad",
   }
 }
 
+TEST_CASE("BuildQrCodeRequest takes the format from --format or the file, and names bad flags",
+          "[services/shortenctl]") {
+  QrFlags flags;
+  flags.output = "poster.SVG";
+  v1::GetQrCodeRequest svg = BuildQrCodeRequest("abc", flags).value();
+  CHECK(svg.code() == "abc");
+  CHECK(svg.format() == v1::GetQrCodeRequest::FORMAT_SVG);
+  CHECK(svg.size_px() == 0);  // the service's default
+  CHECK_FALSE(svg.has_margin_modules());
+  CHECK(svg.error_correction() == v1::GetQrCodeRequest::ERROR_CORRECTION_UNSPECIFIED);
+  flags.format = "PNG";
+  flags.size = "512";
+  flags.margin = "0";
+  flags.level = "q";
+  v1::GetQrCodeRequest png = BuildQrCodeRequest("abc", flags).value();
+  CHECK(png.format() == v1::GetQrCodeRequest::FORMAT_PNG);
+  CHECK(png.size_px() == 512);
+  CHECK(png.has_margin_modules());
+  CHECK(png.margin_modules() == 0);
+  CHECK(png.error_correction() == v1::GetQrCodeRequest::ERROR_CORRECTION_QUARTILE);
+  flags = QrFlags{};
+  flags.output = "-";
+  CHECK(BuildQrCodeRequest("abc", flags).value().format() == v1::GetQrCodeRequest::FORMAT_PNG);
+
+  auto refused = [](QrFlags f) {
+    return std::string(BuildQrCodeRequest("abc", f).status().message());
+  };
+  QrFlags bad;
+  bad.format = "gif";
+  CHECK(refused(bad) == "--format: must be png or svg, got \"gif\"");
+  bad = QrFlags{};
+  bad.size = "big";
+  CHECK(refused(bad) == "--size: must be a number of pixels (64 to 4096), got \"big\"");
+  bad = QrFlags{};
+  bad.margin = "-1";
+  CHECK(refused(bad) == "--margin: must be a number of modules (0 to 16), got \"-1\"");
+  bad = QrFlags{};
+  bad.level = "X";
+  CHECK(refused(bad) == "--level: must be L, M, Q or H, got \"X\"");
+}
+
 TEST_CASE("ParseApiKeyId takes positive integers only", "[services/shortenctl]") {
   CHECK(ParseApiKeyId("7").value() == 7);
   CHECK(ParseApiKeyId("9223372036854775807").value() == INT64_MAX);
@@ -397,7 +438,9 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[services/
 TEST_CASE("usage lines name the command's arguments", "[services/shortenctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|revoke|stats|keys") != std::string::npos);
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|qr|revoke|stats|keys") !=
+        std::string::npos);
+  CHECK(UsageLine("qr").find("qr CODE -o FILE|-") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);
   CHECK(UsageLine("keys create").find("--name=N --scopes=S1,S2") != std::string::npos);
   CHECK(UsageLine("keys revoke") == "usage: shortenctl keys revoke ID");

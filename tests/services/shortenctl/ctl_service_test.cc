@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "lib/grpcutil/status.h"
 #include "tests/support/pg_cluster.h"
+#include "tests/support/qr_decode.h"
 #include "tests/support/service_process.h"
 #include "tests/support/subprocess.h"
 
@@ -678,6 +679,73 @@ TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for a
   Outcome elsewhere = f.Run({"get", code, "--tenant=ctl-tenant-b"});
   CHECK(elsewhere.exit_code == 2);
   CHECK(absl::StrContains(elsewhere.err, "(and --tenant to stats --label)"));
+}
+
+TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its short URL",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-qr"});
+  INFO(shortened.output);
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.out, "code");
+  const std::string short_url = "https://sho.rt/" + code;
+
+  const std::string png = f.Path("qr.png");
+  Outcome wrote = f.Run({"qr", code, "-o", png});
+  INFO(wrote.output);
+  REQUIRE(wrote.exit_code == 0);
+  CHECK(absl::StartsWith(wrote.out, "wrote " + png + ": image/png, "));
+  CHECK(absl::EndsWith(wrote.out, " bytes, encoding " + short_url + "\n"));
+  absl::StatusOr<std::vector<std::string>> read = DecodeQrPng(ReadFile(png));
+  REQUIRE(read.ok());
+  CHECK(*read == std::vector<std::string>{short_url});
+
+  // -o - writes the image to stdout, the note to stderr.
+  Outcome piped = f.Run({"qr", code, "-o", "-"});
+  REQUIRE(piped.exit_code == 0);
+  read = DecodeQrPng(piped.out);
+  REQUIRE(read.ok());
+  CHECK(*read == std::vector<std::string>{short_url});
+  CHECK(absl::StartsWith(piped.err, "wrote stdout: image/png, "));
+
+  // An .svg file is an SVG; options reach the service.
+  const std::string svg = f.Path("qr.svg");
+  Outcome drawn =
+      f.Run({"--json", "qr", code, "--output=" + svg, "--size=1024", "--margin=2", "--level=h"});
+  INFO(drawn.output);
+  REQUIRE(drawn.exit_code == 0);
+  CHECK(absl::StrContains(drawn.out, "\"content_type\":\"image/svg+xml\""));
+  CHECK(absl::StrContains(drawn.out, "\"short_url\":\"" + short_url + "\""));
+  CHECK(absl::StrContains(ReadFile(svg), "width=\"1024\" height=\"1024\""));
+  read = DecodeQrSvg(ReadFile(svg), 400);
+  REQUIRE(read.ok());
+  CHECK(*read == std::vector<std::string>{short_url});
+
+  // Refusals: the service's range check, flags checked before any call, an
+  // unknown code; none leaves a file behind.
+  const std::string refused = f.Path("refused.png");
+  Outcome tiny = f.Run({"qr", code, "-o", refused, "--size=10"});
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.err == "shortenctl: INVALID_ARGUMENT: size_px: must be 64 to 4096, got 10\n");
+  Outcome level = f.Run({"qr", code, "-o", refused, "--level=X"});
+  CHECK(level.exit_code == 2);
+  CHECK(absl::StartsWith(level.err, "shortenctl: --level: must be L, M, Q or H, got \"X\"\n"));
+  Outcome no_file = f.Run({"qr", code});
+  CHECK(no_file.exit_code == 2);
+  CHECK(absl::StartsWith(no_file.err, "shortenctl: qr needs -o FILE"));
+  Outcome missing = f.Run({"qr", "no-such-alias", "-o", refused});
+  CHECK(missing.exit_code == 1);
+  CHECK(absl::StartsWith(missing.err, "shortenctl: NOT_FOUND: "));
+  CHECK(ReadFile(refused).empty());
+  Outcome elsewhere = f.Run({"get", code, "--size=100"});
+  CHECK(elsewhere.exit_code == 2);
+  CHECK(absl::StrContains(elsewhere.err, "apply to qr only"));
+
+  // Another tenant's link is not found for it, as with get.
+  CreatedKey key = CreateKey(f, "ctl-qr-other", "stats");
+  Outcome other = f.RunWithoutKey({"--api_key_file=" + key.file, "qr", code, "-o", refused});
+  CHECK(other.exit_code == 1);
+  CHECK(absl::StartsWith(other.err, "shortenctl: NOT_FOUND: "));
 }
 
 }  // namespace
