@@ -49,30 +49,38 @@ absl::StatusOr<QrImage> DrawPng(const QRcode& symbol, const QrOptions& options) 
   const int size = options.size_px;
   // What the whole modules leave over goes to the margin, half each side.
   const int offset = (size - total * module_px) / 2 + options.margin_modules * module_px;
-  std::vector<unsigned char> pixels(static_cast<size_t>(size) * size, 0xff);
+  // Indices into a two-entry grey palette (0 white, 1 black): libpng then
+  // writes one bit per pixel, and deflates an eighth of what 8-bit grey
+  // would give it (a 4096 px image took 0.6 s of CPU as grey, 70 ms so:
+  // qr_test "[bench]").
+  std::vector<unsigned char> pixels(static_cast<size_t>(size) * size, 0);
   for (int y = 0; y < symbol.width; ++y) {
+    unsigned char* first = &pixels[static_cast<size_t>(offset + y * module_px) * size];
     for (int x = 0; x < symbol.width; ++x) {
-      if (!Dark(symbol, x, y)) continue;
-      for (int py = 0; py < module_px; ++py) {
-        unsigned char* row = &pixels[static_cast<size_t>(offset + y * module_px + py) * size];
-        std::memset(row + offset + x * module_px, 0, static_cast<size_t>(module_px));
+      if (Dark(symbol, x, y)) {
+        std::memset(first + offset + x * module_px, 1, static_cast<size_t>(module_px));
       }
     }
+    for (int py = 1; py < module_px; ++py) {
+      std::memcpy(first + static_cast<size_t>(py) * size, first, static_cast<size_t>(size));
+    }
   }
+  static constexpr unsigned char kPalette[2] = {0xff, 0x00};
   png_image image;
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
   image.width = static_cast<png_uint_32>(size);
   image.height = static_cast<png_uint_32>(size);
-  image.format = PNG_FORMAT_GRAY;
+  image.format = PNG_FORMAT_GRAY | PNG_FORMAT_FLAG_COLORMAP;
+  image.colormap_entries = 2;
   png_alloc_size_t bytes = 0;
   // First the size, then the file.
-  if (png_image_write_to_memory(&image, nullptr, &bytes, 0, pixels.data(), 0, nullptr) == 0) {
+  if (png_image_write_to_memory(&image, nullptr, &bytes, 0, pixels.data(), 0, kPalette) == 0) {
     return absl::InternalError(absl::StrCat("libpng: ", image.message));
   }
   QrImage out;
   out.bytes.resize(bytes);
-  if (png_image_write_to_memory(&image, out.bytes.data(), &bytes, 0, pixels.data(), 0, nullptr) ==
+  if (png_image_write_to_memory(&image, out.bytes.data(), &bytes, 0, pixels.data(), 0, kPalette) ==
       0) {
     return absl::InternalError(absl::StrCat("libpng: ", image.message));
   }

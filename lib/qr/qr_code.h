@@ -1,7 +1,8 @@
 // QR codes of short links, for print and posters: the symbol from
 // libqrencode (byte mode, the smallest version that holds the text at the
 // chosen error-correction level), drawn as a PNG (libpng's simplified API,
-// 8-bit grey) or an SVG (one path, scaled by the viewer).
+// black and white, one bit per pixel) or an SVG (one path, scaled by the
+// viewer).
 //
 // A PNG draws every module as a square of whole pixels, so that scanners
 // see sharp edges: the module size is the largest that fits the requested

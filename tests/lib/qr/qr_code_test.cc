@@ -4,6 +4,8 @@
 #include "lib/qr/qr_code.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,10 @@ TEST_CASE("a PNG reads back as exactly its text at every level, size and margin"
         absl::StatusOr<QrImage> image = RenderQr(kShortUrl, options);
         REQUIRE(image.ok());
         CHECK(image->content_type == "image/png");
+        // One bit per pixel: IHDR's bit depth 1, colour type 3 (palette).
+        REQUIRE(image->bytes.size() > 26);
+        CHECK(image->bytes[24] == 1);
+        CHECK(image->bytes[25] == 3);
         absl::StatusOr<DecodedPng> png = ReadPng(image->bytes);
         REQUIRE(png.ok());
         CHECK(png->width == size);
@@ -127,6 +133,28 @@ TEST_CASE("out-of-range options and text are refused, naming the field", "[lib/q
   // The same as an SVG is fine: it scales.
   o.format = ImageFormat::kSvg;
   CHECK(RenderQr(std::string(2000, 'a'), o).ok());
+}
+
+TEST_CASE("render times per size and format", "[lib/qr][.][bench]") {
+  // Not a test: `build/bin/qr_test "[bench]"` prints what one image costs
+  // (docs/benchmarks.md, QR codes).
+  for (int size : {256, 1024, kMaxSizePx}) {
+    for (ImageFormat format : {ImageFormat::kPng, ImageFormat::kSvg}) {
+      QrOptions options;
+      options.size_px = size;
+      options.format = format;
+      constexpr int kRounds = 20;
+      size_t bytes = 0;
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kRounds; ++i) bytes = RenderQr(kShortUrl, options)->bytes.size();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count() /
+          kRounds;
+      std::printf("%s %d px: %.2f ms per image, %zu bytes\n",
+                  format == ImageFormat::kPng ? "PNG" : "SVG", size, ms, bytes);
+    }
+  }
 }
 
 }  // namespace
