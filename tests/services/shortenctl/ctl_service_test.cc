@@ -737,6 +737,10 @@ TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its
   CHECK(missing.exit_code == 1);
   CHECK(absl::StartsWith(missing.err, "shortenctl: NOT_FOUND: "));
   CHECK(ReadFile(refused).empty());
+  Outcome unwritable = f.Run({"qr", code, "-o", f.Path("no-such-dir/qr.png")});
+  CHECK(unwritable.exit_code == 1);
+  CHECK(
+      absl::StartsWith(unwritable.err, "shortenctl: cannot write " + f.Path("no-such-dir/qr.png")));
   Outcome elsewhere = f.Run({"get", code, "--size=100"});
   CHECK(elsewhere.exit_code == 2);
   CHECK(absl::StrContains(elsewhere.err, "apply to qr only"));
