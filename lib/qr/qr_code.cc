@@ -136,7 +136,7 @@ absl::string_view ErrorCorrectionName(ErrorCorrection level) {
   return "M";
 }
 
-absl::StatusOr<QrImage> RenderQr(absl::string_view text, const QrOptions& options) {
+absl::Status ValidateQrOptions(const QrOptions& options) {
   if (options.size_px < kMinSizePx || options.size_px > kMaxSizePx) {
     return absl::InvalidArgumentError(absl::StrCat("size_px: must be ", kMinSizePx, " to ",
                                                    kMaxSizePx, ", got ", options.size_px));
@@ -145,6 +145,11 @@ absl::StatusOr<QrImage> RenderQr(absl::string_view text, const QrOptions& option
     return absl::InvalidArgumentError(absl::StrCat(
         "margin_modules: must be 0 to ", kMaxMarginModules, ", got ", options.margin_modules));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<QrImage> RenderQr(absl::string_view text, const QrOptions& options) {
+  if (absl::Status valid = ValidateQrOptions(options); !valid.ok()) return valid;
   if (text.empty() || text.size() > kMaxTextBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("text: must be 1 to ", kMaxTextBytes, " bytes, got ", text.size()));

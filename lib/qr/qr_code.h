@@ -47,8 +47,13 @@ struct QrImage {
   int module_px = 0;         // pixels per module in a PNG (0 for an SVG)
 };
 
-// The image of `text`. INVALID_ARGUMENT naming the field and its range for
-// size_px or margin_modules out of range, empty text or text longer than
+// INVALID_ARGUMENT naming the field and its range for size_px or
+// margin_modules out of range ("size_px: must be 64 to 4096, got 10"), so
+// that callers refuse a request before looking anything up.
+absl::Status ValidateQrOptions(const QrOptions& options);
+
+// The image of `text`. ValidateQrOptions' errors, then INVALID_ARGUMENT for
+// empty text or text longer than
 // kMaxTextBytes, or a PNG size too small to give every module of this
 // symbol and its margin one pixel (the message says the least size that
 // works); INTERNAL when libqrencode or libpng fail otherwise.

@@ -320,6 +320,8 @@ absl::StatusOr<QrQuery> FromProto(const v1::GetQrCodeRequest& request) {
           "error_correction: unknown value ", static_cast<int>(request.error_correction()),
           " (ERROR_CORRECTION_LOW, _MEDIUM, _QUARTILE or _HIGH)"));
   }
+  // Refused before the link is looked up or a pool slot taken.
+  if (absl::Status valid = qr::ValidateQrOptions(query.options); !valid.ok()) return valid;
   return query;
 }
 

@@ -64,8 +64,8 @@ absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& reques
 void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 
 // Defaults applied (PNG, 256 px, margin 4, level M); INVALID_ARGUMENT naming
-// the field for an unknown format or error_correction. Sizes and margins
-// are checked by qr::RenderQr, which names them alike.
+// the field for an unknown format or error_correction, or a size or margin
+// out of range (qr::ValidateQrOptions).
 absl::StatusOr<QrQuery> FromProto(const v1::GetQrCodeRequest& request);
 void ToProto(const LinkQrCode& qr, v1::QrCode* out);
 

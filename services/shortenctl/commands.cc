@@ -1,8 +1,10 @@
 #include "services/shortenctl/commands.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <istream>
@@ -189,6 +191,39 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   return kExitOk;
 }
 
+// Writes `content` to `path` whole or not at all: into a new temporary file
+// beside it (mkstemp: never one that exists), flushed to disk, then renamed
+// over `path`; the temporary file is removed on any failure. The file gets
+// the mode a new file would (0666 less the umask). The error names `path`.
+absl::Status ReplaceFile(const std::string& path, const std::string& content) {
+  auto failed = [&path](int error) {
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+  };
+  std::string temporary = path + ".XXXXXX";
+  const int fd = mkstemp(temporary.data());
+  if (fd < 0) return failed(errno);
+  const mode_t mask = umask(0);
+  umask(mask);
+  int error = fchmod(fd, 0666 & ~mask) == 0 ? 0 : errno;
+  for (size_t done = 0; error == 0 && done < content.size();) {
+    const ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (error == 0 && fsync(fd) != 0) error = errno;
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    unlink(temporary.c_str());
+    return failed(error);
+  }
+  return absl::OkStatus();
+}
+
 int RunQr(const Options& options, const Args& args, Console io) {
   if (absl::Status usage = CheckCodeArgs("qr", args, options); !usage.ok()) {
     return ReportUsageError(usage.message(), UsageLine("qr"), io.err);
@@ -205,26 +240,15 @@ int RunQr(const Options& options, const Args& args, Console io) {
   if (options.qr.output == "-") {
     io.out << qr->content();
     io.out.flush();
+    if (!io.out) {
+      io.err << "shortenctl: cannot write stdout (a closed pipe or a full disk)\n";
+      return kExitServiceError;
+    }
     io.err << FormatQrWritten("-", *qr, options.json);
     return kExitOk;
   }
-  // Written whole or not at all: a temporary file beside it, then renamed.
-  const std::string temporary = options.qr.output + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc | std::ios::binary);
-    file << qr->content();
-    file.close();
-    if (!file) {
-      io.err << "shortenctl: cannot write " << options.qr.output << ": " << std::strerror(errno)
-             << "\n";
-      std::remove(temporary.c_str());
-      return kExitServiceError;
-    }
-  }
-  if (std::rename(temporary.c_str(), options.qr.output.c_str()) != 0) {
-    io.err << "shortenctl: cannot write " << options.qr.output << ": " << std::strerror(errno)
-           << "\n";
-    std::remove(temporary.c_str());
+  if (absl::Status written = ReplaceFile(options.qr.output, qr->content()); !written.ok()) {
+    io.err << "shortenctl: " << written.message() << "\n";
     return kExitServiceError;
   }
   io.out << FormatQrWritten(options.qr.output, *qr, options.json);

@@ -47,17 +47,24 @@ TEST_CASE("a PNG reads back as exactly its text at every level, size and margin"
         CHECK(png->width == size);
         CHECK(png->height == size);
         CHECK(image->module_px == size / (image->modules + 2 * margin));
-        // The margin, and what whole modules left over, is white.
-        const int border = (size - (image->modules + 2 * margin) * image->module_px) / 2 +
-                           margin * image->module_px;
+        // The margin, and what whole modules left over, is white on all
+        // four sides; the symbol's corners (finder patterns) are black.
+        const int drawn = image->modules * image->module_px;
+        const int left = (size - (image->modules + 2 * margin) * image->module_px) / 2 +
+                         margin * image->module_px;
+        const int right = size - left - drawn;  // the extra pixel of an odd leftover
+        auto at = [&](int x, int y) { return png->grey[static_cast<size_t>(y) * size + x]; };
         bool white = true;
         for (int i = 0; i < size && white; ++i) {
-          for (int b = 0; b < border; ++b) {
-            white = white && png->grey[static_cast<size_t>(b) * size + i] == 255 &&
-                    png->grey[static_cast<size_t>(i) * size + b] == 255;
+          for (int b = 0; b < left; ++b) white = white && at(b, i) == 255 && at(i, b) == 255;
+          for (int b = 0; b < right; ++b) {
+            white = white && at(size - 1 - b, i) == 255 && at(i, size - 1 - b) == 255;
           }
         }
         CHECK(white);
+        CHECK(at(left, left) == 0);
+        CHECK(at(left + drawn - 1, left) == 0);
+        CHECK(at(left, left + drawn - 1) == 0);
         // A quiet zone of 0 is outside the standard; scanners then need the
         // paper around the image, as zbar needs white around the pixels.
         if (margin == 0) continue;

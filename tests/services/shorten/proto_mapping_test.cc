@@ -138,5 +138,49 @@ TEST_CASE("the RecordClicks answer lists the refused events with clean reasons",
   CHECK(parsed.ParseFromString(response.SerializeAsString()));
 }
 
+TEST_CASE("a GetQrCode request gets its defaults, and out-of-range fields are refused by name",
+          "[services/shorten]") {
+  v1::GetQrCodeRequest request;
+  request.set_code("spring-sale");
+  absl::StatusOr<QrQuery> plain = FromProto(request);
+  REQUIRE(plain.ok());
+  CHECK(plain->code == "spring-sale");
+  CHECK(plain->options.format == qr::ImageFormat::kPng);
+  CHECK(plain->options.size_px == 256);
+  CHECK(plain->options.margin_modules == 4);
+  CHECK(plain->options.level == qr::ErrorCorrection::kMedium);
+
+  request.set_format(v1::GetQrCodeRequest::FORMAT_SVG);
+  request.set_size_px(4096);
+  request.set_margin_modules(0);  // set, so not the default
+  request.set_error_correction(v1::GetQrCodeRequest::ERROR_CORRECTION_HIGH);
+  absl::StatusOr<QrQuery> full = FromProto(request);
+  REQUIRE(full.ok());
+  CHECK(full->options.format == qr::ImageFormat::kSvg);
+  CHECK(full->options.size_px == 4096);
+  CHECK(full->options.margin_modules == 0);
+  CHECK(full->options.level == qr::ErrorCorrection::kHigh);
+
+  auto refused = [](v1::GetQrCodeRequest r) {
+    absl::StatusOr<QrQuery> q = FromProto(r);
+    REQUIRE_FALSE(q.ok());
+    CHECK(q.status().code() == absl::StatusCode::kInvalidArgument);
+    return std::string(q.status().message());
+  };
+  v1::GetQrCodeRequest bad;
+  bad.set_format(static_cast<v1::GetQrCodeRequest::Format>(7));
+  CHECK(refused(bad) == "format: unknown value 7 (FORMAT_PNG or FORMAT_SVG)");
+  bad = v1::GetQrCodeRequest();
+  bad.set_error_correction(static_cast<v1::GetQrCodeRequest::ErrorCorrection>(9));
+  CHECK(refused(bad) ==
+        "error_correction: unknown value 9 (ERROR_CORRECTION_LOW, _MEDIUM, _QUARTILE or _HIGH)");
+  bad = v1::GetQrCodeRequest();
+  bad.set_size_px(-5);
+  CHECK(refused(bad) == "size_px: must be 64 to 4096, got -5");
+  bad = v1::GetQrCodeRequest();
+  bad.set_margin_modules(17);
+  CHECK(refused(bad) == "margin_modules: must be 0 to 16, got 17");
+}
+
 }  // namespace
 }  // namespace shortener::service

@@ -3,6 +3,7 @@
 // shortenctl reports them, and API keys: created, used, listed and revoked
 // through shortenctl, starting from the service's bootstrap admin key.
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -696,6 +697,12 @@ TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its
   REQUIRE(wrote.exit_code == 0);
   CHECK(absl::StartsWith(wrote.out, "wrote " + png + ": image/png, "));
   CHECK(absl::EndsWith(wrote.out, " bytes, encoding " + short_url + "\n"));
+  // The mode of any new file (not mkstemp's 0600).
+  const mode_t mask = umask(0);
+  umask(mask);
+  struct stat written {};
+  REQUIRE(stat(png.c_str(), &written) == 0);
+  CHECK((written.st_mode & 0777) == (0666 & ~mask));
   absl::StatusOr<std::vector<std::string>> read = DecodeQrPng(ReadFile(png));
   REQUIRE(read.ok());
   CHECK(*read == std::vector<std::string>{short_url});
@@ -736,7 +743,20 @@ TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its
   Outcome missing = f.Run({"qr", "no-such-alias", "-o", refused});
   CHECK(missing.exit_code == 1);
   CHECK(absl::StartsWith(missing.err, "shortenctl: NOT_FOUND: "));
-  CHECK(ReadFile(refused).empty());
+  // A write that fails at the rename (the name is a directory) leaves
+  // neither the file nor its temporary file behind.
+  const std::string dir = f.Path("qr-dir");
+  std::filesystem::create_directory(dir);
+  Outcome into_dir = f.Run({"qr", code, "-o", dir});
+  CHECK(into_dir.exit_code == 1);
+  CHECK(absl::StartsWith(into_dir.err, "shortenctl: cannot write " + dir + ": "));
+  CHECK(std::filesystem::is_directory(dir));
+  int leftovers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(f.Path(""))) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "refused.png") || absl::StartsWith(name, "qr-dir.")) ++leftovers;
+  }
+  CHECK(leftovers == 0);
   Outcome unwritable = f.Run({"qr", code, "-o", f.Path("no-such-dir/qr.png")});
   CHECK(unwritable.exit_code == 1);
   CHECK(
