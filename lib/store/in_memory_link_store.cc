@@ -1,6 +1,8 @@
 #include "lib/store/in_memory_link_store.h"
 
+#include <algorithm>
 #include <mutex>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
@@ -110,6 +112,84 @@ absl::StatusOr<int64_t> InMemoryLinkStore::FindLabelId(const std::string& tenant
 void InMemoryLinkStore::SetRevocationObserver(
     std::function<void(const std::string& code)> observer) {
   on_revoke_ = std::move(observer);
+}
+
+void InMemoryLinkStore::SetClickRanking(std::function<int64_t(int64_t link_id)> clicks_of) {
+  clicks_of_ = std::move(clicks_of);
+}
+
+absl::StatusOr<LinkPage> InMemoryLinkStore::ListLinks(const LinkListQuery& query) {
+  if (query.page_size < 1 || query.page_size > kMaxPageSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("list links: page_size must be 1 to ", kMaxPageSize));
+  }
+  if (query.owner.empty()) return absl::InvalidArgumentError("list links: no owner");
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  return ListByScans(query, [&](const ScanRequest& request) -> absl::StatusOr<ScanResult> {
+    return Scan(query, request);
+  });
+}
+
+std::vector<int64_t> InMemoryLinkStore::LabelIdsOfLocked(const Link& link) const {
+  std::vector<int64_t> ids;
+  for (const auto& [key, value] : link.labels) {
+    auto label = label_ids_.find(std::make_tuple(link.owner, key, value));
+    if (label != label_ids_.end()) ids.push_back(label->second);
+  }
+  return ids;
+}
+
+ScanResult InMemoryLinkStore::Scan(const LinkListQuery& query, const ScanRequest& request) const {
+  struct Candidate {
+    const Link* link;
+    ListCursor cursor;
+  };
+  const bool by_clicks = request.phase == ScanPhase::kClicked;
+  std::vector<Candidate> walk;
+  for (const auto& [id, link] : links_) {
+    if (link.owner != query.owner) continue;
+    const int64_t clicks = clicks_of_ ? clicks_of_(id) : 0;
+    const bool ranked_walk =
+        request.phase == ScanPhase::kClicked || request.phase == ScanPhase::kUnclicked;
+    if (ranked_walk && by_clicks != (clicks > 0)) continue;
+    ListCursor cursor;
+    cursor.unclicked = request.phase == ScanPhase::kUnclicked;
+    cursor.clicks = by_clicks ? clicks : 0;
+    cursor.create_time = link.create_time;
+    cursor.id = id;
+    walk.push_back({&link, cursor});
+  }
+  // The walk's order as a "comes before" on cursors.
+  auto before = [&](const ListCursor& a, const ListCursor& b) {
+    switch (request.phase) {
+      case ScanPhase::kOldest:
+        return std::tie(a.create_time, a.id) < std::tie(b.create_time, b.id);
+      case ScanPhase::kClicked:
+        return std::tie(a.clicks, a.id) > std::tie(b.clicks, b.id);
+      case ScanPhase::kNewest:
+      case ScanPhase::kUnclicked:
+        break;
+    }
+    return std::tie(a.create_time, a.id) > std::tie(b.create_time, b.id);
+  };
+  std::sort(walk.begin(), walk.end(),
+            [&](const Candidate& a, const Candidate& b) { return before(a.cursor, b.cursor); });
+  ScanResult result;
+  int scanned = 0;
+  for (const Candidate& candidate : walk) {
+    if (request.after.has_value() && !before(*request.after, candidate.cursor)) continue;
+    if (MatchesListQuery(*candidate.link, LabelIdsOfLocked(*candidate.link), query)) {
+      result.matches.push_back({*candidate.link, candidate.cursor});
+    }
+    if (++scanned == request.scan_limit) {
+      result.budget_spent = true;
+      result.last_scanned = candidate.cursor;
+      break;
+    }
+    if (static_cast<int>(result.matches.size()) == request.match_limit) break;
+  }
+  return result;
 }
 
 void InMemoryLinkStore::SetAvailable(bool available) {

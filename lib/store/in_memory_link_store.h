@@ -46,11 +46,16 @@ class InMemoryLinkStore : public LinkStore {
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
   absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
                                       const std::string& value) override;
+  absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) override;
 
   // false: every call fails with UNAVAILABLE until set back to true.
   void SetAvailable(bool available);
   // Set before the store is shared between threads. Default: none.
   void SetRevocationObserver(std::function<void(const std::string& code)> observer);
+  // Human clicks of a link as LinkOrder::kMostClicked ranks it (what
+  // PgLinkStore reads from link_click_totals); set before the store is
+  // shared. Default: no link was ever clicked.
+  void SetClickRanking(std::function<int64_t(int64_t link_id)> clicks_of);
   // Number of link rows stored.
   size_t LinkCount() const;
   // The ids of link `id`'s labels in key order (none for an unknown link):
@@ -74,11 +79,14 @@ class InMemoryLinkStore : public LinkStore {
   // PgLinkStore's EnsureLabels does before deciding the items.
   void MakeLabelIds(absl::Span<const NewLink> links);
   void Apply(absl::Span<const NewLink> links, const CreatePlan& plan);
+  std::vector<int64_t> LabelIdsOfLocked(const Link& link) const;
+  ScanResult Scan(const LinkListQuery& query, const ScanRequest& request) const;
 
   mutable std::shared_mutex mu_;
   // Guarded by mu_:
   bool available_ = true;
   std::function<void(const std::string&)> on_revoke_;  // set before sharing
+  std::function<int64_t(int64_t)> clicks_of_;          // set before sharing
   absl::flat_hash_map<int64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> aliases_;
   absl::flat_hash_map<int64_t, int64_t> dedupe_;        // DedupeKey -> link id

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "lib/store/link.h"
+#include "lib/store/link_list.h"
 
 namespace shortener::store {
 
@@ -98,6 +99,22 @@ class LinkStore {
   // UNAVAILABLE when the database is.
   virtual absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
                                               const std::string& value) = 0;
+
+  // A page of query.owner's links that meet the query's conditions, in its
+  // order, after query.after (lib/store/link_list.h: keyset pages, at most
+  // page_size links returned and scan_limit looked at, so a page may be
+  // short or empty and still have a next cursor). Walking every page from
+  // none to the last (next unset) returns each link that matched throughout
+  // exactly once, whatever was created meanwhile: a link created after the
+  // walk passed its place is not returned, under kNewestFirst one created
+  // meanwhile never is. kMostClicked ranks by the clicks the click store
+  // has merged into link_click_totals (PgLinkStore; InMemoryLinkStore asks
+  // its click ranking), a few seconds behind the exact counts, and a link
+  // whose rank changes during the walk may be returned twice or skipped:
+  // the cost of a rank that is not frozen. INVALID_ARGUMENT for a
+  // page_size outside 1..kMaxPageSize or an empty owner; UNAVAILABLE when
+  // the database is down.
+  virtual absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) = 0;
 };
 
 }  // namespace shortener::store

@@ -65,6 +65,11 @@ class FaultyLinkStore final : public store::LinkStore {
     if (!injected.ok()) return injected;
     return inner_->FindLabelId(tenant, key, value);
   }
+  absl::StatusOr<store::LinkPage> ListLinks(const store::LinkListQuery& query) override {
+    absl::Status injected = plan_->OnCall("ListLinks");
+    if (!injected.ok()) return injected;
+    return inner_->ListLinks(query);
+  }
 
  private:
   store::LinkStore* const inner_;

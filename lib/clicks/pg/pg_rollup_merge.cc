@@ -91,6 +91,25 @@ void UpsertHours(pqxx::work& tx, const PendingSums& sums) {
                    humans.Build(), bots.Build(), visitors.Build());
 }
 
+// Adds each link's human clicks of the merge to link_click_totals, the
+// rank ListLinks orders by (migration 0012), in the transaction that moves
+// them into the rollups: each click adds to the rank once.
+void UpsertLinkTotals(pqxx::work& tx, const PendingSums& sums) {
+  std::map<int64_t, int64_t> human_by_link;  // ordered: one lock order
+  for (const auto& [key, sum] : sums.hours) {
+    if (std::get<0>(key) == static_cast<char>(SubjectKind::kLink) && sum.human > 0) {
+      human_by_link[std::get<1>(key)] += sum.human;
+    }
+  }
+  if (human_by_link.empty()) return;
+  ArrayLiteral ids, humans;
+  for (const auto& [id, human] : human_by_link) {
+    ids.Add(id);
+    humans.Add(human);
+  }
+  tx.exec_prepared(pg_queries::kUpsertLinkTotals.name, ids.Build(), humans.Build());
+}
+
 void UpsertDims(pqxx::work& tx, const PendingSums& sums) {
   if (sums.groups.empty()) return;
   // What the groups hold now (one writer at a time: nothing changes it
@@ -151,6 +170,7 @@ absl::StatusOr<int64_t> PgClickStore::MergePendingRollups(int64_t max_rows) {
     if (moved > 0) {
       const PendingSums sums = Sum(taken);
       UpsertHours(tx, sums);
+      UpsertLinkTotals(tx, sums);
       UpsertDims(tx, sums);
     }
     tx.commit();

@@ -137,6 +137,16 @@ inline constexpr Query kUpsertHours{
     "   SET human = r.human + EXCLUDED.human, bot = r.bot + EXCLUDED.bot,"
     "       visitors = hll_union(r.visitors, EXCLUDED.visitors)"};
 
+// $1 link ids (ascending, distinct), $2 the human clicks a merge adds to
+// each: adds them to link_click_totals (migration 0012), the rank of
+// ListLinks' order by clicks. A link that no longer exists is skipped.
+inline constexpr Query kUpsertLinkTotals{
+    "clicks_upsert_link_totals",
+    "INSERT INTO link_click_totals AS t (link_id, owner, human)"
+    " SELECT u.id, l.owner, u.n FROM unnest($1::bigint[], $2::bigint[]) AS u(id, n)"
+    " JOIN links l ON l.id = u.id ORDER BY u.id"
+    " ON CONFLICT (link_id) DO UPDATE SET human = t.human + EXCLUDED.human"};
+
 // $1 kinds, $2 subjects, $3 hours, $4 dimensions: the groups a merge adds
 // to. Rows: the group's index in the arrays (1-based), a value it holds
 // ('' for other).
@@ -305,10 +315,10 @@ inline constexpr CopyTarget<10> kCopyPending{"click_rollup_pending",
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kInsertBatches,    kLinkLabels, kUpsertCounts,      kCreatePartition, kDropPartitions,
-    kTryRollupLock,    kRollupLock, kUpsertHours,       kStoredValues,    kUpsertHourDims,
-    kOldestHourBefore, kFoldDay,    kStatsRollupCounts, kStatsRollupTops, kHumanTotal,
-    kLockLimited,      kExhaust,    kNotifyCodes,
+    kInsertBatches,    kLinkLabels,       kUpsertCounts, kCreatePartition,   kDropPartitions,
+    kTryRollupLock,    kRollupLock,       kUpsertHours,  kStoredValues,      kUpsertHourDims,
+    kUpsertLinkTotals, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
+    kHumanTotal,       kLockLimited,      kExhaust,      kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -92,6 +92,7 @@ class PgLinkStore : public LinkStore {
   // revoking statement (one round trip; a second one, a read, when the link
   // was revoked already). INVALID_ARGUMENT for a `code` NOTIFY cannot carry
   // (not UTF-8, a NUL byte, 7999 bytes or more).
+  absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) override;
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
   // One primary-key probe of the labels table (migration 0010).
   absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,

@@ -207,6 +207,96 @@ inline constexpr Query kReleaseDedupeKeys{
     " FROM unnest($1::bigint[], $2::bigint[]) AS t(url_key, id)"
     " WHERE l.id = t.id AND l.url_key = t.url_key"};
 #undef SHORTENER_WRITE_BATCH
+
+// ListLinks (lib/store/link_list.h): one statement per walk. Each looks at
+// up to $12 links in the walk's order after the cursor (an index range
+// read), marks those that meet the query (ok), and returns the first $11
+// that do, with their link columns, plus the $12-th link looked at (the
+// "tail", ok or not): a page that ends before its walk does goes on from
+// there. The outer LIMIT stops the walk as soon as enough links matched.
+// Parameters, the same for every walk:
+//   $1 owner; $2 label ids, all required (the label walks follow the
+//   first's link_label_members rows); $3 state ('active', 'revoked',
+//   'expired'; NULL: any) and $4 whether it is negated, at time $5;
+//   $6, $7 the create time range [from, before) ('-infinity', 'infinity'
+//   when open); $8 the host (NULL: any); $9 the cursor's create time (the
+//   clicked walk: its clicks), $10 its id; $11 matches wanted; $12 links
+//   looked at at most.
+// Rows, in walk order: ok, row number in the walk, sort key (clicks,
+// create time in epoch microseconds, id), then link columns (NULL for a
+// tail that is not ok).
+// The host is UrlHost's rule in SQL: after "scheme://" and any "user@",
+// up to '/', '?', '#' or the port's ':' (an IPv6 literal in brackets).
+#define SHORTENER_LIST_RESIDUAL                                                              \
+  "l.owner = $1::text"                                                                       \
+  " AND (cardinality($2::bigint[]) = 0 OR l.label_ids @> $2::bigint[])"                      \
+  " AND l.create_time >= $6::timestamptz AND l.create_time < $7::timestamptz"                \
+  " AND ($8::text IS NULL OR substring(l.long_url"                                           \
+  "        from '^[^:/?#]+://(?:[^/?#@]*@)?(\\[[^]/?#]*\\]|[^/?#:]*)') = $8::text)"          \
+  " AND ($3::text IS NULL OR"                                                                \
+  "      ((CASE WHEN l.revoke_time IS NOT NULL THEN 'revoked'"                               \
+  "             WHEN l.clicks_exhausted_time IS NOT NULL OR l.expire_time <= $5::timestamptz" \
+  "             THEN 'expired' ELSE 'active' END) = $3::text) <> $4::boolean)"
+
+#define SHORTENER_NEVER_CLICKED \
+  " AND NOT EXISTS (SELECT 1 FROM link_click_totals t WHERE t.link_id = l.id AND t.human > 0)"
+
+// By create time over the tenant's index; CMP '<' walks newest first.
+#define SHORTENER_WALK_OWNER(CMP, DIR, EXTRA)                                                  \
+  "SELECT l.id, l.create_time AS ct, 0::bigint AS clicks, (" SHORTENER_LIST_RESIDUAL EXTRA     \
+  ") AS ok FROM links l"                                                                       \
+  " WHERE l.owner = $1::text AND l.create_time >= $6::timestamptz"                             \
+  "   AND l.create_time < $7::timestamptz"                                                     \
+  "   AND (l.create_time, l.id) " CMP " ($9::timestamptz, $10::bigint)"                        \
+  " ORDER BY l.create_time " DIR ", l.id " DIR " LIMIT $12"
+
+// By create time over the first label's members.
+#define SHORTENER_WALK_LABEL(CMP, DIR, EXTRA)                                                  \
+  "SELECT l.id, m.create_time AS ct, 0::bigint AS clicks, (" SHORTENER_LIST_RESIDUAL EXTRA     \
+  ") AS ok FROM link_label_members m JOIN links l ON l.id = m.link_id"                         \
+  " WHERE m.label_id = ($2::bigint[])[1] AND m.create_time >= $6::timestamptz"                 \
+  "   AND m.create_time < $7::timestamptz"                                                     \
+  "   AND (m.create_time, m.link_id) " CMP " ($9::timestamptz, $10::bigint)"                   \
+  " ORDER BY m.create_time " DIR ", m.link_id " DIR " LIMIT $12"
+
+#define SHORTENER_WALK_CLICKED                                                                 \
+  "SELECT l.id, l.create_time AS ct, t.human AS clicks, (" SHORTENER_LIST_RESIDUAL             \
+  ") AS ok FROM link_click_totals t JOIN links l ON l.id = t.link_id"                          \
+  " WHERE t.owner = $1::text AND t.human > 0"                                                  \
+  "   AND (t.human, t.link_id) < ($9::bigint, $10::bigint)"                                    \
+  " ORDER BY t.human DESC, t.link_id DESC LIMIT $12"
+
+#define SHORTENER_LIST_PAGE(WALK)                                                              \
+  "SELECT s.ok, s.rn, s.clicks, (extract(epoch FROM s.ct) * 1000000)::bigint, s.id, "          \
+  SHORTENER_LINK_COLUMNS                                                                       \
+  " FROM (SELECT * FROM (SELECT w.*, row_number() OVER () AS rn FROM (" WALK ") w) n"          \
+  "       WHERE n.ok OR n.rn = $12 LIMIT $11 + 1) s"                                           \
+  " LEFT JOIN links l ON s.ok AND l.id = s.id ORDER BY s.rn"
+
+inline constexpr int kListKeyColumns = 5;
+
+inline constexpr Query kListNewest{
+    "links_list_newest", SHORTENER_LIST_PAGE(SHORTENER_WALK_OWNER("<", "DESC", ""))};
+inline constexpr Query kListNewestLabel{
+    "links_list_newest_label", SHORTENER_LIST_PAGE(SHORTENER_WALK_LABEL("<", "DESC", ""))};
+inline constexpr Query kListOldest{
+    "links_list_oldest", SHORTENER_LIST_PAGE(SHORTENER_WALK_OWNER(">", "ASC", ""))};
+inline constexpr Query kListOldestLabel{
+    "links_list_oldest_label", SHORTENER_LIST_PAGE(SHORTENER_WALK_LABEL(">", "ASC", ""))};
+inline constexpr Query kListClicked{"links_list_clicked",
+                                    SHORTENER_LIST_PAGE(SHORTENER_WALK_CLICKED)};
+inline constexpr Query kListUnclicked{
+    "links_list_unclicked",
+    SHORTENER_LIST_PAGE(SHORTENER_WALK_OWNER("<", "DESC", SHORTENER_NEVER_CLICKED))};
+inline constexpr Query kListUnclickedLabel{
+    "links_list_unclicked_label",
+    SHORTENER_LIST_PAGE(SHORTENER_WALK_LABEL("<", "DESC", SHORTENER_NEVER_CLICKED))};
+#undef SHORTENER_LIST_PAGE
+#undef SHORTENER_WALK_CLICKED
+#undef SHORTENER_WALK_LABEL
+#undef SHORTENER_WALK_OWNER
+#undef SHORTENER_NEVER_CLICKED
+#undef SHORTENER_LIST_RESIDUAL
 #undef SHORTENER_LINK_COLUMNS
 // clang-format on
 
@@ -229,9 +319,13 @@ inline constexpr CopyTarget<11> kCopyLinks{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kGetById,        kGetByAlias,        kGetByIds,     kGetByAliases,      kRevoke,
-    kReadRequests,   kReadDedupe,        kReadAliases,  kWriteBatchCareful, kWriteBatchFast,
-    kWriteLinksFast, kReleaseDedupeKeys, kEnsureLabels, kFindLabel,
+    kGetById,         kGetByAlias,     kGetByIds,
+    kGetByAliases,    kRevoke,         kReadRequests,
+    kReadDedupe,      kReadAliases,    kWriteBatchCareful,
+    kWriteBatchFast,  kWriteLinksFast, kReleaseDedupeKeys,
+    kEnsureLabels,    kFindLabel,      kListNewest,
+    kListNewestLabel, kListOldest,     kListOldestLabel,
+    kListClicked,     kListUnclicked,  kListUnclickedLabel,
 };
 
 }  // namespace shortener::store::pg_queries

@@ -4,16 +4,42 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "lib/store/create_planner.h"
 #include "tests/lib/store/link_store_contract.h"
 #include "tests/support/status_matchers.h"
 
 namespace shortener::store::testing {
 
-std::unique_ptr<LinkStore> NewContractStore() { return std::make_unique<InMemoryLinkStore>(); }
+namespace {
+
+// The ranking every contract store reads: link id -> clicks.
+std::mutex ranking_mu;
+absl::flat_hash_map<int64_t, int64_t>& Ranking() {
+  static auto* ranking = new absl::flat_hash_map<int64_t, int64_t>();
+  return *ranking;
+}
+
+}  // namespace
+
+std::unique_ptr<LinkStore> NewContractStore() {
+  auto store = std::make_unique<InMemoryLinkStore>();
+  store->SetClickRanking([](int64_t link_id) -> int64_t {
+    std::lock_guard<std::mutex> lock(ranking_mu);
+    auto it = Ranking().find(link_id);
+    return it == Ranking().end() ? 0 : it->second;
+  });
+  return store;
+}
+
+void SetRankedClicks(LinkStore&, int64_t link_id, const std::string&, int64_t human) {
+  std::lock_guard<std::mutex> lock(ranking_mu);
+  Ranking()[link_id] = human;
+}
 
 namespace {
 

@@ -23,6 +23,10 @@ namespace shortener::store::testing {
 
 // Defined by each binary that links link_store_contract.cc.
 std::unique_ptr<LinkStore> NewContractStore();
+// Makes `store` (one NewContractStore returned) rank link `link_id` of
+// `owner` with `human` clicks under LinkOrder::kMostClicked, as the click
+// store's merge would. Defined by each binary too.
+void SetRankedClicks(LinkStore& store, int64_t link_id, const std::string& owner, int64_t human);
 
 // A fixed time with sub-microsecond digits (...123456789 ns), to check that
 // stores keep microseconds.

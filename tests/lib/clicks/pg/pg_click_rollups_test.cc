@@ -129,6 +129,50 @@ TEST_CASE("a merge moves pending rollups and reads stay the same, replays change
                absl::StrCat("SELECT sum(count) FROM click_counts WHERE link_id = ", link)) == 4);
 }
 
+TEST_CASE("a merge adds each link's human clicks to its rank once (link_click_totals)",
+          "[lib/clicks/pg][rollups][pg]") {
+  const std::string conninfo = SharedPgCluster().ConnInfo();
+  auto store = NewTestClickStore(conninfo);
+  const int64_t clicked = NextLinkId();
+  const int64_t bots_only = NextLinkId();
+  const int64_t gone = NextLinkId();  // clicks for a link with no row
+  const std::string owner = UniqueBatchId("rank-owner");
+  {
+    pqxx::connection conn(conninfo);
+    pqxx::nontransaction tx(conn);
+    for (int64_t id : {clicked, bots_only}) {
+      tx.exec_params(
+          "INSERT INTO links (id, long_url, long_url_sha256, owner, create_time)"
+          " VALUES ($1, 'https://example.com/', sha256('x'), $2, now())",
+          id, owner);
+    }
+  }
+  auto totals = [&](int64_t id) {
+    return Scalar(conninfo, absl::StrCat("SELECT coalesce(sum(human), -1) FROM link_click_totals"
+                                         " WHERE link_id = ",
+                                         id, " AND owner = '", owner, "'"));
+  };
+  std::vector<ClickRow> rows = Sample(clicked);  // 3 human clicks over two hours, 1 bot
+  rows.push_back(testing::Bot(bots_only, "2036-01-10T05:00:00Z"));
+  rows.push_back(testing::Click(gone, At("2036-01-10T05:00:00Z")));
+  const std::string batch = UniqueBatchId("rank");
+  REQUIRE_THAT(store->Record(batch, rows, false), IsOk());
+  // Nothing before the merge: the rank follows the rollups.
+  CHECK(totals(clicked) == -1);
+  MergeAll(*store);
+  CHECK(totals(clicked) == 3);
+  CHECK(totals(bots_only) == -1);  // no human click, no row
+  CHECK(Scalar(conninfo,
+               absl::StrCat("SELECT count(*) FROM link_click_totals WHERE link_id = ", gone)) == 0);
+  // A replayed batch and a second merge add nothing; a new batch adds.
+  REQUIRE_THAT(store->Record(batch, rows, false), IsOk());
+  MergeAll(*store);
+  CHECK(totals(clicked) == 3);
+  REQUIRE_THAT(store->Record(UniqueBatchId("rank"), Sample(clicked), false), IsOk());
+  MergeAll(*store);
+  CHECK(totals(clicked) == 6);
+}
+
 TEST_CASE("taking pending rows is one pass whatever the statistics say",
           "[lib/clicks/pg][rollups][pg]") {
   // Statistics taken while the table is nearly empty once made PostgreSQL
