@@ -115,6 +115,10 @@ class ClickStore {
   // Human clicks of `link_id` ever counted (what GetLink reports); 0 for a
   // link never clicked or unknown. Storage errors as Record's.
   virtual absl::StatusOr<int64_t> HumanTotal(int64_t link_id) = 0;
+
+  // HumanTotal of each of `link_ids`, in one read (ListLinks' page): result
+  // i is link_ids[i]'s. Storage errors as Record's.
+  virtual absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) = 0;
 };
 
 }  // namespace shortener::clicks

@@ -137,6 +137,17 @@ absl::StatusOr<int64_t> InMemoryClickStore::HumanTotal(int64_t link_id) {
   return total;
 }
 
+absl::StatusOr<std::vector<int64_t>> InMemoryClickStore::HumanTotals(
+    absl::Span<const int64_t> link_ids) {
+  std::vector<int64_t> totals;
+  totals.reserve(link_ids.size());
+  for (int64_t id : link_ids) {
+    SHORTENER_ASSIGN_OR_RETURN(int64_t total, HumanTotal(id));
+    totals.push_back(total);
+  }
+  return totals;
+}
+
 size_t InMemoryClickStore::BatchCount() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return batches_.size();

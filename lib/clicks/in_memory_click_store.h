@@ -54,6 +54,7 @@ class InMemoryClickStore final : public ClickStore {
   absl::StatusOr<ClickStats> Stats(int64_t link_id, absl::Time start, absl::Time end,
                                    StatsGranularity granularity) override;
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
+  absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override;
   absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
                                           StatsGranularity granularity) override;
 

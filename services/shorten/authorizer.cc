@@ -43,6 +43,7 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
     case Rpc::kWatchInvalidations:
       return Scope::kWatchInvalidations;
     case Rpc::kGetLink:
+    case Rpc::kListLinks:
     case Rpc::kGetClickStats:
     case Rpc::kGetQrCode:
       return Scope::kStats;

@@ -24,6 +24,8 @@ absl::Status AsFilterError(const absl::Status& label_error) {
 
 }  // namespace
 
+bool IsLabelTerm(const filter::Term& term) { return absl::StartsWith(term.field, kLabelsPrefix); }
+
 absl::StatusOr<LabelCondition> ParseLabelFilter(absl::string_view filter) {
   SHORTENER_ASSIGN_OR_RETURN(filter::Filter parsed, filter::ParseFilter(filter));
   if (parsed.terms.empty()) {
@@ -31,10 +33,14 @@ absl::StatusOr<LabelCondition> ParseLabelFilter(absl::string_view filter) {
   }
   if (parsed.terms.size() > 1) return FilterError("only one label condition is supported");
   const filter::Term& term = parsed.terms[0];
-  if (!absl::StartsWith(term.field, kLabelsPrefix)) {
+  if (!IsLabelTerm(term)) {
     return FilterError(absl::StrCat("unknown field \"", absl::CHexEscape(term.field),
                                     "\" (supported: labels.KEY)"));
   }
+  return ParseLabelTerm(term);
+}
+
+absl::StatusOr<LabelCondition> ParseLabelTerm(const filter::Term& term) {
   if (term.op != filter::Op::kEq) {
     return FilterError(
         absl::StrCat("labels support only \"=\", got \"", filter::OpText(term.op), "\""));

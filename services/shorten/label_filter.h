@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "lib/filter/filter.h"
 
 namespace shortener::service {
 
@@ -28,6 +29,13 @@ struct LabelCondition {
 // supported"), a field other than labels.KEY, a comparator other than "=",
 // or a key or value the label rule refuses (naming it and the rule).
 absl::StatusOr<LabelCondition> ParseLabelFilter(absl::string_view filter);
+
+// Whether `term` is about a label (its field starts "labels.").
+bool IsLabelTerm(const filter::Term& term);
+// The label condition of one term for which IsLabelTerm holds: the rule
+// above for its comparator, key and value (the same errors). Every filter
+// with label terms (GetClickStats, ListLinks) reads them with this.
+absl::StatusOr<LabelCondition> ParseLabelTerm(const filter::Term& term);
 
 }  // namespace shortener::service
 

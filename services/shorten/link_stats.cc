@@ -75,19 +75,6 @@ void LinkStats::GetClickStats(absl::string_view code, Caller caller, const Click
 
 namespace {
 
-// The tenant whose labels `caller` reads when it asks for `asked` ("": its
-// own).
-absl::StatusOr<std::string> StatsTenant(const auth::Principal* caller, const std::string& asked,
-                                        const std::string& default_owner) {
-  if (caller == nullptr) return asked.empty() ? default_owner : asked;
-  if (asked.empty() || asked == caller->tenant) return caller->tenant;
-  if (caller->admin()) return asked;
-  return absl::PermissionDeniedError(
-      absl::StrCat("tenant: api key \"", absl::CHexEscape(caller->key_name),
-                   "\" may read only its own tenant \"", absl::CHexEscape(caller->tenant),
-                   "\" (naming another needs the admin scope)"));
-}
-
 // Label ids start at 1 (an identity column; InMemoryLinkStore counts from
 // 1): no click ever counts under 0, so its statistics are those of a label
 // never clicked, in the very shape the click store gives every range.
@@ -105,8 +92,7 @@ absl::StatusOr<LinkStats::LabelRead> LinkStats::PlanLabelRead(absl::string_view 
   SHORTENER_ASSIGN_OR_RETURN(LabelCondition label, ParseLabelFilter(filter));
   read.key = std::move(label.key);
   read.value = std::move(label.value);
-  SHORTENER_ASSIGN_OR_RETURN(read.tenant,
-                             StatsTenant(caller, query.tenant, shortener_->default_owner()));
+  SHORTENER_ASSIGN_OR_RETURN(read.tenant, shortener_->TenantFor(caller, query.tenant));
   return read;
 }
 

@@ -149,6 +149,22 @@ void ToProto(const LinkWithClicks& link, v1::Link* out) {
   out->set_click_count(link.human_clicks);
 }
 
+ListLinksQuery FromProto(const v1::ListLinksRequest& request) {
+  ListLinksQuery query;
+  query.tenant = request.tenant();
+  query.page_size = request.page_size();
+  query.page_token = request.page_token();
+  query.filter = request.filter();
+  query.order_by = request.order_by();
+  return query;
+}
+
+void ToProto(const LinkListPage& page, v1::ListLinksResponse* out) {
+  out->mutable_links()->Reserve(static_cast<int>(page.links.size()));
+  for (const LinkWithClicks& link : page.links) ToProto(link, out->add_links());
+  out->set_next_page_token(page.next_page_token);
+}
+
 void ToProto(const ShortenOutput& output, v1::ShortenResponse* out) {
   out->set_code(output.link.code);
   out->set_short_url(output.link.short_url);

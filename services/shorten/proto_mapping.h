@@ -17,6 +17,7 @@
 #include "lib/clicks/click_stats.h"
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_lister.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
@@ -62,6 +63,10 @@ void ToProto(const LinkView& view, v1::ResolveResponse* out);
 // without a filter.
 absl::StatusOr<ClickStatsQuery> FromProto(const v1::GetClickStatsRequest& request);
 void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
+
+// Field for field; the checks are LinkLister's.
+ListLinksQuery FromProto(const v1::ListLinksRequest& request);
+void ToProto(const LinkListPage& page, v1::ListLinksResponse* out);
 
 // Defaults applied (PNG, 256 px, margin 4, level M); INVALID_ARGUMENT naming
 // the field for an unknown format or error_correction, or a size or margin

@@ -41,6 +41,8 @@ size_t RequestLimits::MaxBytes(Rpc rpc) const {
       return clicks::kMaxClickBatchBytes;
     case Rpc::kCreateApiKey:
       return kApiKeyRequestBytes;
+    case Rpc::kListLinks:
+      return kListRequestBytes;
     case Rpc::kResolve:
     case Rpc::kGetLink:
     case Rpc::kRevoke:

@@ -18,6 +18,8 @@
 //   Resolve, GetLink, Revoke, GetClickStats, GetQrCode, RevokeApiKey,
 //   ListApiKeys, WatchInvalidations (a code or an id, two
 //   Timestamps, a short name)                               =       512
+//   ListLinks     filter 4096 + page_token 128 + tenant 200
+//                 + order_by and framing                   =     5 120
 //   CreateApiKey  name, tenant, scopes and allowed domains  =    65 536
 // Receive limit: the largest of these rounded up to whole MiB: 3 MiB with
 // the default --max_url_length (it was 16 MiB for everything). gRPC refuses
@@ -47,6 +49,10 @@ inline constexpr size_t kMaxBatchItems = 1000;     // BatchShorten, BatchResolve
 inline constexpr size_t kShortenFramingBytes = 64;
 inline constexpr size_t kItemFramingBytes = 8;
 inline constexpr size_t kSmallRequestBytes = 512;
+// ListLinks: filter (lib/filter's kMaxFilterBytes, 4096) + page_token
+// (page_token.h's kMaxPageTokenBytes, 128) + tenant 200 + order_by and
+// framing.
+inline constexpr size_t kListRequestBytes = 5120;
 inline constexpr size_t kApiKeyRequestBytes = 64 * 1024;
 
 class RequestLimits {

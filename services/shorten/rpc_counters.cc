@@ -16,6 +16,8 @@ const char* RpcName(Rpc rpc) {
       return "BatchResolve";
     case Rpc::kGetLink:
       return "GetLink";
+    case Rpc::kListLinks:
+      return "ListLinks";
     case Rpc::kRevoke:
       return "Revoke";
     case Rpc::kRecordClicks:

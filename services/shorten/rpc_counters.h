@@ -20,6 +20,7 @@ enum class Rpc {
   kResolve,
   kBatchResolve,
   kGetLink,
+  kListLinks,
   kGetQrCode,
   kRevoke,
   kRecordClicks,
@@ -29,7 +30,7 @@ enum class Rpc {
   kListApiKeys,
   kRevokeApiKey,
 };
-inline constexpr size_t kRpcCount = 13;
+inline constexpr size_t kRpcCount = 14;
 
 // The method's name as in the proto ("Resolve").
 const char* RpcName(Rpc rpc);
@@ -44,7 +45,7 @@ class RpcCounters {
   // One line, every method always present, in proto order (a stable format:
   // docs/operations.md):
   // "served: Shorten=12 BatchShorten=0 Resolve=1 BatchResolve=0 GetLink=0
-  //  GetQrCode=0 Revoke=0 RecordClicks=0 GetClickStats=0 WatchInvalidations=2
+  //  ListLinks=0 GetQrCode=0 Revoke=0 RecordClicks=0 GetClickStats=0 WatchInvalidations=2
   //  CreateApiKey=1 ListApiKeys=0 RevokeApiKey=0" (one line).
   std::string Summary() const;
 

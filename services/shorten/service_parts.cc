@@ -298,6 +298,8 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
       std::make_unique<ClickRecorder>(parts.shortener.get(), store, recorder_options);
   parts.link_stats =
       std::make_unique<LinkStats>(parts.shortener.get(), store, parts.blocking_pool.get());
+  parts.link_lister = std::make_unique<LinkLister>(parts.shortener.get(), parts.link_store.get(),
+                                                   store, parts.blocking_pool.get());
   // The rollups' upkeep (lib/clicks/pg/rollup_upkeep.h): pending rows
   // merged every --rollup_merge_interval, old hours folded into days daily.
   parts.rollup_merge = std::make_unique<PeriodicTask>(config.rollup_merge_interval,
@@ -374,7 +376,7 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(), parts->authorizer.get(),
       parts->key_admin.get(), parts->click_recorder.get(), parts->link_stats.get(),
-      RequestLimits(config.max_url_length));
+      parts->link_lister.get(), RequestLimits(config.max_url_length));
   return parts;
 }
 

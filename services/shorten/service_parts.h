@@ -37,6 +37,7 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_lister.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/periodic_task.h"
 #include "services/shorten/readiness.h"
@@ -73,6 +74,7 @@ struct ServiceParts {
   std::unique_ptr<geoip::GeoLocator> geo;  // null without --geoip_db and --geoip_asn_db
   std::unique_ptr<ClickRecorder> click_recorder;
   std::unique_ptr<LinkStats> link_stats;
+  std::unique_ptr<LinkLister> link_lister;
   // Daily: next month's visits partition, retention. Null without visits
   // and retention.
   std::unique_ptr<PeriodicTask> retention;

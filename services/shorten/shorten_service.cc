@@ -143,6 +143,17 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
       });
 }
 
+grpc::ServerUnaryReactor* ShortenServiceImpl::ListLinks(grpc::CallbackServerContext* ctx,
+                                                        const v1::ListLinksRequest* request,
+                                                        v1::ListLinksResponse* response) {
+  return Authorized(
+      ctx, Rpc::kListLinks, *request, 1,
+      [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+        lister_->List(FromProto(*request), std::move(caller),
+                      AnswerWith<LinkListPage>(reactor, response));
+      });
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::GetQrCode(grpc::CallbackServerContext* ctx,
                                                         const v1::GetQrCodeRequest* request,
                                                         v1::QrCode* response) {

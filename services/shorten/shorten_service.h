@@ -5,7 +5,8 @@
 // caller's principal, and encodes the answer, errors as ClientStatus shows
 // them (client_status.h):
 //   Shorten, BatchShorten, Resolve, BatchResolve, Revoke  Shortener
-//   GetLink, GetClickStats                                 LinkStats
+//   GetLink, GetQrCode, GetClickStats                      LinkStats
+//   ListLinks                                              LinkLister
 //   RecordClicks                                           ClickRecorder
 //   CreateApiKey, ListApiKeys, RevokeApiKey                KeyAdmin
 //   WatchInvalidations                                     InvalidationHub
@@ -28,6 +29,7 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_lister.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/rpc_counters.h"
@@ -41,7 +43,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   // All outlive the service. `limits`: how large each request may be.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
                      Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
-                     LinkStats* link_stats, RequestLimits limits)
+                     LinkStats* link_stats, LinkLister* lister, RequestLimits limits)
       : limits_(limits),
         shortener_(shortener),
         blocking_pool_(blocking_pool),
@@ -49,7 +51,8 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
         authorizer_(authorizer),
         key_admin_(key_admin),
         clicks_(clicks),
-        link_stats_(link_stats) {}
+        link_stats_(link_stats),
+        lister_(lister) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -68,6 +71,9 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                          v1::BatchResolveResponse* response) override;
   grpc::ServerUnaryReactor* GetLink(grpc::CallbackServerContext* ctx,
                                     const v1::GetLinkRequest* request, v1::Link* response) override;
+  grpc::ServerUnaryReactor* ListLinks(grpc::CallbackServerContext* ctx,
+                                      const v1::ListLinksRequest* request,
+                                      v1::ListLinksResponse* response) override;
   grpc::ServerUnaryReactor* GetQrCode(grpc::CallbackServerContext* ctx,
                                       const v1::GetQrCodeRequest* request,
                                       v1::QrCode* response) override;
@@ -134,6 +140,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   KeyAdmin* key_admin_;
   ClickRecorder* clicks_;
   LinkStats* link_stats_;
+  LinkLister* lister_;
   RpcCounters counters_;
 };
 

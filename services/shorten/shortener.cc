@@ -274,6 +274,17 @@ absl::StatusOr<int64_t> Shortener::LinkIdOf(absl::string_view code) {
   return std::move(LinkIdsOf(codes).front());
 }
 
+absl::StatusOr<std::string> Shortener::TenantFor(const auth::Principal* caller,
+                                                 const std::string& asked) const {
+  if (caller == nullptr) return asked.empty() ? options_.owner : asked;
+  if (asked.empty() || asked == caller->tenant) return caller->tenant;
+  if (caller->admin()) return asked;
+  return absl::PermissionDeniedError(
+      absl::StrCat("tenant: api key \"", absl::CHexEscape(caller->key_name),
+                   "\" may read only its own tenant \"", absl::CHexEscape(caller->tenant),
+                   "\" (naming another needs the admin scope)"));
+}
+
 absl::StatusOr<int64_t> Shortener::FindLabelId(const std::string& tenant, const std::string& key,
                                                const std::string& value) {
   return store_->FindLabelId(tenant, key, value);

@@ -152,6 +152,20 @@ class Shortener {
   // The owner of links made without a caller (ShortenerOptions::owner).
   const std::string& default_owner() const { return options_.owner; }
 
+  // The tenant whose links (or labels) `caller` reads when a request names
+  // `asked` ("": its own): its own tenant, or any one for an admin (and for
+  // a null caller: tests, tools; "" is then default_owner()).
+  // PERMISSION_DENIED naming the key and its tenant when a key without
+  // admin names another tenant. Used by every read that takes a `tenant`
+  // field (GetClickStats by label, ListLinks).
+  absl::StatusOr<std::string> TenantFor(const auth::Principal* caller,
+                                        const std::string& asked) const;
+
+  // By value: a view owns its link, and most callers hand over one they no
+  // longer need (a 1000-link batch would otherwise copy every URL again).
+  // INTERNAL when a generated code cannot be made for its id.
+  absl::StatusOr<LinkView> ToView(store::Link link) const;
+
  private:
   // Validates `input` and turns it into a row to create, with an id taken
   // from the allocator, waiting for a segment until `id_deadline` at most
@@ -161,9 +175,6 @@ class Shortener {
   void PrepareBatch(const std::vector<absl::StatusOr<ShortenInput>>& items, absl::Time deadline,
                     BatchShortenDone done);
   absl::StatusOr<ShortenOutput> ToOutput(absl::StatusOr<store::CreateOutcome> outcome) const;
-  // By value: a view owns its link, and most callers hand over one they no
-  // longer need (a 1000-link batch would otherwise copy every URL again).
-  absl::StatusOr<LinkView> ToView(store::Link link) const;
   // The view of `link`, whose code is known to be `code`.
   LinkView ToView(store::Link link, std::string code) const;
   // The id a generated code names, or nullopt for an alias. INVALID_ARGUMENT

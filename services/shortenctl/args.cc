@@ -213,6 +213,32 @@ std::string LabelFilter(const std::map<std::string, std::string>& labels) {
   return filter;
 }
 
+absl::StatusOr<v1::ListLinksRequest> BuildListLinksRequest(
+    const ListFlags& flags, const std::map<std::string, std::string>& labels,
+    const std::string& tenant) {
+  v1::ListLinksRequest request;
+  const std::string label_filter = LabelFilter(labels);
+  const absl::string_view filter = absl::StripAsciiWhitespace(flags.filter);
+  if (!filter.empty() && !label_filter.empty()) {
+    request.set_filter(absl::StrCat(filter, " AND ", label_filter));
+  } else {
+    request.set_filter(filter.empty() ? label_filter : std::string(filter));
+  }
+  request.set_order_by(std::string(absl::StripAsciiWhitespace(flags.order_by)));
+  if (!flags.page_size.empty()) {
+    int size = 0;
+    if (!absl::SimpleAtoi(flags.page_size, &size) || size < 1 || size > 1000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--page_size must be a whole number from 1 to 1000, got \"",
+                       absl::CHexEscape(flags.page_size), "\""));
+    }
+    request.set_page_size(size);
+  }
+  request.set_page_token(std::string(absl::StripAsciiWhitespace(flags.page_token)));
+  request.set_tenant(std::string(absl::StripAsciiWhitespace(tenant)));
+  return request;
+}
+
 absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags& flags) {
   v1::CreateApiKeyRequest request;
   const absl::string_view name = absl::StripAsciiWhitespace(flags.name);
@@ -351,6 +377,11 @@ std::string UsageLine(absl::string_view command) {
            "[--to=TIME|DURATION] "
            "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
+  if (command == "list") {
+    return "usage: shortenctl list [--label=K=V ...] [--filter=EXPR] "
+           "[--order_by=\"create_time desc\"|create_time|\"click_count desc\"] [--page_size=N] "
+           "[--page_token=T | --all] [--tenant=T]";
+  }
   if (command == "qr") {
     return "usage: shortenctl qr CODE -o FILE|- [--format=png|svg] [--size=PX] [--margin=MODULES] "
            "[--level=L|M|Q|H]";
@@ -369,7 +400,7 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|qr|revoke|stats|keys ARGS (shortenctl --help for more)";
+         "shorten|batch|resolve|get|list|qr|revoke|stats|keys ARGS (shortenctl --help for more)";
 }
 
 std::string UsageText() {
@@ -389,6 +420,13 @@ std::string UsageText() {
          "                 prints one line per URL: short URL or error, then the URL\n"
          "  resolve CODE   what CODE redirects to, and its state\n"
          "  get CODE       the whole link record\n"
+         "  list           your links, newest first, with their human clicks: a page of\n"
+         "                 100 (--page_size=N, up to 1000), then how to get the next\n"
+         "                 (--page_token=T), or every page with --all; --label=K=V and\n"
+         "                 --filter='state = ACTIVE AND create_time > \"2026-11-01T00:00:00Z\"\n"
+         "                 AND long_url_host = \"example.com\"' choose links,\n"
+         "                 --order_by='click_count desc' (or create_time) orders them;\n"
+         "                 --tenant=T: tenant T's links (admin keys only)\n"
          "  qr CODE -o FILE  the link's short URL as a QR code image: PNG, or SVG for\n"
          "                 a FILE ending in .svg (--format=png|svg); --size=PX (64-4096,\n"
          "                 default 256), --margin=MODULES (0-16, default 4),\n"

@@ -78,6 +78,20 @@ struct StatsFlags {
   }
 };
 
+// What `list` asks for. Empty strings mean "not given" (the service's
+// defaults: newest first, 100 per page, every link).
+struct ListFlags {
+  std::string filter;      // --filter: AIP-160 text (ListLinksRequest.filter)
+  std::string order_by;    // --order_by: create_time desc|create_time|click_count desc
+  std::string page_size;   // --page_size: links per call, 1-1000
+  std::string page_token;  // --page_token: go on from a previous page
+  bool all = false;        // --all: every page, one call after another
+
+  bool AnySet() const {
+    return !filter.empty() || !order_by.empty() || !page_size.empty() || !page_token.empty() || all;
+  }
+};
+
 // The absolute time an --expire value names, relative to `now` for durations.
 // Accepts an RFC 3339 time ("2027-01-01T00:00:00Z", offsets, fractions), a
 // date ("2027-01-01", midnight UTC), an absl duration ("24h", "1h30m") or a
@@ -112,6 +126,15 @@ std::string LabelFilter(const std::map<std::string, std::string>& labels);
 absl::StatusOr<v1::GetClickStatsRequest> BuildClickStatsRequest(absl::string_view code,
                                                                 const StatsFlags& flags,
                                                                 absl::Time now);
+
+// The first request of `list`: --filter and the --label flags joined with
+// AND (`labels` as ParseLabelFlags gives them), --order_by as given,
+// --page_size a whole number 1-1000, --page_token, --tenant (another
+// tenant's links: admin keys only). INVALID_ARGUMENT naming --page_size
+// for anything else; the filter and order are the service's to judge.
+absl::StatusOr<v1::ListLinksRequest> BuildListLinksRequest(
+    const ListFlags& flags, const std::map<std::string, std::string>& labels,
+    const std::string& tenant);
 
 // The request for `keys create`. --scopes and --domains are split at commas
 // (blanks around items and empty items dropped). INVALID_ARGUMENT naming the

@@ -87,6 +87,11 @@ absl::StatusOr<v1::QrCode> ShortenClient::GetQrCode(const v1::GetQrCodeRequest& 
   return Call(&v1::ShortenService::Stub::GetQrCode, request);
 }
 
+absl::StatusOr<v1::ListLinksResponse> ShortenClient::ListLinks(
+    const v1::ListLinksRequest& request) {
+  return Call(&v1::ShortenService::Stub::ListLinks, request);
+}
+
 absl::StatusOr<v1::GetClickStatsResponse> ShortenClient::GetClickStats(
     const v1::GetClickStatsRequest& request) {
   return Call(&v1::ShortenService::Stub::GetClickStats, request);

@@ -37,6 +37,7 @@ class ShortenClient {
   absl::StatusOr<v1::ResolveResponse> Resolve(const v1::ResolveRequest& request);
   absl::StatusOr<v1::Link> GetLink(const v1::GetLinkRequest& request);
   absl::StatusOr<v1::QrCode> GetQrCode(const v1::GetQrCodeRequest& request);
+  absl::StatusOr<v1::ListLinksResponse> ListLinks(const v1::ListLinksRequest& request);
   absl::StatusOr<v1::GetClickStatsResponse> GetClickStats(const v1::GetClickStatsRequest& request);
   absl::StatusOr<v1::Link> Revoke(const v1::RevokeRequest& request);
   absl::StatusOr<v1::CreateApiKeyResponse> CreateApiKey(const v1::CreateApiKeyRequest& request);

@@ -255,6 +255,51 @@ int RunQr(const Options& options, const Args& args, Console io) {
   return kExitOk;
 }
 
+int RunList(const Options& options, const Args& args, Console io) {
+  if (!args.empty()) {
+    return ReportUsageError("list takes no arguments (choose links with --label and --filter)",
+                            UsageLine("list"), io.err);
+  }
+  if (options.list.all && !options.list.page_token.empty()) {
+    return ReportUsageError("--all starts from the first page: give --page_token or --all",
+                            UsageLine("list"), io.err);
+  }
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabelFlags(options.labels);
+  if (!labels.ok()) return ReportUsageError(labels.status().message(), UsageLine("list"), io.err);
+  absl::StatusOr<v1::ListLinksRequest> request =
+      BuildListLinksRequest(options.list, *labels, options.keys.tenant);
+  if (!request.ok()) {
+    return ReportUsageError(request.status().message(), UsageLine("list"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  // Each page is printed as it arrives: --all over a million links holds one
+  // page at a time, and a failure half-way leaves what was printed and the
+  // token to go on from.
+  for (bool first = true;; first = false) {
+    absl::StatusOr<v1::ListLinksResponse> page = client->ListLinks(*request);
+    if (!page.ok()) {
+      if (!first) {
+        io.err << "shortenctl: to go on from here: --page_token=" << request->page_token() << "\n";
+      }
+      return ReportServiceError(page.status(), options.service, io.err);
+    }
+    io.out << FormatLinkPage(*page, first, options.json);
+    io.out.flush();
+    if (!io.out) {
+      io.err << "shortenctl: cannot write stdout (a closed pipe or a full disk)\n";
+      return kExitServiceError;
+    }
+    if (page->next_page_token().empty()) return kExitOk;
+    if (!options.list.all) {
+      io.err << "shortenctl: more links: --page_token=" << page->next_page_token()
+             << " (or --all)\n";
+      return kExitOk;
+    }
+    request->set_page_token(page->next_page_token());
+  }
+}
+
 int RunStats(const Options& options, const Args& args, Console io) {
   // stats CODE, or stats --label k=v: the label's links.
   const bool by_label = !options.labels.empty();
@@ -380,7 +425,7 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 
 bool IsCommand(absl::string_view command) {
   for (absl::string_view known :
-       {"shorten", "batch", "resolve", "get", "qr", "revoke", "stats", "keys"}) {
+       {"shorten", "batch", "resolve", "get", "list", "qr", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;
@@ -427,16 +472,28 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   // --tenant also names whose links stats --label counts (RunStats checks
   // the rest); every other keys flag is keys create's alone.
   KeyFlags keys_flags = options.keys;
-  if (command == "stats") keys_flags.tenant.clear();
+  if (command == "stats" || command == "list") keys_flags.tenant.clear();
   if (keys_flags.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
     return ReportUsageError(
         "--name, --tenant, --scopes, --domains, --rate, --burst and --infrastructure apply to "
-        "keys create only (and --tenant to stats --label)",
+        "keys create only (and --tenant to stats --label and list)",
         UsageLine(command), io.err);
   }
-  if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats") {
-    return ReportUsageError("--label applies to shorten, batch and stats only", UsageLine(command),
-                            io.err);
+  if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats" &&
+      command != "list") {
+    return ReportUsageError("--label applies to shorten, batch, stats and list only",
+                            UsageLine(command), io.err);
+  }
+  if (options.list.AnySet() && command != "list") {
+    return ReportUsageError(
+        "--filter, --order_by, --page_size, --page_token and --all apply to list only",
+        UsageLine(command), io.err);
+  }
+  if (command == "list" && options.shorten.AnySet()) {
+    return ReportUsageError(
+        "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
+        "shorten only",
+        UsageLine(command), io.err);
   }
   if (options.qr.AnySet() && command != "qr") {
     return ReportUsageError("-o/--output, --format, --size, --margin and --level apply to qr only",
@@ -457,6 +514,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "keys") return RunKeys(resolved, rest, io);
   if (command == "stats") return RunStats(resolved, rest, io);
   if (command == "qr") return RunQr(resolved, rest, io);
+  if (command == "list") return RunList(resolved, rest, io);
   return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 

@@ -41,6 +41,7 @@ struct Options {
   KeyFlags keys;         // flags of keys create
   StatsFlags stats;      // flags of stats
   QrFlags qr;            // flags of qr
+  ListFlags list;        // flags of list
   // --label, every one given, comma-joined ("k=v,k2=v2"; ParseLabelFlags):
   // labels of the links shorten and batch make, or stats' label.
   std::string labels;

@@ -86,6 +86,19 @@ ABSL_FLAG(std::string, margin, "",
 ABSL_FLAG(std::string, level, "",
           "qr: error correction L|M|Q|H (7/15/25/30 % of the code may be damaged; default M)");
 
+ABSL_FLAG(std::string, filter, "",
+          "list: which links, e.g. 'state = ACTIVE AND create_time > \"2026-11-01T00:00:00Z\"' "
+          "(labels.K = \"V\", state, create_time, long_url_host; joined with AND, and with "
+          "--label)");
+ABSL_FLAG(std::string, order_by, "",
+          "list: \"create_time desc\" (default, newest first), create_time (oldest first) or "
+          "\"click_count desc\"");
+ABSL_FLAG(std::string, page_size, "", "list: links per call, 1-1000 (default 100)");
+ABSL_FLAG(std::string, page_token, "",
+          "list: go on from the page that printed this token (same --filter, --label and "
+          "--order_by)");
+ABSL_FLAG(bool, all, false, "list: every page, printed as each arrives");
+
 namespace shortener::ctl {
 
 Options OptionsFromFlags() {
@@ -124,6 +137,11 @@ Options OptionsFromFlags() {
   options.qr.size = absl::GetFlag(FLAGS_size);
   options.qr.margin = absl::GetFlag(FLAGS_margin);
   options.qr.level = absl::GetFlag(FLAGS_level);
+  options.list.filter = absl::GetFlag(FLAGS_filter);
+  options.list.order_by = absl::GetFlag(FLAGS_order_by);
+  options.list.page_size = absl::GetFlag(FLAGS_page_size);
+  options.list.page_token = absl::GetFlag(FLAGS_page_token);
+  options.list.all = absl::GetFlag(FLAGS_all);
   return options;
 }
 

@@ -207,6 +207,25 @@ std::string DescribeCreatedApiKey(const v1::ApiKey& key) {
       RateName(key), "; store the key now: it is not shown again\n");
 }
 
+std::string FormatLinkPage(const v1::ListLinksResponse& page, bool header, bool json) {
+  std::string out;
+  if (json) {
+    for (const v1::Link& link : page.links()) out += ToJsonLine(link);
+    return out;
+  }
+  // A code is 7 characters or an alias of up to 64: longer ones push their
+  // row's other columns right rather than being cut.
+  const auto row = [&out](const auto&... columns) {
+    absl::StrAppend(&out, absl::StrFormat("%-10s %-8s %8s  %-20s  %s\n", columns...));
+  };
+  if (header) row("CODE", "STATE", "CLICKS", "CREATED", "LONG_URL");
+  for (const v1::Link& link : page.links()) {
+    row(link.code(), StateName(link.state()), absl::StrCat(link.click_count()),
+        FormatTimestamp(link.create_time()), link.long_url());
+  }
+  return out;
+}
+
 std::string FormatApiKeyList(const v1::ListApiKeysResponse& response, bool json) {
   std::string out;
   if (json) {

@@ -44,6 +44,11 @@ std::string FormatLink(const v1::Link& link, bool json);
 // with json the QrCode without its content plus "file" and "bytes".
 std::string FormatQrWritten(const std::string& file, const v1::QrCode& qr, bool json);
 
+// list: a page of links as rows CODE STATE CLICKS CREATED LONG_URL in
+// fixed-width columns (so that the pages of --all line up), the header
+// first when `header`; in JSON one Link object per line.
+std::string FormatLinkPage(const v1::ListLinksResponse& page, bool header, bool json);
+
 // stats: a title line with the code and range, a table of buckets (START
 // HUMAN BOTS UNIQUE; hours as "2026-11-24 13:00", days as "2026-11-24"),
 // totals, then each non-empty top list as "value clicks" pairs. In JSON the

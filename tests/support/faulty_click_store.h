@@ -49,6 +49,11 @@ class FaultyClickStore final : public clicks::ClickStore {
     if (!injected.ok()) return injected;
     return inner_->HumanTotal(link_id);
   }
+  absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override {
+    absl::Status injected = plan_->OnCall("HumanTotals");
+    if (!injected.ok()) return injected;
+    return inner_->HumanTotals(link_ids);
+  }
 
  private:
   clicks::ClickStore* const inner_;

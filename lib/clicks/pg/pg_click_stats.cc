@@ -107,4 +107,24 @@ absl::StatusOr<int64_t> PgClickStore::HumanTotal(int64_t link_id) {
   return total;
 }
 
+absl::StatusOr<std::vector<int64_t>> PgClickStore::HumanTotals(absl::Span<const int64_t> link_ids) {
+  std::vector<int64_t> totals(link_ids.size(), 0);
+  if (link_ids.empty()) return totals;
+  pg::ArrayLiteral ids;
+  for (int64_t id : link_ids) ids.Add(id);
+  absl::Status status = pool_.Run("read human clicks", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    for (const pqxx::row& row : tx.exec_prepared(pg_queries::kHumanTotals.name, ids.Build())) {
+      const int64_t i = row[0].as<int64_t>() - 1;
+      if (i < 0 || i >= static_cast<int64_t>(totals.size())) {
+        throw pqxx::data_exception("read human clicks: a row for no asked link");
+      }
+      totals[i] = row[1].as<int64_t>();
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return totals;
+}
+
 }  // namespace shortener::clicks

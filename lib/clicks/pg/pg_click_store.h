@@ -218,6 +218,7 @@ class PgClickStore final : public ClickStore {
   // See ClickStore::HumanTotal (a sum over click_counts). Errors as
   // Record's.
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
+  absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override;
 
   // Its connection pool's use (metrics).
   pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }

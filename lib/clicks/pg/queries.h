@@ -261,6 +261,14 @@ inline constexpr Query kHumanTotal{
     "clicks_human_total",
     "SELECT coalesce(sum(count), 0)::bigint FROM click_counts WHERE link_id = $1 AND NOT bot"};
 
+// $1 link ids. Rows: the id's place in $1 (1-based), its human clicks ever
+// counted (0 for none): one primary-key range read per id.
+inline constexpr Query kHumanTotals{
+    "clicks_human_totals",
+    "SELECT u.i, (SELECT coalesce(sum(count), 0)::bigint FROM click_counts"
+    "             WHERE link_id = u.id AND NOT bot)"
+    " FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, i)"};
+
 // Click limits, inside Record's transaction after kUpsertCounts.
 // $1 ids of the links the batch counted human clicks for. Locks (in id
 // order: one lock order for every batch) the ones with a live, unexhausted
@@ -318,7 +326,7 @@ inline constexpr Query kAllQueries[] = {
     kInsertBatches,    kLinkLabels,       kUpsertCounts, kCreatePartition,   kDropPartitions,
     kTryRollupLock,    kRollupLock,       kUpsertHours,  kStoredValues,      kUpsertHourDims,
     kUpsertLinkTotals, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
-    kHumanTotal,       kLockLimited,      kExhaust,      kNotifyCodes,
+    kHumanTotal,       kHumanTotals,      kLockLimited,      kExhaust,      kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -314,6 +314,19 @@ TEST_CASE("a big batch counts every click of every link", "[lib/clicks][contract
     REQUIRE_THAT(total, IsOk());
     CHECK(*total == humans[i]);
   }
+  // All at once, in the order asked, a link twice and one never clicked.
+  std::vector<int64_t> asked(links.rbegin(), links.rend());
+  asked.push_back(links[5]);
+  asked.push_back(NextLinkId());
+  auto totals = store->HumanTotals(asked);
+  REQUIRE_THAT(totals, IsOk());
+  REQUIRE(totals->size() == asked.size());
+  for (size_t i = 0; i < links.size(); ++i) CHECK((*totals)[i] == humans[links.size() - 1 - i]);
+  CHECK((*totals)[links.size()] == humans[5]);
+  CHECK(totals->back() == 0);
+  auto none = store->HumanTotals({});
+  REQUIRE_THAT(none, IsOk());
+  CHECK(none->empty());
   auto stats = DayStats(*store, links[0], "2030-01-09T00:00:00Z");
   REQUIRE_THAT(stats, IsOk());
   CHECK(stats->total_human_clicks + stats->total_bot_clicks == 50);

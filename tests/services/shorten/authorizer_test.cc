@@ -34,9 +34,19 @@ using ::shortener::testing::IsOk;
 using PrincipalPtr = Authorizer::PrincipalPtr;
 
 constexpr Rpc kAllRpcs[] = {
-    Rpc::kShorten,       Rpc::kBatchShorten,       Rpc::kResolve,      Rpc::kBatchResolve,
-    Rpc::kGetLink,       Rpc::kGetQrCode,          Rpc::kRevoke,       Rpc::kRecordClicks,
-    Rpc::kGetClickStats, Rpc::kWatchInvalidations, Rpc::kCreateApiKey, Rpc::kListApiKeys,
+    Rpc::kShorten,
+    Rpc::kBatchShorten,
+    Rpc::kResolve,
+    Rpc::kBatchResolve,
+    Rpc::kGetLink,
+    Rpc::kListLinks,
+    Rpc::kGetQrCode,
+    Rpc::kRevoke,
+    Rpc::kRecordClicks,
+    Rpc::kGetClickStats,
+    Rpc::kWatchInvalidations,
+    Rpc::kCreateApiKey,
+    Rpc::kListApiKeys,
     Rpc::kRevokeApiKey,
 };
 static_assert(sizeof(kAllRpcs) / sizeof(kAllRpcs[0]) == kRpcCount);
@@ -179,6 +189,7 @@ TEST_CASE("each RPC needs its one scope", "[services/shorten][auth]") {
       {Rpc::kResolve, Scope::kResolve},
       {Rpc::kBatchResolve, Scope::kResolve},
       {Rpc::kGetLink, Scope::kStats},
+      {Rpc::kListLinks, Scope::kStats},
       {Rpc::kGetQrCode, Scope::kStats},
       {Rpc::kGetClickStats, Scope::kStats},
       {Rpc::kRevoke, Scope::kRevoke},
@@ -228,8 +239,9 @@ TEST_CASE("tenant, infrastructure and admin keys reach exactly their RPCs",
   Access a;
   const std::string tenant = a.TenantKey("tenant", {"shorten", "resolve", "revoke", "stats"});
   CHECK(Admitted(a, tenant) == std::vector<Rpc>{Rpc::kShorten, Rpc::kBatchShorten, Rpc::kResolve,
-                                                Rpc::kBatchResolve, Rpc::kGetLink, Rpc::kGetQrCode,
-                                                Rpc::kRevoke, Rpc::kGetClickStats});
+                                                Rpc::kBatchResolve, Rpc::kGetLink, Rpc::kListLinks,
+                                                Rpc::kGetQrCode, Rpc::kRevoke,
+                                                Rpc::kGetClickStats});
 
   ApiKeySpec edge;
   edge.name = "edge-eu-1";

@@ -20,6 +20,8 @@ TEST_CASE("limits follow the field limits: a full BatchShorten sets the receive 
   CHECK(limits.MaxBytes(Rpc::kBatchShorten) == 1000 * (2304 + 8));
   CHECK(limits.MaxBytes(Rpc::kBatchResolve) == 1000 * (64 + 8));
   CHECK(limits.MaxBytes(Rpc::kRecordClicks) == clicks::kMaxClickBatchBytes);
+  // The longest filter and page token fit.
+  CHECK(limits.MaxBytes(Rpc::kListLinks) == 5120);
   for (Rpc small :
        {Rpc::kResolve, Rpc::kGetLink, Rpc::kGetQrCode, Rpc::kRevoke, Rpc::kGetClickStats,
         Rpc::kWatchInvalidations, Rpc::kListApiKeys, Rpc::kRevokeApiKey}) {

@@ -71,9 +71,15 @@ class ServiceHarness {
         std::make_unique<ClickRecorder>(stack.shortener.get(), &clicks, ClickRecorderOptions{});
     link_stats = std::make_unique<LinkStats>(stack.shortener.get(), &clicks,
                                              stack.blocking_pool.get(), clock);
-    service = std::make_unique<ShortenServiceImpl>(stack.shortener.get(), stack.blocking_pool.get(),
-                                                   &hub, &authorizer, &admin, recorder.get(),
-                                                   link_stats.get(), RequestLimits(2048));
+    stack.link_memory.SetClickRanking([this](int64_t link_id) -> int64_t {
+      absl::StatusOr<int64_t> total = click_memory.HumanTotal(link_id);
+      return total.ok() ? *total : 0;
+    });
+    lister = std::make_unique<LinkLister>(stack.shortener.get(), &stack.links, &clicks,
+                                          stack.blocking_pool.get(), clock);
+    service = std::make_unique<ShortenServiceImpl>(
+        stack.shortener.get(), stack.blocking_pool.get(), &hub, &authorizer, &admin, recorder.get(),
+        link_stats.get(), lister.get(), RequestLimits(2048));
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -186,6 +192,7 @@ class ServiceHarness {
   testing::FaultyClickStore clicks{&click_memory, &click_faults};
   std::unique_ptr<ClickRecorder> recorder;
   std::unique_ptr<LinkStats> link_stats;
+  std::unique_ptr<LinkLister> lister;
   InvalidationHub hub;
   std::unique_ptr<ShortenServiceImpl> service;
   std::unique_ptr<grpc::Server> server;

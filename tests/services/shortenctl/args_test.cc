@@ -405,6 +405,40 @@ TEST_CASE("LabelFilter writes one quoted condition per label, joined with AND",
         "labels.a = \"1\" AND labels.b = \"x\\\"y\\\\\"");
 }
 
+TEST_CASE("BuildListLinksRequest joins --filter and --label and checks --page_size",
+          "[services/shortenctl]") {
+  ListFlags flags;
+  auto plain = BuildListLinksRequest(flags, {}, "");
+  REQUIRE_THAT(plain, IsOk());
+  CHECK(plain->filter().empty());
+  CHECK(plain->page_size() == 0);
+  CHECK(plain->order_by().empty());
+  CHECK(plain->tenant().empty());
+
+  flags.filter = " state = ACTIVE ";
+  flags.order_by = "click_count desc ";
+  flags.page_size = "250";
+  flags.page_token = " tok ";
+  auto full = BuildListLinksRequest(flags, {{"campaign", "spring"}}, " acme ");
+  REQUIRE_THAT(full, IsOk());
+  CHECK(full->filter() == "state = ACTIVE AND labels.campaign = \"spring\"");
+  CHECK(full->order_by() == "click_count desc");
+  CHECK(full->page_size() == 250);
+  CHECK(full->page_token() == "tok");
+  CHECK(full->tenant() == "acme");
+  flags.filter.clear();
+  CHECK(BuildListLinksRequest(flags, {{"campaign", "spring"}}, "")->filter() ==
+        "labels.campaign = \"spring\"");
+
+  for (const char* bad : {"0", "1001", "-5", "ten", "1.5", " "}) {
+    INFO(bad);
+    flags.page_size = bad;
+    CHECK_THAT(BuildListLinksRequest(flags, {}, ""),
+               HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                                 "--page_size must be a whole number from 1 to 1000"));
+  }
+}
+
 TEST_CASE("ParseArgv treats - as an argument and everything after -- as arguments",
           "[services/shortenctl]") {
   absl::StatusOr<CommandLine> parsed = Parse({"batch", "-", "--", "--not-a-flag"});
@@ -438,7 +472,7 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[services/
 TEST_CASE("usage lines name the command's arguments", "[services/shortenctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|qr|revoke|stats|keys") !=
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|list|qr|revoke|stats|keys") !=
         std::string::npos);
   CHECK(UsageLine("qr").find("qr CODE -o FILE|-") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);

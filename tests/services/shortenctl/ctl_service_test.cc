@@ -623,7 +623,8 @@ TEST_CASE("shortenctl --label labels links from shorten and batch; stats --label
       bad.output, "INVALID_ARGUMENT: labels: key \"Campaign\" must match [a-z][a-z0-9_-]{0,62}"));
   Outcome elsewhere = f.Run({"resolve", a, "--label=campaign=x"});
   CHECK(elsewhere.exit_code == 2);
-  CHECK(absl::StrContains(elsewhere.output, "--label applies to shorten, batch and stats only"));
+  CHECK(absl::StrContains(elsewhere.output,
+                          "--label applies to shorten, batch, stats and list only"));
 }
 
 TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for admins only",
@@ -679,7 +680,7 @@ TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for a
   CHECK(absl::StrContains(by_code.err, "--tenant applies to stats --label only"));
   Outcome elsewhere = f.Run({"get", code, "--tenant=ctl-tenant-b"});
   CHECK(elsewhere.exit_code == 2);
-  CHECK(absl::StrContains(elsewhere.err, "(and --tenant to stats --label)"));
+  CHECK(absl::StrContains(elsewhere.err, "(and --tenant to stats --label and list)"));
 }
 
 TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its short URL",
@@ -770,6 +771,141 @@ TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its
   Outcome other = f.RunWithoutKey({"--api_key_file=" + key.file, "qr", code, "-o", refused});
   CHECK(other.exit_code == 1);
   CHECK(absl::StartsWith(other.err, "shortenctl: NOT_FOUND: "));
+}
+
+// The codes of `list`'s table rows (the header skipped).
+std::vector<std::string> ListedCodes(const std::string& out) {
+  std::vector<std::string> codes;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "CODE ")) continue;
+    codes.push_back(std::string(line.substr(0, line.find(' '))));
+  }
+  return codes;
+}
+
+// The token `list` printed on stderr after "--page_token=".
+std::string PrintedToken(const std::string& err) {
+  const size_t at = err.find("--page_token=");
+  if (at == std::string::npos) return "";
+  const size_t start = at + std::string("--page_token=").size();
+  return err.substr(start, err.find_first_of(" \n", start) - start);
+}
+
+TEST_CASE("shortenctl list pages through a tenant's links, filtered, ordered and with clicks",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  CreatedKey key = CreateKey(f, "ctl-list", "shorten,stats");
+  const std::string with_key = "--api_key_file=" + key.file;
+  std::vector<std::string> codes;  // oldest first
+  for (int i = 0; i < 7; ++i) {
+    std::vector<std::string> args = {with_key, "shorten",
+                                     "https://example.com/ctl-list/" + std::to_string(i)};
+    if (i % 2 == 0) args.push_back("--label=campaign=ctl-list");
+    Outcome shortened = f.RunWithoutKey(args);
+    INFO(shortened.output);
+    REQUIRE(shortened.exit_code == 0);
+    codes.push_back(Row(shortened.out, "code"));
+  }
+  const std::vector<std::string> newest_first(codes.rbegin(), codes.rend());
+
+  Outcome all = f.RunWithoutKey({with_key, "list"});
+  INFO(all.output);
+  REQUIRE(all.exit_code == 0);
+  CHECK(
+      absl::StartsWith(all.out, "CODE       STATE      CLICKS  CREATED               LONG_URL\n"));
+  CHECK(ListedCodes(all.out) == newest_first);
+  CHECK(absl::StrContains(all.out, " ACTIVE "));
+  CHECK(absl::StrContains(all.out, "https://example.com/ctl-list/6\n"));
+  CHECK(all.err.empty());
+
+  // Two per page: the token printed goes on where the page ended.
+  Outcome first = f.RunWithoutKey({with_key, "list", "--page_size=2"});
+  REQUIRE(first.exit_code == 0);
+  CHECK(ListedCodes(first.out) == std::vector<std::string>(codes.rbegin(), codes.rbegin() + 2));
+  const std::string token = PrintedToken(first.err);
+  REQUIRE_FALSE(token.empty());
+  CHECK(absl::StrContains(first.err, "(or --all)"));
+  Outcome second = f.RunWithoutKey({with_key, "list", "--page_size=2", "--page_token=" + token});
+  REQUIRE(second.exit_code == 0);
+  CHECK(ListedCodes(second.out) ==
+        std::vector<std::string>(codes.rbegin() + 2, codes.rbegin() + 4));
+
+  // --all streams every page; --json one Link per line.
+  Outcome every = f.RunWithoutKey(
+      {with_key, "--json", "list", "--all", "--page_size=3", "--order_by=create_time"});
+  INFO(every.output);
+  REQUIRE(every.exit_code == 0);
+  std::vector<std::string> lines = absl::StrSplit(every.out, '\n', absl::SkipEmpty());
+  REQUIRE(lines.size() == 7);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    CHECK(absl::StrContains(lines[i], "\"code\":\"" + codes[i] + "\""));
+    CHECK(absl::StrContains(lines[i], "\"click_count\":\"0\""));
+  }
+  CHECK(every.err.empty());
+
+  // Labels and a filter together.
+  Outcome labelled =
+      f.RunWithoutKey({with_key, "list", "--label=campaign=ctl-list", "--filter=state = ACTIVE"});
+  REQUIRE(labelled.exit_code == 0);
+  CHECK(ListedCodes(labelled.out) ==
+        std::vector<std::string>{codes[6], codes[4], codes[2], codes[0]});
+
+  // Clicks: counted at once, ranked once merged (every 5 s).
+  v1::RecordClicksRequest clicks;
+  clicks.set_batch_id("ctl-list-1");
+  for (const std::string& code : {codes[1], codes[1], codes[1], codes[5]}) {
+    v1::ClickEvent* e = clicks.add_events();
+    e->set_code(code);
+    *e->mutable_time() = grpcutil::ToProtoTimestamp(absl::Now() - absl::Minutes(1));
+    e->set_client_ip("192.0.2.7");
+    e->set_user_agent("Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0");
+    e->set_http_status(302);
+  }
+  REQUIRE(RecordClicks(f, clicks) == 4);
+  Outcome counted = f.RunWithoutKey({with_key, "--json", "list", "--page_size=1000"});
+  CHECK(absl::StrContains(counted.out, "\"code\":\"" + codes[1] + "\",\"short_url\""));
+  CHECK(absl::StrContains(counted.out, "\"click_count\":\"3\""));
+  std::vector<std::string> ranked;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  const std::vector<std::string> want_ranked = {codes[1], codes[5], codes[6], codes[4],
+                                                codes[3], codes[2], codes[0]};
+  while (ranked != want_ranked && absl::Now() < deadline) {
+    Outcome by_clicks = f.RunWithoutKey({with_key, "list", "--order_by=click_count desc", "--all"});
+    REQUIRE(by_clicks.exit_code == 0);
+    ranked = ListedCodes(by_clicks.out);
+    if (ranked != want_ranked) absl::SleepFor(absl::Milliseconds(500));
+  }
+  CHECK(ranked == want_ranked);
+
+  // Refusals: the service's with exit 1, the command line's with exit 2.
+  Outcome bad_filter = f.RunWithoutKey({with_key, "list", "--filter=colour = red"});
+  CHECK(bad_filter.exit_code == 1);
+  CHECK(absl::StrContains(bad_filter.err,
+                          "shortenctl: INVALID_ARGUMENT: filter: unknown field \"colour\""));
+  Outcome foreign_token = f.RunWithoutKey(
+      {with_key, "list", "--page_size=2", "--order_by=create_time", "--page_token=" + token});
+  CHECK(foreign_token.exit_code == 1);
+  CHECK(absl::StrContains(foreign_token.err, "page_token: it belongs to another filter"));
+  Outcome other_tenant = f.RunWithoutKey({with_key, "list", "--tenant=someone-else"});
+  CHECK(other_tenant.exit_code == 1);
+  CHECK(absl::StrContains(other_tenant.err, "PERMISSION_DENIED"));
+  Outcome as_admin = f.Run({"list", "--tenant=ctl-list", "--page_size=1000"});
+  CHECK(as_admin.exit_code == 0);
+  CHECK(ListedCodes(as_admin.out).size() == 7);
+  for (const std::vector<std::string>& usage :
+       std::vector<std::vector<std::string>>{{"list", "--page_size=0"},
+                                             {"list", "--page_size=1001"},
+                                             {"list", "extra"},
+                                             {"list", "--all", "--page_token=x"},
+                                             {"list", "--alias=x"},
+                                             {"get", codes[0], "--filter=state = ACTIVE"},
+                                             {"get", codes[0], "--all"}}) {
+    std::vector<std::string> args = usage;
+    args.insert(args.begin(), with_key);
+    Outcome refused = f.RunWithoutKey(args);
+    INFO(refused.output);
+    CHECK(refused.exit_code == 2);
+  }
 }
 
 }  // namespace

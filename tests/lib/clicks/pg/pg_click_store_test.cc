@@ -51,6 +51,9 @@ class MergingClickStore final : public ClickStore {
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override {
     return store_->HumanTotal(link_id);
   }
+  absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override {
+    return store_->HumanTotals(link_ids);
+  }
 
  private:
   std::unique_ptr<PgClickStore> store_;
