@@ -99,6 +99,64 @@ absl::StatusOr<Link> InMemoryLinkStore::Revoke(int64_t id, absl::Time when,
   return link;
 }
 
+absl::StatusOr<Link> InMemoryLinkStore::UpdateLink(const LinkUpdate& update) {
+  if (absl::Status valid = ValidateLinkUpdate(update); !valid.ok()) return valid;
+  Link after;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+    auto it = links_.find(update.id);
+    if (it == links_.end()) return absl::NotFoundError(absl::StrCat("no link with id ", update.id));
+    Link& link = it->second;
+    if (link.revoke_time.has_value()) {
+      return absl::FailedPreconditionError("link is revoked: a revoked link cannot be changed");
+    }
+    LinkUpdate stored = update;
+    if (stored.expire_time.has_value() && stored.expire_time->has_value()) {
+      stored.expire_time = StoreTime(**stored.expire_time);
+    }
+    Link updated = ApplyUpdate(link, stored);
+    if (update.max_clicks.has_value()) {
+      const int64_t clicks = clicks_of_ ? clicks_of_(link.id) : 0;
+      updated.clicks_exhausted_time = ExhaustedAfter(updated, clicks, StoreTime(update.when));
+    }
+    std::vector<FieldChange> changes = DiffLink(link, updated);
+    if (changes.empty()) return link;
+    if (update.labels.has_value()) {
+      for (const auto& [key, value] : *update.labels) {
+        const int64_t next_id = static_cast<int64_t>(label_ids_.size()) + 1;
+        label_ids_.try_emplace(std::make_tuple(link.owner, key, value), next_id);
+      }
+    }
+    const std::string old_sha = link_sha_[link.id];
+    const std::string& new_sha = update.long_url_sha256.value_or(old_sha);
+    const int64_t old_key = DedupeKey(link.owner, old_sha, link.labels);
+    auto held = dedupe_.find(old_key);
+    const bool held_key = held != dedupe_.end() && held->second == link.id;
+    if (held_key) {
+      dedupe_.erase(held);
+      if (KeepsDedupe(true, updated)) {
+        dedupe_.try_emplace(DedupeKey(link.owner, new_sha, updated.labels), link.id);
+      }
+    }
+    link_sha_[link.id] = new_sha;
+    link = updated;
+    history_[link.id].push_back({StoreTime(update.when), update.actor, std::move(changes)});
+    after = link;
+  }
+  // Like a NOTIFY, delivered after the change is visible ("committed").
+  if (on_revoke_) on_revoke_(update.code);
+  return after;
+}
+
+absl::StatusOr<std::vector<LinkChange>> InMemoryLinkStore::LinkHistory(int64_t id) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (absl::Status s = CheckAvailable(); !s.ok()) return s;
+  auto it = history_.find(id);
+  if (it == history_.end()) return std::vector<LinkChange>{};
+  return it->second;
+}
+
 absl::StatusOr<int64_t> InMemoryLinkStore::FindLabelId(const std::string& tenant,
                                                        const std::string& key,
                                                        const std::string& value) {

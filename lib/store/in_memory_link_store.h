@@ -47,10 +47,15 @@ class InMemoryLinkStore : public LinkStore {
   absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
                                       const std::string& value) override;
   absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) override;
+  // Judges a budget against SetClickRanking's clicks (none: 0). Calls the
+  // revocation observer with update.code after a change, outside the lock.
+  absl::StatusOr<Link> UpdateLink(const LinkUpdate& update) override;
+  absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) override;
 
   // false: every call fails with UNAVAILABLE until set back to true.
   void SetAvailable(bool available);
-  // Set before the store is shared between threads. Default: none.
+  // Set before the store is shared between threads. Default: none. It gets
+  // the code of every link Revoke revoked or UpdateLink changed.
   void SetRevocationObserver(std::function<void(const std::string& code)> observer);
   // Human clicks of a link as LinkOrder::kMostClicked ranks it (what
   // PgLinkStore reads from link_click_totals); set before the store is
@@ -89,8 +94,9 @@ class InMemoryLinkStore : public LinkStore {
   std::function<int64_t(int64_t)> clicks_of_;          // set before sharing
   absl::flat_hash_map<int64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> aliases_;
-  absl::flat_hash_map<int64_t, int64_t> dedupe_;        // DedupeKey -> link id
-  absl::flat_hash_map<int64_t, std::string> link_sha_;  // link id -> long_url_sha256
+  absl::flat_hash_map<int64_t, int64_t> dedupe_;                   // DedupeKey -> link id
+  absl::flat_hash_map<int64_t, std::string> link_sha_;             // link id -> long_url_sha256
+  absl::flat_hash_map<int64_t, std::vector<LinkChange>> history_;  // link id -> changes
   absl::flat_hash_map<OwnerKey, Request> requests_;
   // (tenant, key, value) -> label id, numbered from 1 as created.
   absl::flat_hash_map<std::tuple<std::string, std::string, std::string>, int64_t> label_ids_;

@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "lib/store/link.h"
 #include "lib/store/link_list.h"
+#include "lib/store/link_update.h"
 
 namespace shortener::store {
 
@@ -115,6 +116,30 @@ class LinkStore {
   // page_size outside 1..kMaxPageSize or an empty owner; UNAVAILABLE when
   // the database is down.
   virtual absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) = 0;
+
+  // Applies `update` (lib/store/link_update.h) to link update.id and
+  // returns the link as it is then. When a field's value changes, the
+  // store, atomically with the change: records a LinkChange (update.when,
+  // update.actor, DiffLink's fields) and publishes update.code as an
+  // invalidation, as Revoke does; an update that changes nothing records
+  // and publishes nothing. Rules:
+  //  - dedupe key: a link that holds its dedupe key (the link CreateLinks
+  //    returns for its owner, URL and labels) gives it up when its URL,
+  //    labels or budget change, and takes the key of its new URL and
+  //    labels (KeepsDedupe: not with a budget) unless another link holds
+  //    that key;
+  //  - click budget: with max_clicks in the update, the link is exhausted
+  //    (clicks_exhausted_time) by ExhaustedAfter with its human clicks
+  //    counted so far: a raised budget makes an exhausted link live again;
+  //  - labels: the link's clicks count under its new labels from then on.
+  // Errors, nothing written: INVALID_ARGUMENT (ValidateLinkUpdate),
+  // NOT_FOUND "no link with id N", FAILED_PRECONDITION for a revoked link,
+  // UNAVAILABLE when the database is down.
+  virtual absl::StatusOr<Link> UpdateLink(const LinkUpdate& update) = 0;
+
+  // Every change UpdateLink recorded for link `id`, oldest first; none for
+  // a link never changed or unknown. UNAVAILABLE when the database is down.
+  virtual absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) = 0;
 };
 
 }  // namespace shortener::store

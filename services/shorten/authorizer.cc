@@ -36,6 +36,7 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
   switch (rpc) {
     case Rpc::kShorten:
     case Rpc::kBatchShorten:
+    case Rpc::kUpdateLink:
       return Scope::kShorten;
     case Rpc::kResolve:
     case Rpc::kBatchResolve:

@@ -87,7 +87,7 @@ absl::StatusOr<LinkListPage> LinkLister::Read(Plan plan) {
   answer.links.reserve(page.links.size());
   for (size_t i = 0; i < page.links.size(); ++i) {
     SHORTENER_ASSIGN_OR_RETURN(LinkView view, shortener_->ToView(std::move(page.links[i])));
-    answer.links.push_back(LinkWithClicks{std::move(view), clicks[i]});
+    answer.links.push_back(LinkWithClicks{std::move(view), clicks[i], {}});
   }
   if (page.next.has_value()) answer.next_page_token = EncodePageToken(*page.next, plan.fingerprint);
   return answer;

@@ -37,12 +37,16 @@ void LinkStats::ReadOwnedLink(absl::string_view code, Caller caller,
                       });
 }
 
-void LinkStats::GetLink(absl::string_view code, Caller caller, LinkDone done) {
+void LinkStats::GetLink(absl::string_view code, Caller caller, LinkDone done, bool with_history) {
   ReadOwnedLink<LinkWithClicks>(
       code, std::move(caller),
-      [this](LinkView view) -> absl::StatusOr<LinkWithClicks> {
+      [this, with_history](LinkView view) -> absl::StatusOr<LinkWithClicks> {
         SHORTENER_ASSIGN_OR_RETURN(int64_t human_clicks, clicks_->HumanTotal(view.link.id));
-        return LinkWithClicks{std::move(view), human_clicks};
+        LinkWithClicks link{std::move(view), human_clicks, {}};
+        if (with_history) {
+          SHORTENER_ASSIGN_OR_RETURN(link.history, shortener_->LinkHistory(link.view.link.id));
+        }
+        return link;
       },
       std::move(done));
 }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -62,6 +63,8 @@ struct LinkQrCode {
 struct LinkWithClicks {
   LinkView view;
   int64_t human_clicks = 0;
+  // GetLink with the FULL view: its changes, oldest first.
+  std::vector<store::LinkChange> history;
 };
 
 class LinkStats {
@@ -81,7 +84,9 @@ class LinkStats {
   // GetLink's; RESOURCE_EXHAUSTED when the blocking pool is full; the click
   // store's (UNAVAILABLE: the whole call fails rather than report 0
   // clicks).
-  void GetLink(absl::string_view code, Caller caller, LinkDone done);
+  // With `with_history` (the FULL view), also the link's changes
+  // (Shortener::LinkHistory), in the same pool task.
+  void GetLink(absl::string_view code, Caller caller, LinkDone done, bool with_history = false);
 
   // The short URL of the link query.code names as a QR image
   // (qr::RenderQr, drawn on the blocking pool: a 4096 px PNG takes about

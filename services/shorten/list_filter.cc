@@ -14,6 +14,9 @@
 namespace shortener::service {
 namespace {
 
+const absl::Time kEarliestTime = absl::FromUnixSeconds(-62135596800);
+const absl::Time kLatestTime = absl::FromUnixSeconds(253402300799) + absl::Nanoseconds(999999999);
+
 absl::Status FilterError(absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("filter: ", problem));
 }
@@ -55,6 +58,13 @@ absl::Status AddTimeTerm(const filter::Term& term, ListConditions& conditions) {
         absl::StrCat("create_time wants an RFC 3339 time such as "
                      "\"2026-11-01T00:00:00Z\", got ",
                      Quoted(term.value)));
+  }
+  // google.protobuf.Timestamp's range (ParseTime also takes
+  // "infinite-future", and years no database keeps).
+  if (t < kEarliestTime || t > kLatestTime) {
+    return FilterError(absl::StrCat(
+        "create_time must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, got ",
+        Quoted(term.value)));
   }
   // Links keep whole microseconds: each bound becomes one on that grid.
   std::optional<absl::Time> from, before;

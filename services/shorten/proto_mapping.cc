@@ -1,7 +1,11 @@
 #include "services/shorten/proto_mapping.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/common/status_macros.h"
@@ -147,6 +151,81 @@ void ToProto(const LinkView& view, v1::Link* out) {
 void ToProto(const LinkWithClicks& link, v1::Link* out) {
   ToProto(link.view, out);
   out->set_click_count(link.human_clicks);
+  for (const store::LinkChange& change : link.history) {
+    v1::LinkChange* entry = out->add_history();
+    *entry->mutable_change_time() = grpcutil::ToProtoTimestamp(change.time);
+    entry->set_actor(change.actor);
+    for (const store::FieldChange& field : change.fields) {
+      v1::FieldChange* f = entry->add_fields();
+      f->set_field(field.field);
+      f->set_old_value(field.old_value);
+      f->set_new_value(field.new_value);
+    }
+  }
+}
+
+absl::StatusOr<LinkEdit> FromProto(const v1::UpdateLinkRequest& request) {
+  static constexpr const char* kUpdatable[] = {"long_url", "expire_time", "redirect_type",
+                                               "max_clicks", "labels"};
+  const v1::Link& link = request.link();
+  LinkEdit edit;
+  edit.code = link.code();
+  if (edit.code.empty()) return absl::InvalidArgumentError("link.code: is required");
+  std::vector<std::string> paths;
+  if (request.has_update_mask() && request.update_mask().paths_size() > 0) {
+    for (const std::string& path : request.update_mask().paths()) {
+      if (path == "*") {
+        paths.assign(std::begin(kUpdatable), std::end(kUpdatable));
+        break;
+      }
+      if (std::find(std::begin(kUpdatable), std::end(kUpdatable), path) == std::end(kUpdatable)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "update_mask: \"", absl::CHexEscape(path),
+            "\" is not a field UpdateLink changes (long_url, expire_time, redirect_type, "
+            "max_clicks, labels)"));
+      }
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+    }
+  } else {
+    // AIP-134: no mask means the fields that are set.
+    if (!link.long_url().empty()) paths.push_back("long_url");
+    if (link.has_expire_time()) paths.push_back("expire_time");
+    if (link.redirect_type() != v1::REDIRECT_TYPE_UNSPECIFIED) paths.push_back("redirect_type");
+    if (link.max_clicks() != 0) paths.push_back("max_clicks");
+    if (!link.labels().empty()) paths.push_back("labels");
+  }
+  if (paths.empty()) {
+    return absl::InvalidArgumentError(
+        "update_mask: nothing to change (name long_url, expire_time, redirect_type, max_clicks "
+        "or labels)");
+  }
+  for (const std::string& path : paths) {
+    if (path == "long_url") {
+      edit.long_url = link.long_url();
+    } else if (path == "expire_time") {
+      edit.expire_time = std::optional<absl::Time>();
+      if (link.has_expire_time()) {
+        SHORTENER_ASSIGN_OR_RETURN(*edit.expire_time,
+                                   CheckedTime(link.expire_time(), "link.expire_time"));
+      }
+    } else if (path == "redirect_type") {
+      const std::optional<int> status = RedirectStatusOf(link.redirect_type());
+      if (!status.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("link.redirect_type: unknown value ", link.redirect_type()));
+      }
+      edit.redirect_status = *status;
+    } else if (path == "max_clicks") {
+      edit.max_clicks = link.max_clicks();
+    } else {
+      edit.labels = store::Labels(link.labels().begin(), link.labels().end());
+    }
+  }
+  return edit;
+}
+
+bool WantsHistory(const v1::GetLinkRequest& request) {
+  return request.view() == v1::LINK_VIEW_FULL;
 }
 
 ListLinksQuery FromProto(const v1::ListLinksRequest& request) {

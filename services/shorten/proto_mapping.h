@@ -66,6 +66,16 @@ void ToProto(const clicks::ClickStats& stats, v1::GetClickStatsResponse* out);
 
 // Field for field; the checks are LinkLister's.
 ListLinksQuery FromProto(const v1::ListLinksRequest& request);
+
+// The fields update_mask names (or, without a mask, those set in `link`),
+// read from request.link: INVALID_ARGUMENT for a missing link.code, a path
+// that is not one of long_url, expire_time, redirect_type, max_clicks,
+// labels or "*" ("update_mask: ..."), nothing to change, an expire_time out
+// of Timestamp's range or an unknown redirect_type. The values' own checks
+// are Shortener::UpdateLink's.
+absl::StatusOr<LinkEdit> FromProto(const v1::UpdateLinkRequest& request);
+// Whether GetLink's request asks for the history (view FULL).
+bool WantsHistory(const v1::GetLinkRequest& request);
 void ToProto(const LinkListPage& page, v1::ListLinksResponse* out);
 
 // Defaults applied (PNG, 256 px, margin 4, level M); INVALID_ARGUMENT naming

@@ -33,6 +33,9 @@ size_t RequestLimits::MaxBytes(Rpc rpc) const {
   switch (rpc) {
     case Rpc::kShorten:
       return shorten_bytes_;
+    case Rpc::kUpdateLink:
+      // A Link with a URL, labels and a code; its mask's five paths.
+      return shorten_bytes_ + kLabelsBytes;
     case Rpc::kBatchShorten:
       return kMaxBatchItems * (shorten_bytes_ + kItemFramingBytes);
     case Rpc::kBatchResolve:

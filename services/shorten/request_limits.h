@@ -18,6 +18,7 @@
 //   Resolve, GetLink, Revoke, GetClickStats, GetQrCode, RevokeApiKey,
 //   ListApiKeys, WatchInvalidations (a code or an id, two
 //   Timestamps, a short name)                               =       512
+//   UpdateLink    as Shorten + labels 16 x (63 + 63 + 8)    = 4 448
 //   ListLinks     filter 4096 + page_token 128 + tenant 200
 //                 + order_by and framing                   =     5 120
 //   CreateApiKey  name, tenant, scopes and allowed domains  =    65 536
@@ -49,6 +50,8 @@ inline constexpr size_t kMaxBatchItems = 1000;     // BatchShorten, BatchResolve
 inline constexpr size_t kShortenFramingBytes = 64;
 inline constexpr size_t kItemFramingBytes = 8;
 inline constexpr size_t kSmallRequestBytes = 512;
+// Labels of one link at most: 16 x (key 63 + value 63 + framing 8).
+inline constexpr size_t kLabelsBytes = 16 * (63 + 63 + 8);
 // ListLinks: filter (lib/filter's kMaxFilterBytes, 4096) + page_token
 // (page_token.h's kMaxPageTokenBytes, 128) + tenant 200 + order_by and
 // framing.

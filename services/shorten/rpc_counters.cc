@@ -20,6 +20,8 @@ const char* RpcName(Rpc rpc) {
       return "ListLinks";
     case Rpc::kRevoke:
       return "Revoke";
+    case Rpc::kUpdateLink:
+      return "UpdateLink";
     case Rpc::kRecordClicks:
       return "RecordClicks";
     case Rpc::kGetClickStats:

@@ -139,7 +139,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::GetLink(grpc::CallbackServerContex
       ctx, Rpc::kGetLink, *request, 1,
       [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
         link_stats_->GetLink(request->code(), std::move(caller),
-                             AnswerWith<LinkWithClicks>(reactor, response));
+                             AnswerWith<LinkWithClicks>(reactor, response), WantsHistory(*request));
       });
 }
 
@@ -176,6 +176,21 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::Revoke(grpc::CallbackServerContext
         RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
           Answer(reactor, response, shortener_->Revoke(request->code(), caller.get()));
         });
+      });
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::UpdateLink(grpc::CallbackServerContext* ctx,
+                                                         const v1::UpdateLinkRequest* request,
+                                                         v1::Link* response) {
+  return Authorized(
+      ctx, Rpc::kUpdateLink, *request, 1,
+      [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+        absl::StatusOr<LinkEdit> edit = FromProto(*request);
+        if (!edit.ok()) return FinishWith(reactor, edit.status());
+        RunBlocking(reactor,
+                    [this, reactor, response, edit = *std::move(edit), caller = std::move(caller)] {
+                      Answer(reactor, response, shortener_->UpdateLink(edit, caller.get()));
+                    });
       });
 }
 

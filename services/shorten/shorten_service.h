@@ -4,7 +4,8 @@
 // the proto (proto_mapping.h), makes one call to the domain logic with the
 // caller's principal, and encodes the answer, errors as ClientStatus shows
 // them (client_status.h):
-//   Shorten, BatchShorten, Resolve, BatchResolve, Revoke  Shortener
+//   Shorten, BatchShorten, Resolve, BatchResolve, Revoke,
+//   UpdateLink                                             Shortener
 //   GetLink, GetQrCode, GetClickStats                      LinkStats
 //   ListLinks                                              LinkLister
 //   RecordClicks                                           ClickRecorder
@@ -71,6 +72,9 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                          v1::BatchResolveResponse* response) override;
   grpc::ServerUnaryReactor* GetLink(grpc::CallbackServerContext* ctx,
                                     const v1::GetLinkRequest* request, v1::Link* response) override;
+  grpc::ServerUnaryReactor* UpdateLink(grpc::CallbackServerContext* ctx,
+                                       const v1::UpdateLinkRequest* request,
+                                       v1::Link* response) override;
   grpc::ServerUnaryReactor* ListLinks(grpc::CallbackServerContext* ctx,
                                       const v1::ListLinksRequest* request,
                                       v1::ListLinksResponse* response) override;

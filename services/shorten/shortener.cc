@@ -420,6 +420,58 @@ absl::StatusOr<store::Link> Shortener::Visible(absl::string_view code,
   return Found(code, absl::NotFoundError("not this caller's link"));
 }
 
+absl::StatusOr<LinkView> Shortener::UpdateLink(const LinkEdit& edit,
+                                               const auth::Principal* caller) {
+  store::LinkUpdate update;
+  if (edit.long_url.has_value()) {
+    if (edit.long_url->empty()) return absl::InvalidArgumentError("long_url: cannot be cleared");
+    SHORTENER_ASSIGN_OR_RETURN(std::string normalised, url_policy_->Normalize(*edit.long_url));
+    if (caller != nullptr) SHORTENER_RETURN_IF_ERROR(CheckTargetDomain(normalised, *caller));
+    update.long_url_sha256 = Sha256String(normalised);
+    update.long_url = std::move(normalised);
+  }
+  update.when = clock_->Now();
+  if (edit.expire_time.has_value()) {
+    if (edit.expire_time->has_value() && **edit.expire_time <= update.when) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expire_time: ", absl::FormatTime(**edit.expire_time, absl::UTCTimeZone()),
+                       " is not in the future"));
+    }
+    update.expire_time = *edit.expire_time;
+  }
+  if (edit.redirect_status.has_value()) {
+    if (!IsRedirectStatus(*edit.redirect_status)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "redirect_type: status ", *edit.redirect_status, " is not one of 301, 302, 307, 308"));
+    }
+    update.redirect_status = *edit.redirect_status;
+  }
+  if (edit.max_clicks.has_value()) {
+    if (*edit.max_clicks < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "max_clicks: must be positive (or 0 for unlimited), got ", *edit.max_clicks));
+    }
+    update.max_clicks =
+        *edit.max_clicks > 0 ? std::optional<int64_t>(*edit.max_clicks) : std::nullopt;
+  }
+  if (edit.labels.has_value()) {
+    SHORTENER_RETURN_IF_ERROR(store::ValidateLabels(*edit.labels));
+    update.labels = *edit.labels;
+  }
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(edit.code, caller, Lookup(edit.code)));
+  update.id = link.id;
+  update.code = edit.code;
+  update.actor = caller != nullptr
+                     ? absl::StrCat(caller->key_name, " (api key ", caller->key_id, ")")
+                     : "shortener";
+  SHORTENER_ASSIGN_OR_RETURN(store::Link updated, store_->UpdateLink(update));
+  return ToView(std::move(updated), edit.code);
+}
+
+absl::StatusOr<std::vector<store::LinkChange>> Shortener::LinkHistory(int64_t id) {
+  return store_->LinkHistory(id);
+}
+
 absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code, const auth::Principal* caller) {
   SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(code, caller, Lookup(code)));
   SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,

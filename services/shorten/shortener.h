@@ -63,6 +63,16 @@ struct LinkView {
   store::Link link;
 };
 
+// UpdateLink's request, decoded: the fields to change (unset: unchanged).
+struct LinkEdit {
+  std::string code;
+  std::optional<std::string> long_url;                   // "" is refused
+  std::optional<std::optional<absl::Time>> expire_time;  // inner nullopt: never
+  std::optional<int> redirect_status;                    // 301, 302, 307 or 308
+  std::optional<int64_t> max_clicks;                     // 0: unlimited
+  std::optional<store::Labels> labels;
+};
+
 struct ShortenOutput {
   bool created = false;
   LinkView link;
@@ -135,6 +145,20 @@ class Shortener {
   // revoked it. Errors as Resolve; ownership as GetLink (another tenant's
   // link is NOT_FOUND and stays untouched).
   absl::StatusOr<LinkView> Revoke(absl::string_view code, const auth::Principal* caller = nullptr);
+  // Changes the link `edit.code` names (LinkStore::UpdateLink: history,
+  // invalidation, dedupe key), checked as Shorten checks a new link: the
+  // URL policy and `caller`'s domain list for a new long_url
+  // (INVALID_ARGUMENT "long_url: ...", PERMISSION_DENIED), an expire_time
+  // in the future, a redirect status, max_clicks >= 0, the label rule.
+  // The history names `caller`'s key ("name (api key 7)"; "shortener" for
+  // a null caller: tests, tools). Ownership and errors otherwise as Revoke;
+  // FAILED_PRECONDITION for a revoked link. Blocks: call it off reactor and
+  // read batcher threads.
+  absl::StatusOr<LinkView> UpdateLink(const LinkEdit& edit,
+                                      const auth::Principal* caller = nullptr);
+  // The link's history (LinkStore::LinkHistory), for GetLink's FULL view.
+  // Blocks.
+  absl::StatusOr<std::vector<store::LinkChange>> LinkHistory(int64_t id);
   // The link id `code` names, for click statistics: a generated code is
   // decoded (no database look-up: the edge only reports codes it redirected),
   // an alias is looked up through the read batcher, so this blocks; call it

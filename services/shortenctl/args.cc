@@ -37,7 +37,7 @@ absl::CommandLineFlag* FindOurFlag(absl::string_view name) {
 
 // Sets one flag from "--name[=value]" at argv[*i], consuming the next argument
 // as the value of a non-boolean flag given without "=".
-absl::Status SetFlag(int argc, char** argv, int* i) {
+absl::Status SetFlag(int argc, char** argv, int* i, std::set<std::string>* given) {
   absl::string_view arg = argv[*i];
   absl::ConsumePrefix(&arg, "-");
   absl::ConsumePrefix(&arg, "-");
@@ -75,6 +75,7 @@ absl::Status SetFlag(int argc, char** argv, int* i) {
   if (!flag->ParseFrom(value, &error)) {
     return absl::InvalidArgumentError(absl::StrCat("bad value \"", value, "\" for --", name));
   }
+  given->insert(std::string(flag->Name()));
   return absl::OkStatus();
 }
 
@@ -239,6 +240,49 @@ absl::StatusOr<v1::ListLinksRequest> BuildListLinksRequest(
   return request;
 }
 
+absl::StatusOr<v1::UpdateLinkRequest> BuildUpdateLinkRequest(
+    absl::string_view code, const UpdateFlags& update, const ShortenFlags& shorten,
+    bool max_clicks_given, const std::map<std::string, std::string>& labels, absl::Time now) {
+  v1::UpdateLinkRequest request;
+  v1::Link* link = request.mutable_link();
+  link->set_code(std::string(code));
+  auto mask = [&](const char* path) { request.mutable_update_mask()->add_paths(path); };
+  if (!update.url.empty()) {
+    link->set_long_url(update.url);
+    mask("long_url");
+  }
+  const absl::string_view expire = absl::StripAsciiWhitespace(shorten.expire);
+  if (!expire.empty()) {
+    if (expire != "never") {
+      SHORTENER_ASSIGN_OR_RETURN(absl::Time at, ParseExpire(expire, now));
+      *link->mutable_expire_time() = grpcutil::ToProtoTimestamp(at);
+    }
+    mask("expire_time");
+  }
+  if (!shorten.redirect.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(v1::RedirectType type, ParseRedirect(shorten.redirect));
+    link->set_redirect_type(type);
+    mask("redirect_type");
+  }
+  if (max_clicks_given) {
+    link->set_max_clicks(shorten.max_clicks);
+    mask("max_clicks");
+  }
+  if (update.clear_labels && !labels.empty()) {
+    return absl::InvalidArgumentError("--label and --clear_labels do not go together");
+  }
+  if (update.clear_labels || !labels.empty()) {
+    link->mutable_labels()->insert(labels.begin(), labels.end());
+    mask("labels");
+  }
+  if (request.update_mask().paths_size() == 0) {
+    return absl::InvalidArgumentError(
+        "update needs a change: --url, --expire, --redirect, --max_clicks, --label or "
+        "--clear_labels");
+  }
+  return request;
+}
+
 absl::StatusOr<v1::CreateApiKeyRequest> BuildCreateApiKeyRequest(const KeyFlags& flags) {
   v1::CreateApiKeyRequest request;
   const absl::string_view name = absl::StripAsciiWhitespace(flags.name);
@@ -356,7 +400,7 @@ absl::StatusOr<CommandLine> ParseArgv(int argc, char** argv) {
     } else if (arg == "-h" || arg == "--help" || arg == "-help" || arg == "--helpfull") {
       result.help = true;
     } else {
-      SHORTENER_RETURN_IF_ERROR(SetFlag(argc, argv, &i));
+      SHORTENER_RETURN_IF_ERROR(SetFlag(argc, argv, &i, &result.flags_given));
     }
   }
   return result;
@@ -377,6 +421,11 @@ std::string UsageLine(absl::string_view command) {
            "[--to=TIME|DURATION] "
            "[--granularity=hour|day] [--csv [--csv_top=FILE|-]]";
   }
+  if (command == "update") {
+    return "usage: shortenctl update CODE [--url=URL] [--expire=TIME|DURATION|never] "
+           "[--redirect=301|302|307|308] [--max_clicks=N] [--label=K=V ... | --clear_labels]";
+  }
+  if (command == "get") return "usage: shortenctl get CODE [--history]";
   if (command == "list") {
     return "usage: shortenctl list [--label=K=V ...] [--filter=EXPR] "
            "[--order_by=\"create_time desc\"|create_time|\"click_count desc\"] [--page_size=N] "
@@ -400,7 +449,8 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|list|qr|revoke|stats|keys ARGS (shortenctl --help for more)";
+         "shorten|batch|resolve|get|update|list|qr|revoke|stats|keys ARGS (shortenctl --help for "
+         "more)";
 }
 
 std::string UsageText() {
@@ -419,7 +469,11 @@ std::string UsageText() {
          "                 apply to every line\n"
          "                 prints one line per URL: short URL or error, then the URL\n"
          "  resolve CODE   what CODE redirects to, and its state\n"
-         "  get CODE       the whole link record\n"
+         "  get CODE       the whole link record; --history: every change made to it\n"
+         "  update CODE    change a link: --url=URL (a new target: edges follow within a\n"
+         "                 second), --expire=TIME|DURATION|never, --redirect=CODE,\n"
+         "                 --max_clicks=N (0: unlimited), --label=K=V ... (the new labels)\n"
+         "                 or --clear_labels; each change is kept in the link's history\n"
          "  list           your links, newest first, with their human clicks: a page of\n"
          "                 100 (--page_size=N, up to 1000), then how to get the next\n"
          "                 (--page_token=T), or every page with --all; --label=K=V and\n"

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,15 @@ struct StatsFlags {
   }
 };
 
+// What `update` asks for besides the code. Empty strings mean "not given".
+struct UpdateFlags {
+  std::string url;            // --url: the new target
+  bool clear_labels = false;  // --clear_labels: remove every label
+  bool history = false;       // get --history: the link's changes too
+
+  bool AnySet() const { return !url.empty() || clear_labels; }
+};
+
 // What `list` asks for. Empty strings mean "not given" (the service's
 // defaults: newest first, 100 per page, every link).
 struct ListFlags {
@@ -136,6 +146,16 @@ absl::StatusOr<v1::ListLinksRequest> BuildListLinksRequest(
     const ListFlags& flags, const std::map<std::string, std::string>& labels,
     const std::string& tenant);
 
+// The request for `update CODE`: --url, --expire (as shorten's, or "never"
+// to remove the expiry), --redirect, --max_clicks (0: unlimited; taken
+// only when `max_clicks_given`), --label (the new labels, replacing the
+// old) or --clear_labels, each named in update_mask. INVALID_ARGUMENT
+// naming the flag for a bad value, --label with --clear_labels, or no
+// change at all.
+absl::StatusOr<v1::UpdateLinkRequest> BuildUpdateLinkRequest(
+    absl::string_view code, const UpdateFlags& update, const ShortenFlags& shorten,
+    bool max_clicks_given, const std::map<std::string, std::string>& labels, absl::Time now);
+
 // The request for `keys create`. --scopes and --domains are split at commas
 // (blanks around items and empty items dropped). INVALID_ARGUMENT naming the
 // flag for a missing --name or --scopes, a --rate that is not a finite
@@ -169,6 +189,7 @@ absl::StatusOr<std::string> ResolveApiKey(const std::string& file, absl::string_
 struct CommandLine {
   bool help = false;                    // -h, --help or --helpfull was given
   std::vector<std::string> positional;  // command and its arguments
+  std::set<std::string> flags_given;    // the names of the flags set ("max_clicks")
 };
 
 // Sets the absl flags defined in shortenctl's main.cc from argv[1..] and

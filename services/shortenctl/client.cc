@@ -87,6 +87,10 @@ absl::StatusOr<v1::QrCode> ShortenClient::GetQrCode(const v1::GetQrCodeRequest& 
   return Call(&v1::ShortenService::Stub::GetQrCode, request);
 }
 
+absl::StatusOr<v1::Link> ShortenClient::UpdateLink(const v1::UpdateLinkRequest& request) {
+  return Call(&v1::ShortenService::Stub::UpdateLink, request);
+}
+
 absl::StatusOr<v1::ListLinksResponse> ShortenClient::ListLinks(
     const v1::ListLinksRequest& request) {
   return Call(&v1::ShortenService::Stub::ListLinks, request);

@@ -40,6 +40,7 @@ class ShortenClient {
   absl::StatusOr<v1::ListLinksResponse> ListLinks(const v1::ListLinksRequest& request);
   absl::StatusOr<v1::GetClickStatsResponse> GetClickStats(const v1::GetClickStatsRequest& request);
   absl::StatusOr<v1::Link> Revoke(const v1::RevokeRequest& request);
+  absl::StatusOr<v1::Link> UpdateLink(const v1::UpdateLinkRequest& request);
   absl::StatusOr<v1::CreateApiKeyResponse> CreateApiKey(const v1::CreateApiKeyRequest& request);
   absl::StatusOr<v1::ListApiKeysResponse> ListApiKeys(const v1::ListApiKeysRequest& request);
   absl::StatusOr<v1::ApiKey> RevokeApiKey(const v1::RevokeApiKeyRequest& request);

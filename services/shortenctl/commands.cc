@@ -180,6 +180,7 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   if (command == "get") {
     v1::GetLinkRequest request;
     request.set_code(args[0]);
+    if (options.update.history) request.set_view(v1::LINK_VIEW_FULL);
     link = client->GetLink(request);
   } else {
     v1::RevokeRequest request;
@@ -252,6 +253,34 @@ int RunQr(const Options& options, const Args& args, Console io) {
     return kExitServiceError;
   }
   io.out << FormatQrWritten(options.qr.output, *qr, options.json);
+  return kExitOk;
+}
+
+int RunUpdate(const Options& options, const Args& args, Console io) {
+  if (args.size() != 1) {
+    return ReportUsageError(absl::StrCat("update takes one CODE, got ", args.size(), " arguments"),
+                            UsageLine("update"), io.err);
+  }
+  if (!options.shorten.alias.empty() || options.shorten.force_new ||
+      !options.shorten.request_id.empty()) {
+    return ReportUsageError("--alias, --force_new and --request_id apply to shorten only",
+                            UsageLine("update"), io.err);
+  }
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabelFlags(options.labels);
+  if (!labels.ok()) {
+    return ReportUsageError(labels.status().message(), UsageLine("update"), io.err);
+  }
+  absl::StatusOr<v1::UpdateLinkRequest> request =
+      BuildUpdateLinkRequest(args[0], options.update, options.shorten,
+                             options.flags_given.count("max_clicks") > 0, *labels, absl::Now());
+  if (!request.ok()) {
+    return ReportUsageError(request.status().message(), UsageLine("update"), io.err);
+  }
+  absl::StatusOr<ShortenClient> client = Connect(options);
+  if (!client.ok()) return ReportServiceError(client.status(), options.service, io.err);
+  absl::StatusOr<v1::Link> link = client->UpdateLink(*request);
+  if (!link.ok()) return ReportServiceError(link.status(), options.service, io.err);
+  io.out << FormatLink(*link, options.json);
   return kExitOk;
 }
 
@@ -425,7 +454,7 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 
 bool IsCommand(absl::string_view command) {
   for (absl::string_view known :
-       {"shorten", "batch", "resolve", "get", "list", "qr", "revoke", "stats", "keys"}) {
+       {"shorten", "batch", "resolve", "get", "update", "list", "qr", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;
@@ -480,9 +509,16 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
         UsageLine(command), io.err);
   }
   if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats" &&
-      command != "list") {
-    return ReportUsageError("--label applies to shorten, batch, stats and list only",
+      command != "list" && command != "update") {
+    return ReportUsageError("--label applies to shorten, batch, stats, list and update only",
                             UsageLine(command), io.err);
+  }
+  if (options.update.AnySet() && command != "update") {
+    return ReportUsageError("--url and --clear_labels apply to update only", UsageLine(command),
+                            io.err);
+  }
+  if (options.update.history && command != "get") {
+    return ReportUsageError("--history applies to get only", UsageLine(command), io.err);
   }
   if (options.list.AnySet() && command != "list") {
     return ReportUsageError(
@@ -515,6 +551,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "stats") return RunStats(resolved, rest, io);
   if (command == "qr") return RunQr(resolved, rest, io);
   if (command == "list") return RunList(resolved, rest, io);
+  if (command == "update") return RunUpdate(resolved, rest, io);
   return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 

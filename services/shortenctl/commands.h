@@ -7,6 +7,7 @@
 #define SHORTENER_SERVICES_SHORTENCTL_COMMANDS_H_
 
 #include <iosfwd>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct Options {
   StatsFlags stats;      // flags of stats
   QrFlags qr;            // flags of qr
   ListFlags list;        // flags of list
+  UpdateFlags update;    // flags of update (and get --history)
+  // The flags the command line set, by name (a flag set to its default
+  // still counts: update --max_clicks=0 removes a budget).
+  std::set<std::string> flags_given;
   // --label, every one given, comma-joined ("k=v,k2=v2"; ParseLabelFlags):
   // labels of the links shorten and batch make, or stats' label.
   std::string labels;

@@ -98,6 +98,9 @@ ABSL_FLAG(std::string, page_token, "",
           "list: go on from the page that printed this token (same --filter, --label and "
           "--order_by)");
 ABSL_FLAG(bool, all, false, "list: every page, printed as each arrives");
+ABSL_FLAG(std::string, url, "", "update: the link's new target");
+ABSL_FLAG(bool, clear_labels, false, "update: remove every label of the link");
+ABSL_FLAG(bool, history, false, "get: also every change made to the link (who, when, what)");
 
 namespace shortener::ctl {
 
@@ -142,6 +145,9 @@ Options OptionsFromFlags() {
   options.list.page_size = absl::GetFlag(FLAGS_page_size);
   options.list.page_token = absl::GetFlag(FLAGS_page_token);
   options.list.all = absl::GetFlag(FLAGS_all);
+  options.update.url = absl::GetFlag(FLAGS_url);
+  options.update.clear_labels = absl::GetFlag(FLAGS_clear_labels);
+  options.update.history = absl::GetFlag(FLAGS_history);
   return options;
 }
 

@@ -134,6 +134,14 @@ std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json
   AddRow(&out, "expires", ExpiryOrNever(link.has_expire_time(), link.expire_time()));
   if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
   AddLabelsRow(&out, link);
+  for (const v1::LinkChange& change : link.history()) {
+    for (const v1::FieldChange& field : change.fields()) {
+      auto value = [](const std::string& v) { return v.empty() ? std::string("(none)") : v; };
+      absl::StrAppend(&out, "  changed ", FormatTimestamp(change.change_time()), " by ",
+                      change.actor(), ": ", field.field(), " ", value(field.old_value()), " -> ",
+                      value(field.new_value()), "\n");
+    }
+  }
   return out;
 }
 
@@ -177,6 +185,14 @@ std::string FormatLink(const v1::Link& link, bool json) {
   AddRow(&out, "clicks", absl::StrCat(link.click_count()));
   if (link.max_clicks() > 0) AddRow(&out, "budget", absl::StrCat(link.max_clicks(), " clicks"));
   AddLabelsRow(&out, link);
+  for (const v1::LinkChange& change : link.history()) {
+    for (const v1::FieldChange& field : change.fields()) {
+      auto value = [](const std::string& v) { return v.empty() ? std::string("(none)") : v; };
+      absl::StrAppend(&out, "  changed ", FormatTimestamp(change.change_time()), " by ",
+                      change.actor(), ": ", field.field(), " ", value(field.old_value()), " -> ",
+                      value(field.new_value()), "\n");
+    }
+  }
   return out;
 }
 

@@ -37,7 +37,9 @@ std::string FormatShortenResponse(const v1::ShortenResponse& response, bool json
 std::string FormatResolveResponse(absl::string_view code, const v1::ResolveResponse& response,
                                   bool json);
 
-// get and revoke: the short URL, then every field of the link.
+// get, update and revoke: the short URL, then every field of the link,
+// then (get --history) each change: "  changed TIME by ACTOR: FIELD OLD ->
+// NEW", one line per field ("(none)" for an empty value).
 std::string FormatLink(const v1::Link& link, bool json);
 
 // What qr wrote: "wrote FILE: image/png, N bytes, encoding SHORT_URL", or

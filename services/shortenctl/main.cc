@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     std::cout << ctl::HelpText();
     return ctl::kExitOk;
   }
-  return ctl::Run(ctl::OptionsFromFlags(), command_line->positional,
-                  {std::cin, std::cout, std::cerr});
+  ctl::Options options = ctl::OptionsFromFlags();
+  options.flags_given = command_line->flags_given;
+  return ctl::Run(options, command_line->positional, {std::cin, std::cout, std::cerr});
 }

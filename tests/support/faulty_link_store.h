@@ -70,6 +70,16 @@ class FaultyLinkStore final : public store::LinkStore {
     if (!injected.ok()) return injected;
     return inner_->ListLinks(query);
   }
+  absl::StatusOr<store::Link> UpdateLink(const store::LinkUpdate& update) override {
+    absl::Status injected = plan_->OnCall("UpdateLink");
+    if (!injected.ok()) return injected;
+    return inner_->UpdateLink(update);
+  }
+  absl::StatusOr<std::vector<store::LinkChange>> LinkHistory(int64_t id) override {
+    absl::Status injected = plan_->OnCall("LinkHistory");
+    if (!injected.ok()) return injected;
+    return inner_->LinkHistory(id);
+  }
 
  private:
   store::LinkStore* const inner_;

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "lib/common/store_time.h"
 #include "lib/pg/arrays.h"
 #include "lib/pg/pg_error.h"
 #include "lib/store/pg/pg_batch.h"
@@ -388,6 +389,135 @@ absl::StatusOr<LinkPage> PgLinkStore::ListLinks(const LinkListQuery& query) {
     return result;
   };
   return ListByScans(query, scan);
+}
+
+absl::StatusOr<Link> PgLinkStore::UpdateLink(const LinkUpdate& update) {
+  if (absl::Status valid = ValidateLinkUpdate(update); !valid.ok()) return valid;
+  if (update.code.size() >= 7999) {
+    return absl::InvalidArgumentError("update link: the code to notify is too long for a NOTIFY");
+  }
+  // New labels get their ids first (autocommitted, as CreateLinks does):
+  // they need the owner, which never changes.
+  LabelIds label_ids;
+  if (update.labels.has_value() && !update.labels->empty()) {
+    absl::StatusOr<Link> current = GetById(update.id);
+    if (!current.ok()) return current.status();
+    NewLink carrier;
+    carrier.owner = current->owner;
+    carrier.long_url = "-";
+    carrier.long_url_sha256 = std::string(32, '\0');
+    carrier.labels = *update.labels;
+    absl::Status made = pool_.Run("update link", Deadline(), [&](pqxx::connection& conn) {
+      label_ids = EnsureLabels(conn, {&carrier, 1});
+      return absl::OkStatus();
+    });
+    if (!made.ok()) return made;
+  }
+  std::optional<Link> result;
+  absl::Status refused;
+  absl::Status run = pool_.Run("update link", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    pqxx::result rows = tx.exec_prepared(pg_queries::kLockLink.name, update.id);
+    if (rows.empty()) {
+      refused = absl::NotFoundError(absl::StrCat("no link with id ", update.id));
+      return absl::OkStatus();
+    }
+    std::optional<Link> before = ParseLink(rows[0], 0);
+    if (!before.has_value()) throw pqxx::data_exception("update link: the locked row is empty");
+    if (before->revoke_time.has_value()) {
+      refused = absl::FailedPreconditionError("link is revoked: a revoked link cannot be changed");
+      return absl::OkStatus();
+    }
+    const bool held_key = rows[0][pg_queries::kLinkColumnCount].as<bool>();
+    const int64_t human_clicks = rows[0][pg_queries::kLinkColumnCount + 1].as<int64_t>();
+    const std::string stored_sha =
+        absl::HexStringToBytes(rows[0][pg_queries::kLinkColumnCount + 2].as<std::string>());
+    LinkUpdate stored = update;
+    if (stored.expire_time.has_value() && stored.expire_time->has_value()) {
+      stored.expire_time = StoreTime(**stored.expire_time);
+    }
+    Link after = ApplyUpdate(*before, stored);
+    if (update.max_clicks.has_value()) {
+      after.clicks_exhausted_time = ExhaustedAfter(after, human_clicks, StoreTime(update.when));
+    }
+    const std::vector<FieldChange> changes = DiffLink(*before, after);
+    if (changes.empty()) {
+      result = *std::move(before);
+      return absl::OkStatus();
+    }
+    const std::string& sha = update.long_url_sha256.value_or(stored_sha);
+    std::string sha_hex = "\\x";
+    pg::AppendHex(sha, &sha_hex);
+    // Label ids in key order, as CreateLinks writes them.
+    std::optional<std::string> label_array;
+    if (update.labels.has_value() && !after.labels.empty()) {
+      ArrayLiteral labels;
+      for (const auto& [key, value] : after.labels) {
+        auto id = label_ids.find(std::make_tuple(after.owner, key, value));
+        if (id == label_ids.end()) throw pqxx::data_exception("update link: a label has no id");
+        labels.Add(id->second);
+      }
+      label_array = labels.Build();
+    }
+    const bool key_moves =
+        held_key && (after.long_url != before->long_url || after.labels != before->labels ||
+                     after.max_clicks != before->max_clicks);
+    auto time_or_null = [](const std::optional<absl::Time>& t) {
+      return t.has_value() ? std::optional<std::string>(PgTimestamp(*t)) : std::nullopt;
+    };
+    tx.exec_prepared(pg_queries::kUpdateLink.name, update.id, after.long_url, sha_hex,
+                     time_or_null(after.expire_time), after.redirect_status, after.max_clicks,
+                     time_or_null(after.clicks_exhausted_time), update.labels.has_value(),
+                     label_array, key_moves);
+    if (key_moves && KeepsDedupe(true, after)) {
+      const int64_t key = DedupeKey(after.owner, sha, after.labels);
+      // A concurrent creator holding the key uncommitted makes the take
+      // fail: the link is then left without a key, as when another holds it.
+      try {
+        pqxx::subtransaction take(tx, "take_dedupe_key");
+        take.exec_prepared(pg_queries::kTakeDedupeKey.name, update.id, key);
+        take.commit();
+      } catch (const pqxx::unique_violation&) {
+      }
+    }
+    ArrayLiteral fields, olds, news;
+    for (const FieldChange& change : changes) {
+      fields.Add(change.field);
+      olds.Add(change.old_value);
+      news.Add(change.new_value);
+    }
+    tx.exec_prepared(pg_queries::kInsertHistory.name, update.id, PgTimestamp(update.when),
+                     update.actor, fields.Build(), olds.Build(), news.Build());
+    tx.exec_prepared(pg_queries::kNotify.name, options_.invalidation_channel, update.code);
+    tx.commit();
+    result = std::move(after);
+    return absl::OkStatus();
+  });
+  if (!run.ok()) return run;
+  if (!refused.ok()) return refused;
+  return *std::move(result);
+}
+
+absl::StatusOr<std::vector<LinkChange>> PgLinkStore::LinkHistory(int64_t id) {
+  std::vector<LinkChange> history;
+  absl::Status run = pool_.Run("read link history", Deadline(), [&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    int64_t change_no = 0;
+    for (const pqxx::row& row : tx.exec_prepared(pg_queries::kLinkHistory.name, id)) {
+      if (history.empty() || row[0].as<int64_t>() != change_no) {
+        change_no = row[0].as<int64_t>();
+        LinkChange change;
+        change.time = absl::FromUnixMicros(row[1].as<int64_t>());
+        change.actor = row[2].as<std::string>();
+        history.push_back(std::move(change));
+      }
+      history.back().fields.push_back(
+          {row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<std::string>()});
+    }
+    return absl::OkStatus();
+  });
+  if (!run.ok()) return run;
+  return history;
 }
 
 absl::StatusOr<Link> PgLinkStore::Revoke(int64_t id, absl::Time when, const std::string& code) {

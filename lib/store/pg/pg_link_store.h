@@ -93,6 +93,12 @@ class PgLinkStore : public LinkStore {
   // was revoked already). INVALID_ARGUMENT for a `code` NOTIFY cannot carry
   // (not UTF-8, a NUL byte, 7999 bytes or more).
   absl::StatusOr<LinkPage> ListLinks(const LinkListQuery& query) override;
+  // One transaction: the link's row locked (FOR UPDATE: concurrent updates
+  // and the click budget check of RecordClicks wait for each other), written,
+  // its history rows inserted and its code NOTIFYd on the invalidation
+  // channel (delivered on commit only).
+  absl::StatusOr<Link> UpdateLink(const LinkUpdate& update) override;
+  absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) override;
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
   // One primary-key probe of the labels table (migration 0010).
   absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,

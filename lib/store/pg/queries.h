@@ -208,6 +208,60 @@ inline constexpr Query kReleaseDedupeKeys{
     " WHERE l.id = t.id AND l.url_key = t.url_key"};
 #undef SHORTENER_WRITE_BATCH
 
+// UpdateLink (lib/store/link_update.h), in one transaction: lock and read
+// the link, write it, maybe take its new dedupe key, record the history,
+// notify. $1 id. Row: link columns, then whether it holds its dedupe key,
+// the human clicks counted so far (the budget is judged against them), and
+// its URL hash in hex.
+inline constexpr Query kLockLink{
+    "links_lock_link",
+    "SELECT " SHORTENER_LINK_COLUMNS ", l.url_key IS NOT NULL,"
+    " (SELECT coalesce(sum(c.count), 0)::bigint FROM click_counts c"
+    "   WHERE c.link_id = l.id AND NOT c.bot), encode(l.long_url_sha256, 'hex')"
+    " FROM links l WHERE l.id = $1 FOR UPDATE OF l"};
+
+// $1 id, $2 long_url, $3 its SHA-256 (bytea's hex form), $4 expire time,
+// $5 redirect status, $6 click budget, $7 exhausted time, $8 whether the
+// labels change, to $9 (label ids, a bigint[] literal; NULL: none), $10
+// whether to give up the dedupe key.
+inline constexpr Query kUpdateLink{
+    "links_update_link",
+    "UPDATE links SET long_url = $2, long_url_sha256 = $3::bytea, expire_time = $4::timestamptz,"
+    " redirect_status = $5::smallint, max_clicks = $6::bigint,"
+    " clicks_exhausted_time = $7::timestamptz,"
+    " label_ids = CASE WHEN $8::boolean THEN $9::bigint[] ELSE label_ids END,"
+    " url_key = CASE WHEN $10::boolean THEN NULL ELSE url_key END"
+    " WHERE id = $1"};
+
+// $1 id, $2 dedupe key: the link takes the key unless another link holds
+// it. A concurrent creator's uncommitted insert of the key makes this wait
+// and then fail with unique_violation (the caller runs it in a savepoint
+// and leaves the link without a key).
+inline constexpr Query kTakeDedupeKey{
+    "links_take_dedupe_key",
+    "UPDATE links SET url_key = $2 WHERE id = $1"
+    " AND NOT EXISTS (SELECT 1 FROM links t WHERE t.url_key = $2)"};
+
+// $1 id, $2 change time, $3 actor, $4 fields, $5 old values, $6 new values
+// (text[] literals, in order): one history row per field (migration 0013).
+inline constexpr Query kInsertHistory{
+    "links_insert_history",
+    "INSERT INTO link_history (link_id, change_no, field_no, change_time, actor, field,"
+    "                          old_value, new_value)"
+    " SELECT $1, (SELECT coalesce(max(change_no), 0) + 1 FROM link_history WHERE link_id = $1),"
+    "        u.n, $2::timestamptz, $3, u.f, u.o, u.v"
+    " FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(f, o, v, n)"};
+
+// $1 id. Rows: change number, time (epoch microseconds), actor, field, old
+// and new value, in order.
+inline constexpr Query kLinkHistory{
+    "links_history",
+    "SELECT change_no, (extract(epoch FROM change_time) * 1000000)::bigint, actor, field,"
+    " old_value, new_value FROM link_history WHERE link_id = $1 ORDER BY change_no, field_no"};
+
+// $1 channel, $2 payload: delivered on commit only.
+inline constexpr Query kNotify{"links_notify", "SELECT pg_notify($1::text, $2::text)"};
+
 // ListLinks (lib/store/link_list.h): one statement per walk. Each looks at
 // up to $12 links in the walk's order after the cursor (an index range
 // read), marks those that meet the query (ok), and returns the first $11
@@ -326,6 +380,8 @@ inline constexpr Query kAllQueries[] = {
     kEnsureLabels,    kFindLabel,      kListNewest,
     kListNewestLabel, kListOldest,     kListOldestLabel,
     kListClicked,     kListUnclicked,  kListUnclickedLabel,
+    kLockLink,        kUpdateLink,     kTakeDedupeKey,
+    kInsertHistory,   kLinkHistory,    kNotify,
 };
 
 }  // namespace shortener::store::pg_queries

@@ -106,7 +106,7 @@ absl::Status Load(pqxx::connection& conn, int64_t n, std::string& report) {
         "::bigint] END,"
         " CASE WHEN g % 1000 = 0 THEN now() END"
         " FROM generate_series(",
-        from, ", ", to, ") g"));
+        from, "::bigint, ", to, ") g"));
     tx.exec(
         absl::StrCat("INSERT INTO links (id, long_url, long_url_sha256, owner, create_time)"
                      " SELECT ",
@@ -114,10 +114,10 @@ absl::Status Load(pqxx::connection& conn, int64_t n, std::string& report) {
                      " + 100000000000 + g, 'https://example.org/' || g, sha256(g::text::bytea),"
                      " 'bench-other', timestamptz '2026-01-01 00:00:00+00' + g * interval '10 ms'"
                      " FROM generate_series(",
-                     from / 10 + 1, ", ", to / 10, ") g"));
+                     from / 10 + 1, "::bigint, ", to / 10, ") g"));
     tx.exec(absl::StrCat("INSERT INTO link_click_totals (link_id, owner, human) SELECT ", kFirstId,
                          " + g, '", kTenant, "', (g * 7919) % 10000 + 1 FROM generate_series(",
-                         from, ", ", to, ") g WHERE g % 10 = 1"));
+                         from, "::bigint, ", to, ") g WHERE g % 10 = 1"));
     tx.commit();
     std::fprintf(stderr, "  loaded %lld of %lld links, %.0f s\n", static_cast<long long>(to),
                  static_cast<long long>(n), absl::ToDoubleSeconds(absl::Now() - t0));

@@ -489,6 +489,49 @@ TEST_CASE("a revocation through one replica reaches edges of both replicas withi
   }
 }
 
+TEST_CASE("a link re-pointed through one replica is served anew by edges of both within a second",
+          "[edge/e2e][e2e]") {
+  // A long TTL: only the invalidation can make the edges let go.
+  EdgeFixture f({"--cache_ttl=10m"});
+  ServiceProcessOptions options;
+  options.conninfo = f.cluster->ConnInfo();
+  options.secret_file = f.service->secret_file();
+  auto replica_b = ServiceProcess::Start(options);
+  REQUIRE(replica_b.ok());
+  std::unique_ptr<EdgeProcess> edge_b = f.StartEdge((*replica_b)->target(), {"--cache_ttl=10m"});
+
+  for (int i = 0; i < 3; ++i) {
+    const v1::ShortenResponse link = f.Shorten(absl::StrCat("https://example.com/wrong", i));
+    // Both edges cache it.
+    REQUIRE(f.Get("/" + link.code()).Header("location") == link.link().long_url());
+    REQUIRE(HttpGet(edge_b->port(), "/" + link.code())->Header("location") ==
+            link.link().long_url());
+    v1::UpdateLinkRequest request;
+    request.mutable_link()->set_code(link.code());
+    request.mutable_link()->set_long_url(absl::StrCat("https://example.com/right", i));
+    request.mutable_link()->set_redirect_type(v1::REDIRECT_TYPE_TEMPORARY);
+    request.mutable_update_mask()->add_paths("long_url");
+    request.mutable_update_mask()->add_paths("redirect_type");
+    v1::Link updated;
+    const absl::Time changed = absl::Now();
+    grpc::Status status = f.stub->UpdateLink(EdgeFixture::Ctx().get(), request, &updated);
+    INFO(status.error_message());
+    REQUIRE(status.ok());  // through replica A
+    const std::string want = absl::StrCat("https://example.com/right", i);
+    bool a_new = false, b_new = false;
+    while (absl::Now() - changed < absl::Seconds(1) && !(a_new && b_new)) {
+      const HttpResponse a = f.Get("/" + link.code());
+      a_new = a_new || (a.status == 307 && a.Header("location") == want);
+      absl::StatusOr<HttpResponse> b = HttpGet(edge_b->port(), "/" + link.code());
+      b_new = b_new || (b.ok() && b->status == 307 && b->Header("location") == want);
+      if (!(a_new && b_new)) absl::SleepFor(absl::Milliseconds(10));
+    }
+    INFO(link.code() << " after " << absl::FormatDuration(absl::Now() - changed));
+    CHECK(a_new);
+    CHECK(b_new);
+  }
+}
+
 TEST_CASE("an edge whose stream was down drops what it cached before the outage",
           "[edge/e2e][e2e]") {
   // A long TTL: only the reconnect rule can make the edge forget.

@@ -27,6 +27,10 @@ std::unique_ptr<LinkStore> NewContractStore();
 // `owner` with `human` clicks under LinkOrder::kMostClicked, as the click
 // store's merge would. Defined by each binary too.
 void SetRankedClicks(LinkStore& store, int64_t link_id, const std::string& owner, int64_t human);
+// Makes link `link_id` count `human` human clicks, as the click store's
+// counts would (what UpdateLink judges a budget against). Defined by each
+// binary too.
+void SetCountedClicks(LinkStore& store, int64_t link_id, int64_t human);
 
 // A fixed time with sub-microsecond digits (...123456789 ns), to check that
 // stores keep microseconds.

@@ -42,6 +42,7 @@ constexpr Rpc kAllRpcs[] = {
     Rpc::kListLinks,
     Rpc::kGetQrCode,
     Rpc::kRevoke,
+    Rpc::kUpdateLink,
     Rpc::kRecordClicks,
     Rpc::kGetClickStats,
     Rpc::kWatchInvalidations,
@@ -193,6 +194,7 @@ TEST_CASE("each RPC needs its one scope", "[services/shorten][auth]") {
       {Rpc::kGetQrCode, Scope::kStats},
       {Rpc::kGetClickStats, Scope::kStats},
       {Rpc::kRevoke, Scope::kRevoke},
+      {Rpc::kUpdateLink, Scope::kShorten},
       {Rpc::kRecordClicks, Scope::kRecordClicks},
       {Rpc::kWatchInvalidations, Scope::kWatchInvalidations},
       {Rpc::kCreateApiKey, Scope::kAdmin},
@@ -240,7 +242,7 @@ TEST_CASE("tenant, infrastructure and admin keys reach exactly their RPCs",
   const std::string tenant = a.TenantKey("tenant", {"shorten", "resolve", "revoke", "stats"});
   CHECK(Admitted(a, tenant) == std::vector<Rpc>{Rpc::kShorten, Rpc::kBatchShorten, Rpc::kResolve,
                                                 Rpc::kBatchResolve, Rpc::kGetLink, Rpc::kListLinks,
-                                                Rpc::kGetQrCode, Rpc::kRevoke,
+                                                Rpc::kGetQrCode, Rpc::kRevoke, Rpc::kUpdateLink,
                                                 Rpc::kGetClickStats});
 
   ApiKeySpec edge;

@@ -79,6 +79,8 @@ TEST_CASE("list filter: refusals name the term", "[services/shorten][list]") {
   refused("create_time = \"2026-11-01T00:00:00Z\"",
           "filter: create_time supports <, <=, > and >=, got \"=\"");
   refused("create_time > \"2026-11-01\"", "filter: create_time wants an RFC 3339 time");
+  refused("create_time > \"infinite-future\"", "filter: create_time must be between");
+  refused("create_time < \"10000-01-01T00:00:00Z\"", "filter: create_time");
   refused("long_url_host != \"example.com\"", "filter: long_url_host supports only \"=\"");
   refused("long_url_host = \"https://example.com/\"",
           "filter: long_url_host must be a host name or an address");

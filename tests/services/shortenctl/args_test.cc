@@ -439,6 +439,52 @@ TEST_CASE("BuildListLinksRequest joins --filter and --label and checks --page_si
   }
 }
 
+TEST_CASE("BuildUpdateLinkRequest names in the mask exactly the flags given",
+          "[services/shortenctl]") {
+  const absl::Time now = absl::FromUnixSeconds(1800000000);
+  UpdateFlags update;
+  ShortenFlags shorten;
+  CHECK_THAT(BuildUpdateLinkRequest("abc", update, shorten, false, {}, now),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "update needs a change"));
+  update.url = "https://example.com/new";
+  shorten.expire = "7d";
+  shorten.redirect = "307";
+  auto request = BuildUpdateLinkRequest("abc", update, shorten, false, {{"campaign", "x"}}, now);
+  REQUIRE_THAT(request, IsOk());
+  CHECK(request->link().code() == "abc");
+  CHECK(request->link().long_url() == "https://example.com/new");
+  CHECK(grpcutil::FromProtoTimestamp(request->link().expire_time()) == now + absl::Hours(24 * 7));
+  CHECK(request->link().redirect_type() == v1::REDIRECT_TYPE_TEMPORARY);
+  CHECK(request->link().labels().at("campaign") == "x");
+  CHECK(std::vector<std::string>(request->update_mask().paths().begin(),
+                                 request->update_mask().paths().end()) ==
+        std::vector<std::string>{"long_url", "expire_time", "redirect_type", "labels"});
+
+  // never clears the expiry; --max_clicks=0 given removes the budget.
+  UpdateFlags none;
+  ShortenFlags clear;
+  clear.expire = "never";
+  clear.max_clicks = 0;
+  auto cleared = BuildUpdateLinkRequest("abc", none, clear, true, {}, now);
+  REQUIRE_THAT(cleared, IsOk());
+  CHECK_FALSE(cleared->link().has_expire_time());
+  CHECK(std::vector<std::string>(cleared->update_mask().paths().begin(),
+                                 cleared->update_mask().paths().end()) ==
+        std::vector<std::string>{"expire_time", "max_clicks"});
+  none.clear_labels = true;
+  auto unlabelled = BuildUpdateLinkRequest("abc", none, ShortenFlags{}, false, {}, now);
+  REQUIRE_THAT(unlabelled, IsOk());
+  CHECK(unlabelled->update_mask().paths(0) == "labels");
+  CHECK(unlabelled->link().labels().empty());
+  CHECK_THAT(BuildUpdateLinkRequest("abc", none, ShortenFlags{}, false, {{"a", "b"}}, now),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument,
+                               "--label and --clear_labels do not go together"));
+  ShortenFlags bad;
+  bad.redirect = "303";
+  CHECK_THAT(BuildUpdateLinkRequest("abc", update, bad, false, {}, now),
+             HasCodeAndMessage(absl::StatusCode::kInvalidArgument, "--redirect"));
+}
+
 TEST_CASE("ParseArgv treats - as an argument and everything after -- as arguments",
           "[services/shortenctl]") {
   absl::StatusOr<CommandLine> parsed = Parse({"batch", "-", "--", "--not-a-flag"});
@@ -472,7 +518,7 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[services/
 TEST_CASE("usage lines name the command's arguments", "[services/shortenctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|list|qr|revoke|stats|keys") !=
+  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|update|list|qr|revoke|stats|keys") !=
         std::string::npos);
   CHECK(UsageLine("qr").find("qr CODE -o FILE|-") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);

@@ -624,7 +624,7 @@ TEST_CASE("shortenctl --label labels links from shorten and batch; stats --label
   Outcome elsewhere = f.Run({"resolve", a, "--label=campaign=x"});
   CHECK(elsewhere.exit_code == 2);
   CHECK(absl::StrContains(elsewhere.output,
-                          "--label applies to shorten, batch, stats and list only"));
+                          "--label applies to shorten, batch, stats, list and update only"));
 }
 
 TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for admins only",
@@ -906,6 +906,70 @@ TEST_CASE("shortenctl list pages through a tenant's links, filtered, ordered and
     INFO(refused.output);
     CHECK(refused.exit_code == 2);
   }
+}
+
+TEST_CASE("shortenctl update re-points a link and get --history shows who changed what",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome shortened = f.Run({"shorten", "https://example.com/ctl-update-typo", "--force_new"});
+  REQUIRE(shortened.exit_code == 0);
+  const std::string code = Row(shortened.out, "code");
+
+  Outcome updated =
+      f.Run({"update", code, "--url=https://example.com/ctl-update-fixed", "--redirect=307",
+             "--max_clicks=50", "--label=campaign=ctl-update", "--expire=30d"});
+  INFO(updated.output);
+  REQUIRE(updated.exit_code == 0);
+  CHECK(Row(updated.out, "long_url") == "https://example.com/ctl-update-fixed");
+  CHECK(Row(updated.out, "redirect") == "307");
+  CHECK(Row(updated.out, "budget") == "50 clicks");
+  CHECK(Row(updated.out, "labels") == "campaign=ctl-update");
+  Outcome resolved = f.Run({"resolve", code});
+  CHECK(Row(resolved.out, "long_url") == "https://example.com/ctl-update-fixed");
+
+  // Clearing: no expiry, no budget, no labels.
+  Outcome cleared = f.Run({"update", code, "--expire=never", "--max_clicks=0", "--clear_labels"});
+  INFO(cleared.output);
+  REQUIRE(cleared.exit_code == 0);
+  CHECK(Row(cleared.out, "expires") == "never");
+  CHECK(Row(cleared.out, "budget").empty());
+  CHECK(Row(cleared.out, "labels").empty());
+
+  Outcome history = f.Run({"get", code, "--history"});
+  INFO(history.output);
+  REQUIRE(history.exit_code == 0);
+  CHECK(absl::StrContains(
+      history.out,
+      "by bootstrap-admin (api key 1): long_url https://example.com/ctl-update-typo "
+      "-> https://example.com/ctl-update-fixed\n"));
+  CHECK(absl::StrContains(history.out, ": redirect_type 302 -> 307\n"));
+  CHECK(absl::StrContains(history.out, ": max_clicks (none) -> 50\n"));
+  CHECK(absl::StrContains(history.out, ": max_clicks 50 -> (none)\n"));
+  CHECK(absl::StrContains(history.out, ": labels campaign=ctl-update -> (none)\n"));
+  Outcome json = f.Run({"--json", "get", code, "--history"});
+  INFO(json.out);
+  CHECK(absl::StrContains(json.out, "\"history\":[{\"actor\":\"bootstrap-admin (api key 1)\""));
+  Outcome plain = f.Run({"get", code});
+  CHECK_FALSE(absl::StrContains(plain.out, "changed "));
+
+  // Refusals: the service's (exit 1) and the command line's (exit 2).
+  Outcome bad_url = f.Run({"update", code, "--url=javascript:alert(1)"});
+  CHECK(bad_url.exit_code == 1);
+  CHECK(absl::StrContains(bad_url.err, "INVALID_ARGUMENT: long_url: "));
+  Outcome nothing = f.Run({"update", code});
+  CHECK(nothing.exit_code == 2);
+  CHECK(absl::StrContains(nothing.err, "update needs a change"));
+  Outcome two = f.Run({"update", code, "extra", "--url=https://example.com/x"});
+  CHECK(two.exit_code == 2);
+  Outcome alias = f.Run({"update", code, "--alias=x", "--url=https://example.com/x"});
+  CHECK(alias.exit_code == 2);
+  Outcome elsewhere = f.Run({"get", code, "--url=https://example.com/x"});
+  CHECK(elsewhere.exit_code == 2);
+  Outcome history_elsewhere = f.Run({"resolve", code, "--history"});
+  CHECK(history_elsewhere.exit_code == 2);
+  Outcome unknown = f.Run({"update", "nosuchalias", "--url=https://example.com/x"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(absl::StrContains(unknown.err, "NOT_FOUND"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// SetRankedClicks for the PgLinkStore contract binaries: the row the
-// rollup merge keeps in link_click_totals (migration 0012), written
-// directly.
+// SetRankedClicks and SetCountedClicks for the PgLinkStore contract
+// binaries: the rows the rollup merge keeps in link_click_totals
+// (migration 0012) and RecordClicks in click_counts, written directly.
 #include <pqxx/pqxx>
 #include <string>
 
@@ -16,6 +16,15 @@ void SetRankedClicks(LinkStore&, int64_t link_id, const std::string& owner, int6
       "INSERT INTO link_click_totals (link_id, owner, human) VALUES ($1, $2, $3)"
       " ON CONFLICT (link_id) DO UPDATE SET human = EXCLUDED.human",
       link_id, owner, human);
+}
+
+void SetCountedClicks(LinkStore&, int64_t link_id, int64_t human) {
+  pqxx::connection conn(shortener::testing::SharedPgCluster().ConnInfo());
+  pqxx::nontransaction tx(conn);
+  tx.exec_params(
+      "INSERT INTO click_counts (link_id, hour, bot, count) VALUES ($1, '2030-01-01', false, $2)"
+      " ON CONFLICT (link_id, hour, bot) DO UPDATE SET count = EXCLUDED.count",
+      link_id, human);
 }
 
 }  // namespace shortener::store::testing
