@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "lib/store/pg/queries.h"
 #include "services/shorten/page_token.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 #include "tests/bench/common/bench_util.h"
@@ -311,6 +312,21 @@ absl::Status Run(const Config& c) {
     }
   }
   absl::StrAppend(&report, Row("reference: the 10^6-deep page by OFFSET, SQL alone", offset));
+  // The plans behind the figures, for whoever reads them (stderr).
+  {
+    pqxx::nontransaction tx(conn);
+    for (const store::pg_queries::Query* q :
+         {&store::pg_queries::kListNewest, &store::pg_queries::kListClicked}) {
+      const bool clicked = q == &store::pg_queries::kListClicked;
+      pqxx::result plan = tx.exec_params(
+          absl::StrCat("EXPLAIN (ANALYZE, BUFFERS) ", q->sql), kTenant, "{}",
+          std::optional<std::string>(), false, "2030-01-01", "-infinity", "infinity",
+          std::optional<std::string>(), clicked ? "9223372036854775807" : "infinity",
+          int64_t{9223372036854775807}, c.page_size + 1, std::max(1000, 10 * c.page_size));
+      std::fprintf(stderr, "== plan of %s\n", q->name);
+      for (const pqxx::row& row : plan) std::fprintf(stderr, "%s\n", row[0].c_str());
+    }
+  }
   std::printf("%s\n", report.c_str());
   return absl::OkStatus();
 }

@@ -70,7 +70,7 @@ LinkListQuery QueryFor(const std::string& owner, int page_size) {
 }
 
 TEST_CASE("ListLinks pages through an owner's links newest first, then oldest first",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("lister");
   std::vector<NewLink> links = MakeLinks(*store, owner, 7);
@@ -99,7 +99,7 @@ TEST_CASE("ListLinks pages through an owner's links newest first, then oldest fi
 }
 
 TEST_CASE("ListLinks breaks create-time ties by id and lists nothing for an unknown owner",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("ties");
   std::vector<NewLink> links;
@@ -121,7 +121,7 @@ TEST_CASE("ListLinks breaks create-time ties by id and lists nothing for an unkn
 }
 
 TEST_CASE("ListLinks refuses a page size out of range and an empty owner",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   CHECK_THAT(store->ListLinks(QueryFor("x", 0)), HasCode(absl::StatusCode::kInvalidArgument));
   CHECK_THAT(store->ListLinks(QueryFor("x", kMaxPageSize + 1)),
@@ -130,7 +130,7 @@ TEST_CASE("ListLinks refuses a page size out of range and an empty owner",
 }
 
 TEST_CASE("ListLinks filters by labels (all of them), in both orders",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("campaigner");
   std::vector<NewLink> links;
@@ -170,7 +170,7 @@ TEST_CASE("ListLinks filters by labels (all of them), in both orders",
 }
 
 TEST_CASE("ListLinks filters by state at the query's time, create time range and host",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("states");
   const absl::Time now = T0() + absl::Hours(1);
@@ -234,7 +234,7 @@ TEST_CASE("ListLinks filters by state at the query's time, create time range and
 }
 
 TEST_CASE("ListLinks under a small scan budget returns short pages but every match once",
-          "[lib/store][contract][list]") {
+          "[lib/store][list][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("sparse");
   std::vector<NewLink> links = MakeLinks(*store, owner, 30);
@@ -258,7 +258,7 @@ TEST_CASE("ListLinks under a small scan budget returns short pages but every mat
 TEST_CASE(
     "ListLinks by clicks: most clicked first (ties by id), then the never clicked, newest "
     "first",
-    "[lib/store][contract][list]") {
+    "[lib/store][list][contract]") {
   const std::string owner = UniqueName("ranked");
   auto store = NewContractStore();
   std::vector<NewLink> links = MakeLinks(*store, owner, 6);

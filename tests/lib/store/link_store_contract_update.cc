@@ -30,7 +30,7 @@ void SetUrl(LinkUpdate& update, const std::string& url) {
 }
 
 TEST_CASE("UpdateLink changes each field, reads return it, and the history keeps old and new",
-          "[lib/store][contract][update]") {
+          "[lib/store][update][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("editor");
   NewLink link = MakeNewLink(owner, "https://example.com/before");
@@ -88,7 +88,7 @@ TEST_CASE("UpdateLink changes each field, reads return it, and the history keeps
 }
 
 TEST_CASE("UpdateLink that changes nothing records nothing; refusals write nothing",
-          "[lib/store][contract][update]") {
+          "[lib/store][update][contract]") {
   auto store = NewContractStore();
   NewLink link = MakeNewLink(UniqueName("idle"), "https://example.com/same");
   REQUIRE_THAT(CreateOne(*store, link), IsOk());
@@ -132,7 +132,7 @@ TEST_CASE("UpdateLink that changes nothing records nothing; refusals write nothi
 }
 
 TEST_CASE("UpdateLink moves the dedupe key with the URL and labels, unless another link holds it",
-          "[lib/store][contract][update]") {
+          "[lib/store][update][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("dedupe-mover");
   NewLink link = MakeNewLink(owner, "https://example.com/old-target");
@@ -183,7 +183,7 @@ TEST_CASE("UpdateLink moves the dedupe key with the URL and labels, unless anoth
 }
 
 TEST_CASE("UpdateLink judges a changed click budget against the clicks counted",
-          "[lib/store][contract][update]") {
+          "[lib/store][update][contract]") {
   auto store = NewContractStore();
   const std::string owner = UniqueName("budget");
   NewLink link = MakeNewLink(owner, "https://example.com/budget");
