@@ -156,6 +156,12 @@ void PrepareLinkQueries(pqxx::connection& conn) {
   // planning the 5-insert write statement each time cost ~4.5 µs per link
   // of a Shorten group commit (docs/benchmarks.md).
   conn.set_variable("plan_cache_mode", "force_generic_plan");
+  // No parallel workers: starting them costs ~10 ms, more than any of these
+  // statements takes. With generic plans (LIMIT unknown) PostgreSQL chose a
+  // parallel Gather Merge for ListLinks' walk by clicks: 16 ms in the
+  // database for a page it reads in 1 ms without (docs/benchmarks.md,
+  // ListLinks).
+  conn.set_variable("max_parallel_workers_per_gather", "0");
   for (const pg_queries::Query& q : pg_queries::kAllQueries) {
     conn.prepare(q.name, q.sql);
     conn.prepare_now(q.name);  // a schema problem shows at connect time

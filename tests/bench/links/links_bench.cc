@@ -11,8 +11,8 @@
 // machine, and the read path, not the write path, is measured here. The
 // report says how long the load took and how large the tables are.
 //
-// Build in Release and run: build/release/bin/links_bench (about 10
-// minutes at 10^7 links; --links=1000000 for a quick look).
+// Run: tests/bench/links/run.sh (builds Release; about 10 minutes at 10^7
+// links; --links=1000000 for a quick look).
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
