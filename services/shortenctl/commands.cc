@@ -45,7 +45,7 @@ absl::Status CheckCodeArgs(absl::string_view command, const Args& args, const Op
   if (options.shorten.AnySet()) {
     return absl::InvalidArgumentError(
         "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
-        "shorten only");
+        "shorten, batch and update only");
   }
   return absl::OkStatus();
 }
@@ -338,7 +338,7 @@ int RunStats(const Options& options, const Args& args, Console io) {
   if (by_label && options.shorten.AnySet()) {
     return ReportUsageError(
         "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
-        "shorten only",
+        "shorten, batch and update only",
         UsageLine("stats"), io.err);
   }
   if (!by_label && !options.keys.tenant.empty()) {
@@ -444,7 +444,7 @@ int RunKeys(const Options& options, const Args& args, Console io) {
   if (options.shorten.AnySet()) {
     return ReportUsageError(
         "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
-        "shorten and batch only",
+        "shorten, batch and update only",
         UsageLine("keys " + sub), io.err);
   }
   if (sub == "create") return RunKeysCreate(options, rest, io);
@@ -528,7 +528,7 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "list" && options.shorten.AnySet()) {
     return ReportUsageError(
         "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
-        "shorten only",
+        "shorten, batch and update only",
         UsageLine(command), io.err);
   }
   if (options.qr.AnySet() && command != "qr") {

@@ -631,7 +631,7 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
   CHECK(f.Run({"keys", "create"}) == kExitUsage);
   CHECK(absl::StartsWith(f.stderr_text,
                          "shortenctl: --alias, --expire, --redirect, --force_new, "
-                         "--request_id and --max_clicks apply to shorten and batch only\n"));
+                         "--request_id and --max_clicks apply to shorten, batch and update only\n"));
   CHECK(f.service.authorizations.empty());
   CHECK(f.service.create_key_requests.empty());
 }
