@@ -46,65 +46,15 @@
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_shortener.h"
 
 namespace shortener::service {
 namespace {
 
-constexpr char kBaseUrl[] = "https://sho.rt/";
-
-// Immutable pieces, made once: key derivation costs far more than a batch.
-struct Shared {
-  std::unique_ptr<codec::ShortCodec> codec;
-  std::unique_ptr<url::UrlPolicy> policy;
-  std::shared_ptr<const auth::Principal> tenant;
-};
-
-const Shared& GetShared() {
-  static const Shared* shared = [] {
-    auto* s = new Shared;
-    codec::CodecOptions codec_options;
-    codec_options.secret = std::string(32, 's');
-    s->codec = std::make_unique<codec::ShortCodec>(*codec::ShortCodec::Create(codec_options));
-    url::UrlPolicyOptions url_options;
-    url_options.short_domains = {"sho.rt"};
-    url_options.denied_domains = {"evil.example"};
-    s->policy = std::make_unique<url::UrlPolicy>(url_options);
-    auto tenant = std::make_shared<auth::Principal>();
-    tenant->key_id = 7;
-    tenant->key_name = "acme-campaigns";
-    tenant->tenant = "acme";
-    tenant->scopes = auth::ScopeSet{auth::Scope::kShorten};
-    tenant->allowed_domains = *auth::DomainAllowlist::Parse("acme.com,*.acme.com");
-    s->tenant = std::move(tenant);
-    return s;
-  }();
-  return *shared;
-}
-
-// What a Shortener needs, in memory, fresh for each input.
-struct Service {
-  Service()
-      : ids(&source, idalloc::IdAllocatorOptions{}),
-        committer(&store, store::GroupCommitOptions{}),
-        reads(&store, store::ReadBatchOptions{}),
-        shortener(GetShared().codec.get(), GetShared().policy.get(), &ids, &store, &committer,
-                  &reads, &pool, Options(), clock) {}
-
-  static ShortenerOptions Options() {
-    ShortenerOptions options;
-    options.base_url = kBaseUrl;
-    return options;
-  }
-
-  ManualClock clock{absl::FromUnixSeconds(1800000000)};
-  idalloc::InMemorySegmentSource source;
-  idalloc::SegmentIdAllocator ids;
-  store::InMemoryLinkStore store;
-  store::GroupCommitter committer;
-  store::ReadBatcher reads;
-  ThreadPool pool{1};
-  Shortener shortener;
-};
+using fuzzing::GetShared;
+using fuzzing::kBaseUrl;
+using fuzzing::Service;
+using fuzzing::Shared;
 
 // The contract's mapping spelled out here on purpose, not taken from
 // proto/redirect_type.h: an independent oracle for what was stored.
