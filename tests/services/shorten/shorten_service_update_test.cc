@@ -188,5 +188,30 @@ TEST_CASE("UpdateLink refuses what Shorten refuses, names the field, and hides o
   CHECK(ResolveOf(h, tenant, code).state() == v1::LINK_STATE_REVOKED);
 }
 
+TEST_CASE(
+    "UpdateLink and GetLink FULL answer UNAVAILABLE while the store is down, changing nothing",
+    "[services/shorten][rpc][update]") {
+  ServiceHarness h;
+  const std::string tenant = h.TenantKey("acme");
+  const std::string code = h.NewCode(tenant, "https://example.com/steady");
+  v1::UpdateLinkRequest request = Update(code, {"long_url"});
+  request.mutable_link()->set_long_url("https://example.com/moved");
+  v1::Link out;
+  h.stack.link_faults.FailNext(1, absl::UnavailableError("connection refused"), "UpdateLink");
+  CHECK_THAT(h.Call(&Stub::UpdateLink, tenant, request, &out),
+             HasCode(absl::StatusCode::kUnavailable));
+  CHECK(ResolveOf(h, tenant, code).long_url() == "https://example.com/steady");
+  v1::GetLinkRequest get;
+  get.set_code(code);
+  get.set_view(v1::LINK_VIEW_FULL);
+  h.stack.link_faults.FailNext(1, absl::UnavailableError("connection refused"), "LinkHistory");
+  CHECK_THAT(h.Call(&Stub::GetLink, tenant, get, &out), HasCode(absl::StatusCode::kUnavailable));
+  // Back: the same call goes through, once.
+  REQUIRE_THAT(h.Call(&Stub::UpdateLink, tenant, request, &out), IsOk());
+  REQUIRE_THAT(h.Call(&Stub::GetLink, tenant, get, &out), IsOk());
+  CHECK(out.long_url() == "https://example.com/moved");
+  CHECK(out.history_size() == 1);
+}
+
 }  // namespace
 }  // namespace shortener::service
