@@ -326,7 +326,7 @@ inline constexpr Query kAllQueries[] = {
     kInsertBatches,    kLinkLabels,       kUpsertCounts, kCreatePartition,   kDropPartitions,
     kTryRollupLock,    kRollupLock,       kUpsertHours,  kStoredValues,      kUpsertHourDims,
     kUpsertLinkTotals, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
-    kHumanTotal,       kHumanTotals,      kLockLimited,      kExhaust,      kNotifyCodes,
+    kHumanTotal,       kHumanTotals,      kLockLimited,  kExhaust,           kNotifyCodes,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

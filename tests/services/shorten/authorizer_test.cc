@@ -34,21 +34,10 @@ using ::shortener::testing::IsOk;
 using PrincipalPtr = Authorizer::PrincipalPtr;
 
 constexpr Rpc kAllRpcs[] = {
-    Rpc::kShorten,
-    Rpc::kBatchShorten,
-    Rpc::kResolve,
-    Rpc::kBatchResolve,
-    Rpc::kGetLink,
-    Rpc::kListLinks,
-    Rpc::kGetQrCode,
-    Rpc::kRevoke,
-    Rpc::kUpdateLink,
-    Rpc::kRecordClicks,
-    Rpc::kGetClickStats,
-    Rpc::kWatchInvalidations,
-    Rpc::kCreateApiKey,
-    Rpc::kListApiKeys,
-    Rpc::kRevokeApiKey,
+    Rpc::kShorten,      Rpc::kBatchShorten, Rpc::kResolve,       Rpc::kBatchResolve,
+    Rpc::kGetLink,      Rpc::kListLinks,    Rpc::kGetQrCode,     Rpc::kRevoke,
+    Rpc::kUpdateLink,   Rpc::kRecordClicks, Rpc::kGetClickStats, Rpc::kWatchInvalidations,
+    Rpc::kCreateApiKey, Rpc::kListApiKeys,  Rpc::kRevokeApiKey,
 };
 static_assert(sizeof(kAllRpcs) / sizeof(kAllRpcs[0]) == kRpcCount);
 

@@ -629,9 +629,10 @@ TEST_CASE("keys usage errors exit 2 with a usage line and never call the server"
   f.options.keys = scoped;
   f.options.shorten.alias = "x";
   CHECK(f.Run({"keys", "create"}) == kExitUsage);
-  CHECK(absl::StartsWith(f.stderr_text,
-                         "shortenctl: --alias, --expire, --redirect, --force_new, "
-                         "--request_id and --max_clicks apply to shorten, batch and update only\n"));
+  CHECK(
+      absl::StartsWith(f.stderr_text,
+                       "shortenctl: --alias, --expire, --redirect, --force_new, "
+                       "--request_id and --max_clicks apply to shorten, batch and update only\n"));
   CHECK(f.service.authorizations.empty());
   CHECK(f.service.create_key_requests.empty());
 }

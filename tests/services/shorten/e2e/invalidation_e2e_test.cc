@@ -421,7 +421,8 @@ TEST_CASE("The served line counts every call per method exactly",
   REQUIRE(code.has_value());
   CHECK(*code == 0);
   CHECK(ServedLine(f.service->Log()) ==
-        "served: Shorten=1 BatchShorten=0 Resolve=9 BatchResolve=0 GetLink=1 ListLinks=0 GetQrCode=0 Revoke=1 UpdateLink=0 "
+        "served: Shorten=1 BatchShorten=0 Resolve=9 BatchResolve=0 GetLink=1 ListLinks=0 "
+        "GetQrCode=0 Revoke=1 UpdateLink=0 "
         "RecordClicks=0 GetClickStats=0 WatchInvalidations=0 "
         "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
 }
