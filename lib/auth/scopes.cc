@@ -19,6 +19,7 @@ struct ScopeEntry {
 // Sorted by name: ToString walks this table, so its output is canonical.
 constexpr std::array<ScopeEntry, kScopeCount> kScopesByName = {{
     {"admin", Scope::kAdmin},
+    {"delete", Scope::kDelete},
     {"record_clicks", Scope::kRecordClicks},
     {"resolve", Scope::kResolve},
     {"revoke", Scope::kRevoke},

@@ -41,11 +41,15 @@ enum class Scope {
   // "watch_invalidations": the stream of every tenant's revoked codes
   // (edges; infrastructure keys only).
   kWatchInvalidations,
+  // "delete": delete own links, their visits and their clicks' statistics
+  // (DeleteLink, DeleteLinks): apart from revoke, which undoes nothing a
+  // person cannot see again, because it cannot be undone.
+  kDelete,
 };
-inline constexpr int kScopeCount = 7;
+inline constexpr int kScopeCount = 8;
 
 // The lower-case wire name: "shorten", "resolve", "revoke", "stats",
-// "record_clicks", "admin", "watch_invalidations".
+// "record_clicks", "admin", "watch_invalidations", "delete".
 absl::string_view ScopeName(Scope scope);
 
 // True for record_clicks and watch_invalidations: the scopes only an

@@ -29,14 +29,24 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
                                                          absl::Span<const ClickRow> rows,
                                                          bool record_visits) {
   SHORTENER_RETURN_IF_ERROR(ValidateClickBatch(batch_id, rows));
-  // The grouping PgClickStore's count upsert uses: hours as it keeps them.
-  const std::vector<HourlyCount> grouped = GroupHourly(rows);
   RecordOutcome outcome;
   std::unique_lock<std::shared_mutex> lock(mu_);
   if (!batches_.insert(batch_id).second) {
     outcome.duplicate = true;
     return outcome;
   }
+  // Erased links' rows are left out, as if the batch had not held them.
+  std::vector<ClickRow> kept;
+  if (!erased_.empty() && std::any_of(rows.begin(), rows.end(), [this](const ClickRow& r) {
+        return erased_.contains(r.link_id);
+      })) {
+    for (const ClickRow& r : rows) {
+      if (!erased_.contains(r.link_id)) kept.push_back(r);
+    }
+    rows = kept;
+  }
+  // The grouping PgClickStore's count upsert uses: hours as it keeps them.
+  const std::vector<HourlyCount> grouped = GroupHourly(rows);
   // The links' labels as they are now, under the lock (as PgClickStore
   // reads them in the batch's transaction).
   LinkLabels labels;
@@ -79,6 +89,26 @@ absl::StatusOr<RecordOutcome> InMemoryClickStore::Record(const std::string& batc
   }
   outcome.counted = static_cast<int64_t>(rows.size());
   return outcome;
+}
+
+absl::Status InMemoryClickStore::EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (int64_t id : link_ids) {
+    erased_.try_emplace(id, when);
+    counts_.erase(id);
+    rollups_.erase(LinkSubject(id));
+  }
+  const absl::flat_hash_set<int64_t> ids(link_ids.begin(), link_ids.end());
+  visits_.erase(std::remove_if(visits_.begin(), visits_.end(),
+                               [&ids](const ClickRow& r) { return ids.contains(r.link_id); }),
+                visits_.end());
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryClickStore::ForgetErasedBefore(absl::Time before) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  absl::erase_if(erased_, [before](const auto& entry) { return entry.second < before; });
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time start,

@@ -57,6 +57,8 @@ class InMemoryClickStore final : public ClickStore {
   absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override;
   absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
                                           StatsGranularity granularity) override;
+  absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override;
+  absl::Status ForgetErasedBefore(absl::Time before) override;
 
   // For tests of what callers hand the store: the number of batch ids
   // recorded, and every visit recorded, in the order recorded (rows exactly
@@ -87,6 +89,8 @@ class InMemoryClickStore final : public ClickStore {
   std::vector<ClickRow> visits_;
   // Subject -> start of a UTC hour -> its rollups.
   std::map<Subject, std::map<absl::Time, HourRollup>> rollups_;
+  // Erased link id -> when (EraseLinks).
+  absl::flat_hash_map<int64_t, absl::Time> erased_;
 };
 
 }  // namespace shortener::clicks

@@ -110,8 +110,10 @@ class Planner {
                                                    " was already used with a different long_url"));
     }
     if (!seen.link.has_value()) {
-      return absl::InternalError(
-          absl::StrCat("request_id ", Quote(*in.request_id), " names a link that does not exist"));
+      // Its link was deleted (DeleteLinks): a retry must not make another.
+      return absl::FailedPreconditionError(
+          absl::StrCat("request_id ", Quote(*in.request_id),
+                       " was used for a link that has since been deleted"));
     }
     return CreateOutcome{*seen.link, false};
   }

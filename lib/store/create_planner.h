@@ -117,9 +117,10 @@ struct CreatePlan {
 // Decides every item of `links` against `state` (which it updates as it goes,
 // so later items see earlier ones). Rules per item, in order:
 //  1. invalid -> INVALID_ARGUMENT (see ValidateNewLink);
-//  2. (owner, request_id) known: same URL hash -> its link, created=false;
-//     other hash -> ALREADY_EXISTS "request_id \"r\" was already used with a
-//     different long_url";
+//  2. (owner, request_id) known: same URL hash -> its link, created=false
+//     (FAILED_PRECONDITION when that link was deleted); other hash ->
+//     ALREADY_EXISTS "request_id \"r\" was already used with a different
+//     long_url";
 //  3. alias taken -> ALREADY_EXISTS "custom_alias \"x\" is already taken";
 //  4. Dedupes(item), and the dedupe key names a link of the same owner,
 //     URL hash and labels that is live at the item's create_time -> that link,

@@ -51,6 +51,14 @@ class InMemoryLinkStore : public LinkStore {
   // revocation observer with update.code after a change, outside the lock.
   absl::StatusOr<Link> UpdateLink(const LinkUpdate& update) override;
   absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) override;
+  // Deletion and bulk revocation (in_memory_link_deletion.cc). Both call
+  // the revocation observer with each code they changed, outside the lock.
+  absl::StatusOr<std::vector<Link>> DeleteLinks(const LinkDeletion& deletion) override;
+  absl::StatusOr<std::vector<Link>> RevokeLinks(absl::Span<const LinkRef> links,
+                                                absl::Time when) override;
+  absl::StatusOr<std::vector<int64_t>> LinksToErase(int limit) override;
+  absl::Status MarkErased(absl::Span<const int64_t> ids, absl::Time when) override;
+  absl::StatusOr<int64_t> ReleaseDeletedLinks(absl::Time now) override;
 
   // false: every call fails with UNAVAILABLE until set back to true.
   void SetAvailable(bool available);
@@ -72,6 +80,13 @@ class InMemoryLinkStore : public LinkStore {
   struct Request {
     std::string long_url_sha256;
     int64_t link_id = 0;
+  };
+  // A deleted link (PgLinkStore's deleted_links row).
+  struct Tombstone {
+    absl::Time delete_time;
+    std::optional<std::string> alias;  // while it is held
+    absl::Time alias_release_time;
+    bool erased = false;
   };
 
   // These run with mu_ held (shared to read, exclusive to write).
@@ -98,6 +113,9 @@ class InMemoryLinkStore : public LinkStore {
   absl::flat_hash_map<int64_t, std::string> link_sha_;             // link id -> long_url_sha256
   absl::flat_hash_map<int64_t, std::vector<LinkChange>> history_;  // link id -> changes
   absl::flat_hash_map<OwnerKey, Request> requests_;
+  // Deleted link id -> its tombstone. A held alias stays in aliases_,
+  // naming the deleted id.
+  absl::flat_hash_map<int64_t, Tombstone> deleted_;
   // (tenant, key, value) -> label id, numbered from 1 as created.
   absl::flat_hash_map<std::tuple<std::string, std::string, std::string>, int64_t> label_ids_;
 };

@@ -11,8 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "lib/store/link.h"
+#include "lib/store/link_deletion.h"
 #include "lib/store/link_list.h"
 #include "lib/store/link_update.h"
 
@@ -140,6 +142,44 @@ class LinkStore {
   // Every change UpdateLink recorded for link `id`, oldest first; none for
   // a link never changed or unknown. UNAVAILABLE when the database is down.
   virtual absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) = 0;
+
+  // Deletes deletion.links (those absent already are skipped) and returns
+  // the links this call deleted, as they were, in the order given.
+  // Atomically, for all of them: the links are gone for every read (GetBy*,
+  // ListLinks, LinkHistory: NOT_FOUND or absent, as if never made) with
+  // their history; each one's code is published as an invalidation (as
+  // Revoke does); an alias stays taken until deletion.alias_release_time
+  // (ReleaseDeletedLinks frees it); a generated code is never given again
+  // (ids are never reused); and each link joins the links to erase
+  // (LinksToErase), the job of whoever erases their clicks. A later
+  // CreateLinks with a request_id that named a deleted link fails that item
+  // FAILED_PRECONDITION. INVALID_ARGUMENT for more than kMaxLinksPerChange
+  // links or a code NOTIFY cannot carry; UNAVAILABLE when the database is
+  // down (nothing deleted).
+  virtual absl::StatusOr<std::vector<Link>> DeleteLinks(const LinkDeletion& deletion) = 0;
+
+  // Revoke for many links at once, atomically: revokes those of `links`
+  // that exist and are not revoked yet, at `when`, publishing their codes,
+  // and returns them as revoked, in the order given (a link revoked
+  // already keeps its revoke_time and is not returned). INVALID_ARGUMENT
+  // for more than kMaxLinksPerChange links or a code NOTIFY cannot carry;
+  // UNAVAILABLE when the database is down (nothing revoked).
+  virtual absl::StatusOr<std::vector<Link>> RevokeLinks(absl::Span<const LinkRef> links,
+                                                        absl::Time when) = 0;
+
+  // Deleted links whose clicks are not erased yet (no MarkErased), longest
+  // deleted first, at most `limit`. UNAVAILABLE when the database is down.
+  virtual absl::StatusOr<std::vector<int64_t>> LinksToErase(int limit) = 0;
+
+  // Records that the clicks of deleted links `ids` are erased (ids that are
+  // not deleted links are ignored). UNAVAILABLE when the database is down.
+  virtual absl::Status MarkErased(absl::Span<const int64_t> ids, absl::Time when) = 0;
+
+  // Frees the aliases of deleted links whose alias_release_time is at or
+  // before `now` (a new link may take them), and forgets the deleted links
+  // that are erased and hold no alias any more. Returns how many it forgot.
+  // UNAVAILABLE when the database is down.
+  virtual absl::StatusOr<int64_t> ReleaseDeletedLinks(absl::Time now) = 0;
 };
 
 }  // namespace shortener::store

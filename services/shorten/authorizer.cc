@@ -49,7 +49,11 @@ auth::Scope Authorizer::RequiredScope(Rpc rpc) {
     case Rpc::kGetQrCode:
       return Scope::kStats;
     case Rpc::kRevoke:
+    case Rpc::kRevokeLinks:
       return Scope::kRevoke;
+    case Rpc::kDeleteLink:
+    case Rpc::kDeleteLinks:
+      return Scope::kDelete;
     case Rpc::kRecordClicks:
       return Scope::kRecordClicks;
     case Rpc::kCreateApiKey:

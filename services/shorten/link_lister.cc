@@ -70,14 +70,21 @@ void LinkLister::List(const ListLinksQuery& query, Caller caller, Done done) {
   if (!queued.ok()) done(queued);
 }
 
-absl::StatusOr<LinkListPage> LinkLister::Read(Plan plan) {
+absl::StatusOr<bool> LinkLister::ResolveLabels(Plan& plan) {
   for (const LabelCondition& label : plan.labels) {
     absl::StatusOr<int64_t> id = links_->FindLabelId(plan.query.owner, label.key, label.value);
     // No link of the tenant ever had the label: none has it now.
-    if (absl::IsNotFound(id.status())) return LinkListPage{};
+    if (absl::IsNotFound(id.status())) return false;
     if (!id.ok()) return id.status();
     plan.query.label_ids.push_back(*id);
   }
+  plan.labels.clear();
+  return true;
+}
+
+absl::StatusOr<LinkListPage> LinkLister::Read(Plan plan) {
+  SHORTENER_ASSIGN_OR_RETURN(bool any, ResolveLabels(plan));
+  if (!any) return LinkListPage{};
   SHORTENER_ASSIGN_OR_RETURN(store::LinkPage page, links_->ListLinks(plan.query));
   std::vector<int64_t> ids;
   ids.reserve(page.links.size());

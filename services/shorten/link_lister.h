@@ -65,13 +65,22 @@ class LinkLister {
   // last page.
   void List(const ListLinksQuery& query, Caller caller, Done done);
 
- private:
+  // What a request asks the store for, checked as List checks it (no
+  // read): the store query (labels not resolved yet), its label
+  // conditions and the fingerprint its page tokens are bound to
+  // (page_token.h). Also for the bulk operations over the same filters
+  // (link_remover.h).
   struct Plan {
     store::LinkListQuery query;
     std::vector<LabelCondition> labels;  // to turn into query.label_ids
     uint64_t fingerprint = 0;
   };
   absl::StatusOr<Plan> PlanList(const ListLinksQuery& query, const auth::Principal* caller) const;
+  // Turns plan.labels into plan.query.label_ids. false when the tenant
+  // never had one of them (then no link matches). Blocks (database reads).
+  absl::StatusOr<bool> ResolveLabels(Plan& plan);
+
+ private:
   absl::StatusOr<LinkListPage> Read(Plan plan);
 
   Shortener* const shortener_;

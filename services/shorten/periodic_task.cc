@@ -16,14 +16,23 @@ PeriodicTask::~PeriodicTask() {
   thread_.join();
 }
 
+void PeriodicTask::RunSoon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    soon_ = true;
+  }
+  wake_.notify_all();
+}
+
 void PeriodicTask::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
+    soon_ = false;
     lock.unlock();
     fn_();
     lock.lock();
     // A condition variable rather than a sleep: shutdown must not wait a day.
-    wake_.wait_for(lock, absl::ToChronoMilliseconds(period_), [this] { return stop_; });
+    wake_.wait_for(lock, absl::ToChronoMilliseconds(period_), [this] { return stop_ || soon_; });
   }
 }
 

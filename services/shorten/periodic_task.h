@@ -23,6 +23,11 @@ class PeriodicTask {
   PeriodicTask(const PeriodicTask&) = delete;
   PeriodicTask& operator=(const PeriodicTask&) = delete;
 
+  // Runs the function again as soon as the run in progress (if any) ends,
+  // instead of at the end of the period; the period starts again from that
+  // run. Calls while a run is due anyway make no extra run.
+  void RunSoon();
+
  private:
   void Loop();
 
@@ -31,6 +36,7 @@ class PeriodicTask {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;   // guarded by mu_
+  bool soon_ = false;   // guarded by mu_
   std::thread thread_;  // last: starts after the members it reads
 };
 

@@ -238,6 +238,36 @@ ListLinksQuery FromProto(const v1::ListLinksRequest& request) {
   return query;
 }
 
+namespace {
+
+template <typename Request>
+BulkLinksQuery BulkQueryOf(const Request& request) {
+  BulkLinksQuery query;
+  query.tenant = request.tenant();
+  query.filter = request.filter();
+  query.page_size = request.page_size();
+  query.page_token = request.page_token();
+  return query;
+}
+
+template <typename Response>
+void BulkResultTo(const BulkLinksResult& result, Response* out) {
+  out->mutable_codes()->Reserve(static_cast<int>(result.codes.size()));
+  for (const std::string& code : result.codes) out->add_codes(code);
+  out->set_next_page_token(result.next_page_token);
+}
+
+}  // namespace
+
+BulkLinksQuery FromProto(const v1::RevokeLinksRequest& request) { return BulkQueryOf(request); }
+BulkLinksQuery FromProto(const v1::DeleteLinksRequest& request) { return BulkQueryOf(request); }
+void ToProto(const BulkLinksResult& result, v1::RevokeLinksResponse* out) {
+  BulkResultTo(result, out);
+}
+void ToProto(const BulkLinksResult& result, v1::DeleteLinksResponse* out) {
+  BulkResultTo(result, out);
+}
+
 void ToProto(const LinkListPage& page, v1::ListLinksResponse* out) {
   out->mutable_links()->Reserve(static_cast<int>(page.links.size()));
   for (const LinkWithClicks& link : page.links) ToProto(link, out->add_links());

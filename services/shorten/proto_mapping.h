@@ -18,6 +18,7 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/link_lister.h"
+#include "services/shorten/link_remover.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/shortener.h"
 #include "shortener/v1/shortener.pb.h"
@@ -77,6 +78,12 @@ absl::StatusOr<LinkEdit> FromProto(const v1::UpdateLinkRequest& request);
 // Whether GetLink's request asks for the history (view FULL).
 bool WantsHistory(const v1::GetLinkRequest& request);
 void ToProto(const LinkListPage& page, v1::ListLinksResponse* out);
+
+// Field for field; the checks are LinkRemover's.
+BulkLinksQuery FromProto(const v1::RevokeLinksRequest& request);
+BulkLinksQuery FromProto(const v1::DeleteLinksRequest& request);
+void ToProto(const BulkLinksResult& result, v1::RevokeLinksResponse* out);
+void ToProto(const BulkLinksResult& result, v1::DeleteLinksResponse* out);
 
 // Defaults applied (PNG, 256 px, margin 4, level M); INVALID_ARGUMENT naming
 // the field for an unknown format or error_correction, or a size or margin

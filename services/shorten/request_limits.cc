@@ -45,10 +45,13 @@ size_t RequestLimits::MaxBytes(Rpc rpc) const {
     case Rpc::kCreateApiKey:
       return kApiKeyRequestBytes;
     case Rpc::kListLinks:
+    case Rpc::kRevokeLinks:
+    case Rpc::kDeleteLinks:
       return kListRequestBytes;
     case Rpc::kResolve:
     case Rpc::kGetLink:
     case Rpc::kRevoke:
+    case Rpc::kDeleteLink:
     case Rpc::kGetClickStats:
     case Rpc::kGetQrCode:
     case Rpc::kWatchInvalidations:

@@ -22,6 +22,12 @@ const char* RpcName(Rpc rpc) {
       return "Revoke";
     case Rpc::kUpdateLink:
       return "UpdateLink";
+    case Rpc::kDeleteLink:
+      return "DeleteLink";
+    case Rpc::kRevokeLinks:
+      return "RevokeLinks";
+    case Rpc::kDeleteLinks:
+      return "DeleteLinks";
     case Rpc::kRecordClicks:
       return "RecordClicks";
     case Rpc::kGetClickStats:

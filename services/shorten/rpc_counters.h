@@ -24,6 +24,9 @@ enum class Rpc {
   kGetQrCode,
   kRevoke,
   kUpdateLink,
+  kDeleteLink,
+  kRevokeLinks,
+  kDeleteLinks,
   kRecordClicks,
   kGetClickStats,
   kWatchInvalidations,
@@ -31,7 +34,7 @@ enum class Rpc {
   kListApiKeys,
   kRevokeApiKey,
 };
-inline constexpr size_t kRpcCount = 15;
+inline constexpr size_t kRpcCount = 18;
 
 // The method's name as in the proto ("Resolve").
 const char* RpcName(Rpc rpc);
@@ -46,7 +49,8 @@ class RpcCounters {
   // One line, every method always present, in proto order (a stable format:
   // docs/operations.md):
   // "served: Shorten=12 BatchShorten=0 Resolve=1 BatchResolve=0 GetLink=0
-  //  ListLinks=0 GetQrCode=0 Revoke=0 UpdateLink=0 RecordClicks=0 GetClickStats=0
+  //  ListLinks=0 GetQrCode=0 Revoke=0 UpdateLink=0 DeleteLink=0 RevokeLinks=0
+  //  DeleteLinks=0 RecordClicks=0 GetClickStats=0
   //  WatchInvalidations=2 CreateApiKey=1 ListApiKeys=0 RevokeApiKey=0" (one line).
   std::string Summary() const;
 

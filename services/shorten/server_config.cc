@@ -165,6 +165,12 @@ absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
         absl::StrCat("--rollup_merge_interval: must be between 0.1s and 60s, got ",
                      absl::FormatDuration(config.rollup_merge_interval)));
   }
+  if (config.deleted_alias_hold < absl::ZeroDuration() ||
+      config.deleted_alias_hold > absl::Hours(24 * 3660)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--deleted_alias_hold: must be between 0 and 87840h (10 years), got ",
+                     absl::FormatDuration(config.deleted_alias_hold)));
+  }
   SHORTENER_RETURN_IF_ERROR(grpcutil::ValidateServerTlsOptions(config.tls));
   return ValidServerConfig(std::move(config));
 }

@@ -105,6 +105,9 @@ struct ServerConfig {
   // trades the merge's upserts (one per key touched since the last merge)
   // against the pending rows a read adds; it never changes an answer.
   absl::Duration rollup_merge_interval = absl::Seconds(5);
+  // How long a deleted link's alias stays taken (DeleteLink): 0 to 10
+  // years; 0 frees it at the next erasure pass.
+  absl::Duration deleted_alias_hold = absl::Hours(24 * 90);
   std::string geoip_db;      // MaxMind Country or City database; empty: no country, region, city
   std::string geoip_asn_db;  // MaxMind ASN database; empty: no network
 };

@@ -153,6 +153,9 @@ ABSL_FLAG(absl::Duration, rollup_merge_interval, kDefaults.rollup_merge_interval
           "how often the click rollups' pending rows are merged into the hourly rollups (0.1s to "
           "60s); statistics include pending rows, so this never changes an answer, only the "
           "merge's work (one upsert per link, hour and value touched since the last merge)");
+ABSL_FLAG(absl::Duration, deleted_alias_hold, kDefaults.deleted_alias_hold,
+          "how long the alias of a deleted link stays taken, so that nobody can take it over to "
+          "catch the old link's clicks (0 to 87840h); generated codes are never reissued");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM, how long in-flight calls may take to finish");
 
@@ -207,6 +210,7 @@ ServerConfig ServerConfigFromFlags() {
   c.keep_full_ips = absl::GetFlag(FLAGS_keep_full_ips);
   c.visits_retention_months = absl::GetFlag(FLAGS_visits_retention_months);
   c.rollup_merge_interval = absl::GetFlag(FLAGS_rollup_merge_interval);
+  c.deleted_alias_hold = absl::GetFlag(FLAGS_deleted_alias_hold);
   c.geoip_db = absl::GetFlag(FLAGS_geoip_db);
   c.geoip_asn_db = absl::GetFlag(FLAGS_geoip_asn_db);
   return c;

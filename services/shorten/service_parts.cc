@@ -1,6 +1,7 @@
 #include "services/shorten/service_parts.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -316,6 +317,31 @@ absl::Status BuildClicks(const ServerConfig& config, ServiceParts& parts) {
   return absl::OkStatus();
 }
 
+// Deletions (link_remover.h) and the erasure of deleted links' clicks
+// (link_eraser.h): every 10 s, and at once after a deletion.
+void BuildRemoval(const ServerConfig& config, ServiceParts& parts) {
+  parts.link_eraser = std::make_unique<LinkEraser>(parts.link_store.get(), parts.click_store.get());
+  LinkEraser* eraser = parts.link_eraser.get();
+  parts.link_erasure = std::make_unique<PeriodicTask>(absl::Seconds(10), [eraser] {
+    absl::StatusOr<int64_t> erased = eraser->EraseDue();
+    if (erased.ok() && *erased > 0) LogInfo("erased the clicks of %d deleted links", *erased);
+    // Once a minute at most: during a database outage every run fails.
+    static std::atomic<int64_t> last_warning{0};
+    const int64_t now = absl::ToUnixSeconds(absl::Now());
+    int64_t last = last_warning.load();
+    if (!erased.ok() && now - last >= 60 && last_warning.compare_exchange_strong(last, now)) {
+      LogWarning("erasing deleted links' clicks: %s (retried every 10 s; logged once a minute)",
+                 erased.status().ToString());
+    }
+  });
+  LinkRemoverOptions remover;
+  remover.alias_hold = config.deleted_alias_hold;
+  PeriodicTask* erasure = parts.link_erasure.get();
+  remover.erase_soon = [erasure] { erasure->RunSoon(); };
+  parts.link_remover = std::make_unique<LinkRemover>(parts.shortener.get(), parts.link_lister.get(),
+                                                     parts.link_store.get(), std::move(remover));
+}
+
 // /readyz's database probe: one connection of its own, every second, each
 // probe bounded well within the period.
 void BuildReadiness(const ServerConfig& config, ServiceParts& parts) {
@@ -338,6 +364,7 @@ void ServiceParts::Stop() {
   retention.reset();        // no more retention sweeps
   rollup_merge.reset();     // no more rollup merges
   rollup_fold.reset();      // no more rollup folds
+  link_erasure.reset();     // no more erasures
   listener.reset();         // no more hub or key cache calls from the listener thread
   key_lookup_pool.reset();  // finishes the key look-ups queued
   blocking_pool.reset();    // runs what is queued (it may still hand links to the committer)
@@ -372,11 +399,12 @@ absl::StatusOr<std::unique_ptr<ServiceParts>> BuildParts(const ValidServerConfig
   SHORTENER_RETURN_IF_ERROR(StartListener(config, *parts));
   BuildShortener(config, *parts);
   SHORTENER_RETURN_IF_ERROR(BuildClicks(config, *parts));
+  BuildRemoval(config, *parts);
   BuildReadiness(config, *parts);
   parts->service = std::make_unique<ShortenServiceImpl>(
       parts->shortener.get(), parts->blocking_pool.get(), parts->hub.get(), parts->authorizer.get(),
       parts->key_admin.get(), parts->click_recorder.get(), parts->link_stats.get(),
-      parts->link_lister.get(), RequestLimits(config.max_url_length));
+      parts->link_lister.get(), parts->link_remover.get(), RequestLimits(config.max_url_length));
   return parts;
 }
 

@@ -37,7 +37,9 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_eraser.h"
 #include "services/shorten/link_lister.h"
+#include "services/shorten/link_remover.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/periodic_task.h"
 #include "services/shorten/readiness.h"
@@ -75,6 +77,9 @@ struct ServiceParts {
   std::unique_ptr<ClickRecorder> click_recorder;
   std::unique_ptr<LinkStats> link_stats;
   std::unique_ptr<LinkLister> link_lister;
+  std::unique_ptr<LinkEraser> link_eraser;
+  std::unique_ptr<PeriodicTask> link_erasure;  // runs link_eraser
+  std::unique_ptr<LinkRemover> link_remover;
   // Daily: next month's visits partition, retention. Null without visits
   // and retention.
   std::unique_ptr<PeriodicTask> retention;

@@ -194,6 +194,41 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::UpdateLink(grpc::CallbackServerCon
       });
 }
 
+grpc::ServerUnaryReactor* ShortenServiceImpl::DeleteLink(grpc::CallbackServerContext* ctx,
+                                                         const v1::DeleteLinkRequest* request,
+                                                         google::protobuf::Empty*) {
+  return Authorized(ctx, Rpc::kDeleteLink, *request, 1,
+                    [this, request](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+                      RunBlocking(reactor, [this, reactor, request, caller = std::move(caller)] {
+                        FinishWith(reactor, remover_->DeleteLink(request->code(), caller.get()));
+                      });
+                    });
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::RevokeLinks(grpc::CallbackServerContext* ctx,
+                                                          const v1::RevokeLinksRequest* request,
+                                                          v1::RevokeLinksResponse* response) {
+  return Authorized(
+      ctx, Rpc::kRevokeLinks, *request, 1,
+      [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+        RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
+          Answer(reactor, response, remover_->RevokeLinks(FromProto(*request), caller.get()));
+        });
+      });
+}
+
+grpc::ServerUnaryReactor* ShortenServiceImpl::DeleteLinks(grpc::CallbackServerContext* ctx,
+                                                          const v1::DeleteLinksRequest* request,
+                                                          v1::DeleteLinksResponse* response) {
+  return Authorized(
+      ctx, Rpc::kDeleteLinks, *request, 1,
+      [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
+        RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
+          Answer(reactor, response, remover_->DeleteLinks(FromProto(*request), caller.get()));
+        });
+      });
+}
+
 grpc::ServerUnaryReactor* ShortenServiceImpl::RecordClicks(grpc::CallbackServerContext* ctx,
                                                            const v1::RecordClicksRequest* request,
                                                            v1::RecordClicksResponse* response) {

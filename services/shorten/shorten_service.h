@@ -8,16 +8,17 @@
 //   UpdateLink                                             Shortener
 //   GetLink, GetQrCode, GetClickStats                      LinkStats
 //   ListLinks                                              LinkLister
+//   DeleteLink, RevokeLinks, DeleteLinks                   LinkRemover
 //   RecordClicks                                           ClickRecorder
 //   CreateApiKey, ListApiKeys, RevokeApiKey                KeyAdmin
 //   WatchInvalidations                                     InvalidationHub
 //                                                          (invalidation_stream.h)
-// Uses the callback API; the domain calls that block (Revoke, RecordClicks,
-// the key admin calls) run on `blocking_pool`, never on a reactor thread;
-// when the pool's queue is full the call answers RESOURCE_EXHAUSTED naming
-// it ("blocking pool is full: ..."). Every request is checked against its
-// method's size and item limits (request_limits.h) before anything else,
-// key look-up included: INVALID_ARGUMENT naming the limit. Thread-safe.
+// Uses the callback API; the domain calls that block (Revoke, UpdateLink,
+// the deletions and bulk revocations, RecordClicks, the key admin calls) run on `blocking_pool`,
+// never on a reactor thread; when the pool's queue is full the call answers RESOURCE_EXHAUSTED
+// naming it ("blocking pool is full: ..."). Every request is checked against its method's size and
+// item limits (request_limits.h) before anything else, key look-up included: INVALID_ARGUMENT
+// naming the limit. Thread-safe.
 #ifndef SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 #define SHORTENER_SERVICES_SHORTEN_SHORTEN_SERVICE_H_
 
@@ -31,6 +32,7 @@
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
 #include "services/shorten/link_lister.h"
+#include "services/shorten/link_remover.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/rpc_counters.h"
@@ -44,7 +46,8 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   // All outlive the service. `limits`: how large each request may be.
   ShortenServiceImpl(Shortener* shortener, ThreadPool* blocking_pool, InvalidationHub* hub,
                      Authorizer* authorizer, KeyAdmin* key_admin, ClickRecorder* clicks,
-                     LinkStats* link_stats, LinkLister* lister, RequestLimits limits)
+                     LinkStats* link_stats, LinkLister* lister, LinkRemover* remover,
+                     RequestLimits limits)
       : limits_(limits),
         shortener_(shortener),
         blocking_pool_(blocking_pool),
@@ -53,7 +56,8 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
         key_admin_(key_admin),
         clicks_(clicks),
         link_stats_(link_stats),
-        lister_(lister) {}
+        lister_(lister),
+        remover_(remover) {}
 
   // Calls received so far, per method.
   const RpcCounters& counters() const { return counters_; }
@@ -83,6 +87,15 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
                                       v1::QrCode* response) override;
   grpc::ServerUnaryReactor* Revoke(grpc::CallbackServerContext* ctx,
                                    const v1::RevokeRequest* request, v1::Link* response) override;
+  grpc::ServerUnaryReactor* DeleteLink(grpc::CallbackServerContext* ctx,
+                                       const v1::DeleteLinkRequest* request,
+                                       google::protobuf::Empty* response) override;
+  grpc::ServerUnaryReactor* RevokeLinks(grpc::CallbackServerContext* ctx,
+                                        const v1::RevokeLinksRequest* request,
+                                        v1::RevokeLinksResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteLinks(grpc::CallbackServerContext* ctx,
+                                        const v1::DeleteLinksRequest* request,
+                                        v1::DeleteLinksResponse* response) override;
   grpc::ServerUnaryReactor* RecordClicks(grpc::CallbackServerContext* ctx,
                                          const v1::RecordClicksRequest* request,
                                          v1::RecordClicksResponse* response) override;
@@ -145,6 +158,7 @@ class ShortenServiceImpl final : public shortener::v1::ShortenService::CallbackS
   ClickRecorder* clicks_;
   LinkStats* link_stats_;
   LinkLister* lister_;
+  LinkRemover* remover_;
   RpcCounters counters_;
 };
 

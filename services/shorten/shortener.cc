@@ -458,12 +458,10 @@ absl::StatusOr<LinkView> Shortener::UpdateLink(const LinkEdit& edit,
     SHORTENER_RETURN_IF_ERROR(store::ValidateLabels(*edit.labels));
     update.labels = *edit.labels;
   }
-  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(edit.code, caller, Lookup(edit.code)));
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, OwnedLink(edit.code, caller));
   update.id = link.id;
   update.code = edit.code;
-  update.actor = caller != nullptr
-                     ? absl::StrCat(caller->key_name, " (api key ", caller->key_id, ")")
-                     : "shortener";
+  update.actor = ActorOf(caller);
   SHORTENER_ASSIGN_OR_RETURN(store::Link updated, store_->UpdateLink(update));
   return ToView(std::move(updated), edit.code);
 }
@@ -472,8 +470,18 @@ absl::StatusOr<std::vector<store::LinkChange>> Shortener::LinkHistory(int64_t id
   return store_->LinkHistory(id);
 }
 
+absl::StatusOr<store::Link> Shortener::OwnedLink(absl::string_view code,
+                                                 const auth::Principal* caller) {
+  return Visible(code, caller, Lookup(code));
+}
+
+std::string Shortener::ActorOf(const auth::Principal* caller) {
+  if (caller == nullptr) return "shortener";
+  return absl::StrCat(caller->key_name, " (api key ", caller->key_id, ")");
+}
+
 absl::StatusOr<LinkView> Shortener::Revoke(absl::string_view code, const auth::Principal* caller) {
-  SHORTENER_ASSIGN_OR_RETURN(store::Link link, Visible(code, caller, Lookup(code)));
+  SHORTENER_ASSIGN_OR_RETURN(store::Link link, OwnedLink(code, caller));
   SHORTENER_ASSIGN_OR_RETURN(store::Link revoked,
                              store_->Revoke(link.id, clock_->Now(), std::string(code)));
   return ToView(std::move(revoked), std::string(code));

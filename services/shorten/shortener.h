@@ -156,6 +156,13 @@ class Shortener {
   // read batcher threads.
   absl::StatusOr<LinkView> UpdateLink(const LinkEdit& edit,
                                       const auth::Principal* caller = nullptr);
+  // The link `code` names, if `caller` may change it: errors and ownership
+  // as Revoke (another tenant's link is NOT_FOUND, unless `caller` is an
+  // admin or null). Blocks.
+  absl::StatusOr<store::Link> OwnedLink(absl::string_view code, const auth::Principal* caller);
+  // Who made a change, as link histories and deletions record it:
+  // "keyname (api key 7)", or "shortener" for a null caller (tests, tools).
+  static std::string ActorOf(const auth::Principal* caller);
   // The link's history (LinkStore::LinkHistory), for GetLink's FULL view.
   // Blocks.
   absl::StatusOr<std::vector<store::LinkChange>> LinkHistory(int64_t id);

@@ -105,6 +105,20 @@ absl::StatusOr<v1::Link> ShortenClient::Revoke(const v1::RevokeRequest& request)
   return Call(&v1::ShortenService::Stub::Revoke, request);
 }
 
+absl::Status ShortenClient::DeleteLink(const v1::DeleteLinkRequest& request) {
+  return Call(&v1::ShortenService::Stub::DeleteLink, request).status();
+}
+
+absl::StatusOr<v1::RevokeLinksResponse> ShortenClient::RevokeLinks(
+    const v1::RevokeLinksRequest& request) {
+  return Call(&v1::ShortenService::Stub::RevokeLinks, request);
+}
+
+absl::StatusOr<v1::DeleteLinksResponse> ShortenClient::DeleteLinks(
+    const v1::DeleteLinksRequest& request) {
+  return Call(&v1::ShortenService::Stub::DeleteLinks, request);
+}
+
 absl::StatusOr<v1::CreateApiKeyResponse> ShortenClient::CreateApiKey(
     const v1::CreateApiKeyRequest& request) {
   return Call(&v1::ShortenService::Stub::CreateApiKey, request);

@@ -41,6 +41,9 @@ class ShortenClient {
   absl::StatusOr<v1::GetClickStatsResponse> GetClickStats(const v1::GetClickStatsRequest& request);
   absl::StatusOr<v1::Link> Revoke(const v1::RevokeRequest& request);
   absl::StatusOr<v1::Link> UpdateLink(const v1::UpdateLinkRequest& request);
+  absl::Status DeleteLink(const v1::DeleteLinkRequest& request);
+  absl::StatusOr<v1::RevokeLinksResponse> RevokeLinks(const v1::RevokeLinksRequest& request);
+  absl::StatusOr<v1::DeleteLinksResponse> DeleteLinks(const v1::DeleteLinksRequest& request);
   absl::StatusOr<v1::CreateApiKeyResponse> CreateApiKey(const v1::CreateApiKeyRequest& request);
   absl::StatusOr<v1::ListApiKeysResponse> ListApiKeys(const v1::ListApiKeysRequest& request);
   absl::StatusOr<v1::ApiKey> RevokeApiKey(const v1::RevokeApiKeyRequest& request);

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "lib/common/status_macros.h"
 #include "services/shortenctl/args.h"
+#include "services/shortenctl/bulk_commands.h"
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/format.h"
 #include "services/shortenctl/stats_csv.h"
@@ -453,8 +454,8 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 }
 
 bool IsCommand(absl::string_view command) {
-  for (absl::string_view known :
-       {"shorten", "batch", "resolve", "get", "update", "list", "qr", "revoke", "stats", "keys"}) {
+  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "update", "list", "qr",
+                                  "revoke", "delete", "stats", "keys"}) {
     if (command == known) return true;
   }
   return false;
@@ -501,17 +502,19 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   // --tenant also names whose links stats --label counts (RunStats checks
   // the rest); every other keys flag is keys create's alone.
   KeyFlags keys_flags = options.keys;
-  if (command == "stats" || command == "list") keys_flags.tenant.clear();
+  const bool bulk = IsBulkCommand(command, options);
+  if (command == "stats" || command == "list" || bulk) keys_flags.tenant.clear();
   if (keys_flags.AnySet() && !(command == "keys" && !rest.empty() && rest[0] == "create")) {
     return ReportUsageError(
         "--name, --tenant, --scopes, --domains, --rate, --burst and --infrastructure apply to "
-        "keys create only (and --tenant to stats --label and list)",
+        "keys create only (and --tenant to stats --label, list, and delete and revoke --label)",
         UsageLine(command), io.err);
   }
   if (!options.labels.empty() && command != "shorten" && command != "batch" && command != "stats" &&
-      command != "list" && command != "update") {
-    return ReportUsageError("--label applies to shorten, batch, stats, list and update only",
-                            UsageLine(command), io.err);
+      command != "list" && command != "update" && !bulk) {
+    return ReportUsageError(
+        "--label applies to shorten, batch, stats, list, update, revoke and delete only",
+        UsageLine(command), io.err);
   }
   if (options.update.AnySet() && command != "update") {
     return ReportUsageError("--url and --clear_labels apply to update only", UsageLine(command),
@@ -520,12 +523,13 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (options.update.history && command != "get") {
     return ReportUsageError("--history applies to get only", UsageLine(command), io.err);
   }
-  if (options.list.AnySet() && command != "list") {
+  if (options.list.AnySet() && command != "list" && command != "delete" && !bulk) {
     return ReportUsageError(
-        "--filter, --order_by, --page_size, --page_token and --all apply to list only",
+        "--filter, --order_by, --page_size, --page_token and --all apply to list only (and "
+        "--filter, --page_size, --page_token to delete and revoke)",
         UsageLine(command), io.err);
   }
-  if (command == "list" && options.shorten.AnySet()) {
+  if ((command == "list" || command == "delete" || bulk) && options.shorten.AnySet()) {
     return ReportUsageError(
         "--alias, --expire, --redirect, --force_new, --request_id and --max_clicks apply to "
         "shorten, batch and update only",
@@ -552,6 +556,8 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (command == "qr") return RunQr(resolved, rest, io);
   if (command == "list") return RunList(resolved, rest, io);
   if (command == "update") return RunUpdate(resolved, rest, io);
+  if (bulk) return RunBulk(command, resolved, rest, io);
+  if (command == "delete") return RunDelete(resolved, rest, io);
   return RunLinkCommand(command, resolved, rest, io);  // get, revoke
 }
 

@@ -38,8 +38,13 @@ std::string UsageLine(absl::string_view command) {
     return "usage: shortenctl qr CODE -o FILE|- [--format=png|svg] [--size=PX] [--margin=MODULES] "
            "[--level=L|M|Q|H]";
   }
-  if (command == "resolve" || command == "get" || command == "revoke") {
+  if (command == "resolve" || command == "get") {
     return absl::StrCat("usage: shortenctl ", command, " CODE");
+  }
+  if (command == "revoke" || command == "delete") {
+    return absl::StrCat("usage: shortenctl ", command, " CODE | ", command,
+                        " --label=K=V ... [--filter=EXPR] [--page_size=N] [--page_token=T] "
+                        "[--tenant=T]");
   }
   if (command == "keys create") {
     return "usage: shortenctl keys create --name=N --scopes=S1,S2 [--tenant=T | "
@@ -52,8 +57,8 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|update|list|qr|revoke|stats|keys ARGS (shortenctl --help for "
-         "more)";
+         "shorten|batch|resolve|get|update|list|qr|revoke|delete|stats|keys ARGS (shortenctl "
+         "--help for more)";
 }
 
 std::string UsageText() {
@@ -89,6 +94,13 @@ std::string UsageText() {
          "                 default 256), --margin=MODULES (0-16, default 4),\n"
          "                 --level=L|M|Q|H (error correction, default M); -o - for stdout\n"
          "  revoke CODE    revoke a link; it then resolves as REVOKED\n"
+         "  revoke --label=K=V  revoke every link of yours with that label (and/or\n"
+         "                 --filter=EXPR, as list's), in calls of --page_size (default\n"
+         "                 1000, up to 10000) until done; prints each code revoked\n"
+         "  delete CODE    delete a link for good: it answers 404 everywhere within a\n"
+         "                 second, and its clicks and visits are erased (its labels'\n"
+         "                 statistics keep them); an alias stays taken for 90 days\n"
+         "  delete --label=K=V  the same for every link with that label (and/or --filter)\n"
          "  stats CODE     clicks per day (or --granularity=hour), humans and bots apart,\n"
          "                 unique visitors, top browsers/OS/devices/countries/referrers;\n"
          "                 [--from=TIME|DURATION] [--to=...] (default the last 7 days;\n"
@@ -99,8 +111,8 @@ std::string UsageText() {
          "                 as CSV (list,rank,value,clicks) in FILE, - after the buckets\n"
          "  keys create    create an API key (needs an admin key); prints the key, once\n"
          "                 --name=N --scopes=S1,S2 [--tenant=T] [--domains=D1,D2]\n"
-         "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke stats\n"
-         "                 admin); --infrastructure: an edge's key, no tenant, scopes\n"
+         "                 [--rate=R] [--burst=B]  (scopes: shorten resolve revoke delete\n"
+         "                 stats admin); --infrastructure: an edge's key, no tenant, scopes\n"
          "                 resolve record_clicks watch_invalidations\n"
          "  keys list      every API key, revoked ones included (never the keys themselves)\n"
          "  keys revoke ID revoke an API key; the service refuses it within about a second\n"

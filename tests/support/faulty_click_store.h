@@ -54,6 +54,16 @@ class FaultyClickStore final : public clicks::ClickStore {
     if (!injected.ok()) return injected;
     return inner_->HumanTotals(link_ids);
   }
+  absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override {
+    absl::Status injected = plan_->OnCall("EraseLinks");
+    if (!injected.ok()) return injected;
+    return inner_->EraseLinks(link_ids, when);
+  }
+  absl::Status ForgetErasedBefore(absl::Time before) override {
+    absl::Status injected = plan_->OnCall("ForgetErasedBefore");
+    if (!injected.ok()) return injected;
+    return inner_->ForgetErasedBefore(before);
+  }
 
  private:
   clicks::ClickStore* const inner_;

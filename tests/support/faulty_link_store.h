@@ -80,6 +80,33 @@ class FaultyLinkStore final : public store::LinkStore {
     if (!injected.ok()) return injected;
     return inner_->LinkHistory(id);
   }
+  absl::StatusOr<std::vector<store::Link>> DeleteLinks(
+      const store::LinkDeletion& deletion) override {
+    absl::Status injected = plan_->OnCall("DeleteLinks");
+    if (!injected.ok()) return injected;
+    return inner_->DeleteLinks(deletion);
+  }
+  absl::StatusOr<std::vector<store::Link>> RevokeLinks(absl::Span<const store::LinkRef> links,
+                                                       absl::Time when) override {
+    absl::Status injected = plan_->OnCall("RevokeLinks");
+    if (!injected.ok()) return injected;
+    return inner_->RevokeLinks(links, when);
+  }
+  absl::StatusOr<std::vector<int64_t>> LinksToErase(int limit) override {
+    absl::Status injected = plan_->OnCall("LinksToErase");
+    if (!injected.ok()) return injected;
+    return inner_->LinksToErase(limit);
+  }
+  absl::Status MarkErased(absl::Span<const int64_t> ids, absl::Time when) override {
+    absl::Status injected = plan_->OnCall("MarkErased");
+    if (!injected.ok()) return injected;
+    return inner_->MarkErased(ids, when);
+  }
+  absl::StatusOr<int64_t> ReleaseDeletedLinks(absl::Time now) override {
+    absl::Status injected = plan_->OnCall("ReleaseDeletedLinks");
+    if (!injected.ok()) return injected;
+    return inner_->ReleaseDeletedLinks(now);
+  }
 
  private:
   store::LinkStore* const inner_;

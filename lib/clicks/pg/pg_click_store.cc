@@ -287,6 +287,7 @@ std::vector<absl::StatusOr<RecordOutcome>> PgClickStore::RecordGroup(
       try {
         outcomes.assign(writes.size(), RecordOutcome{});
         pqxx::work tx(conn);
+        tx.exec_prepared(pg_queries::kRecordLock.name);
         absl::flat_hash_set<std::string> fresh;
         for (const pqxx::row& row :
              tx.exec_prepared(pg_queries::kInsertBatches.name, ids_literal, events_literal)) {
@@ -345,18 +346,47 @@ absl::Status PgClickStore::WriteClicks(pqxx::work& tx, const std::vector<size_t>
                                        absl::Span<const PreparedBatch* const> prepared,
                                        std::vector<RecordOutcome>& outcomes) {
   std::vector<const std::vector<HourlyCount>*> hourly;
+  for (size_t k : fresh) hourly.push_back(&prepared[k]->hourly);
+  std::vector<HourlyCount> grouped = SumHourlyCounts(hourly);
+  // The labels the clicked links carry now: their clicks count under them.
+  LinkLabels labels;
+  absl::flat_hash_set<int64_t> erased;
+  for (const pqxx::row& row : tx.exec_prepared(pg_queries::kLinkLabels.name, LinkIds(grouped))) {
+    if (row[1].is_null()) {
+      erased.insert(row[0].as<int64_t>());
+    } else {
+      labels[row[0].as<int64_t>()].push_back(row[1].as<int64_t>());
+    }
+  }
+  // Rare (a batch in flight while its links were erased): the batches
+  // that hold erased links' rows are prepared again without them.
+  std::vector<PreparedBatch> without_erased;
+  std::vector<const PreparedBatch*> in_use(prepared.begin(), prepared.end());
+  if (!erased.empty()) {
+    without_erased.reserve(fresh.size());
+    hourly.clear();
+    for (size_t k : fresh) {
+      const BatchToRecord& b = batches[writes[k]];
+      std::vector<ClickRow> kept;
+      for (const ClickRow& r : b.rows) {
+        if (!erased.contains(r.link_id)) kept.push_back(r);
+      }
+      if (kept.size() < b.rows.size()) {
+        without_erased.push_back(PrepareBatch(kept, b.record_visits));
+        in_use[k] = &without_erased.back();
+        outcomes[k].counted = static_cast<int64_t>(kept.size());
+        if (b.record_visits) outcomes[k].visits = static_cast<int64_t>(kept.size());
+      }
+      hourly.push_back(&in_use[k]->hourly);
+    }
+    grouped = SumHourlyCounts(hourly);
+    if (grouped.empty()) return absl::OkStatus();
+  }
   std::vector<const std::vector<RollupDelta>*> rollups;
   std::vector<const CopyBinary*> visits;
   for (size_t k : fresh) {
-    hourly.push_back(&prepared[k]->hourly);
-    rollups.push_back(&prepared[k]->rollups);
-    if (batches[writes[k]].record_visits) visits.push_back(&prepared[k]->visits);
-  }
-  const std::vector<HourlyCount> grouped = SumHourlyCounts(hourly);
-  // The labels the clicked links carry now: their clicks count under them.
-  LinkLabels labels;
-  for (const pqxx::row& row : tx.exec_prepared(pg_queries::kLinkLabels.name, LinkIds(grouped))) {
-    labels[row[0].as<int64_t>()].push_back(row[1].as<int64_t>());
+    rollups.push_back(&in_use[k]->rollups);
+    if (batches[writes[k]].record_visits) visits.push_back(&in_use[k]->visits);
   }
   // Visits and rollups first: they lock nothing another transaction needs.
   // The counts upsert takes row locks that every concurrent transaction for

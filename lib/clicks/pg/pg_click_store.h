@@ -220,6 +220,15 @@ class PgClickStore final : public ClickStore {
   absl::StatusOr<int64_t> HumanTotal(int64_t link_id) override;
   absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override;
 
+  // See ClickStore::EraseLinks. One transaction records the links in
+  // erased_links and deletes their counts, rollups and ListLinks rank,
+  // after waiting for the Record transactions in flight and for a rollup
+  // merge's chunk (queries.h, kRecordLock); then one statement deletes
+  // their visits (outside those locks: a link's visits may be millions).
+  // Record leaves out the rows of links in erased_links.
+  absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override;
+  absl::Status ForgetErasedBefore(absl::Time before) override;
+
   // Its connection pool's use (metrics).
   pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }
 

@@ -32,12 +32,59 @@ inline constexpr Query kInsertBatches{
     " SELECT b, e FROM unnest($1::text[], $2::integer[]) AS u(b, e) ORDER BY b"
     " ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id"};
 
+// Recording and erasing clicks exclude each other (EraseLinks): every
+// Record transaction takes this lock shared, first (they do not wait for
+// each other), and an erasure takes it exclusively. So a batch in flight
+// when its links are erased either commits before the erasure, which then
+// erases its rows too, or starts after it and finds the links in
+// erased_links (kLinkLabels). The key is 'erasing' in ASCII, read as a
+// number.
+inline constexpr Query kRecordLock{
+    "clicks_record_lock", "SELECT pg_advisory_xact_lock_shared(28554735521459815)"};
+inline constexpr Query kEraseLock{
+    "clicks_erase_lock", "SELECT pg_advisory_xact_lock(28554735521459815)"};
+
 // $1 link ids. Rows: link id, one of its label ids (migration 0010), by
-// link then the label's place. Links without labels give none.
+// link then the label's place; links without labels give none. Then, with
+// a NULL label, each of the links that were erased (migration 0014): their
+// clicks are left out.
 inline constexpr Query kLinkLabels{
     "clicks_link_labels",
-    "SELECT l.id, x.label FROM links l, unnest(l.label_ids) WITH ORDINALITY AS x(label, i)"
-    " WHERE l.id = ANY($1::bigint[]) AND cardinality(l.label_ids) > 0 ORDER BY l.id, x.i"};
+    "SELECT id, label FROM ("
+    "   SELECT l.id, x.label, x.i FROM links l, unnest(l.label_ids) WITH ORDINALITY AS x(label, i)"
+    "   WHERE l.id = ANY($1::bigint[]) AND cardinality(l.label_ids) > 0"
+    "   UNION ALL"
+    "   SELECT e.link_id, NULL, 0 FROM erased_links e WHERE e.link_id = ANY($1::bigint[])) s"
+    " ORDER BY id, i"};
+
+// EraseLinks, under kEraseLock and the rollup lock (a merge that took a
+// link's pending rows must have written them before they are erased):
+// $1 link ids, $2 erase time. Records them in erased_links and deletes
+// their hourly counts, their own rollups (kind 'l': pending, hourly,
+// daily; a label's stay), and their ListLinks rank.
+inline constexpr Query kEraseClicks{
+    "clicks_erase",
+    "WITH erased AS (INSERT INTO erased_links (link_id, erase_time)"
+    "                SELECT unnest($1::bigint[]), $2::timestamptz ON CONFLICT DO NOTHING),"
+    " counts AS (DELETE FROM click_counts WHERE link_id = ANY($1::bigint[])),"
+    " pending AS (DELETE FROM click_rollup_pending WHERE kind = 'l' AND subject = ANY($1::bigint[])),"
+    " hours AS (DELETE FROM click_rollup_hours WHERE kind = 'l' AND subject = ANY($1::bigint[])),"
+    " days AS (DELETE FROM click_rollup_days WHERE kind = 'l' AND subject = ANY($1::bigint[])),"
+    " hour_dims AS (DELETE FROM click_rollup_hour_dims"
+    "               WHERE kind = 'l' AND subject = ANY($1::bigint[])),"
+    " day_dims AS (DELETE FROM click_rollup_day_dims"
+    "              WHERE kind = 'l' AND subject = ANY($1::bigint[]))"
+    " DELETE FROM link_click_totals WHERE link_id = ANY($1::bigint[])"};
+
+// $1 link ids: their visits, in every partition (an index range read of
+// visits_link_time per partition). Autocommitted, after kEraseClicks: a
+// batch that records visits of these links after it finds them erased.
+inline constexpr Query kEraseVisits{
+    "clicks_erase_visits", "DELETE FROM visits WHERE link_id = ANY($1::bigint[])"};
+
+// $1 cutoff: forgets the links erased before it.
+inline constexpr Query kForgetErased{
+    "clicks_forget_erased", "DELETE FROM erased_links WHERE erase_time < $1::timestamptz"};
 
 // $1 link ids, $2 hours, $3 bot flags, $4 counts: one row per distinct key
 // (GroupHourly), in key order so concurrent batches lock rows in one order.
@@ -327,6 +374,7 @@ inline constexpr Query kAllQueries[] = {
     kTryRollupLock,    kRollupLock,       kUpsertHours,  kStoredValues,      kUpsertHourDims,
     kUpsertLinkTotals, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
     kHumanTotal,       kHumanTotals,      kLockLimited,  kExhaust,           kNotifyCodes,
+    kRecordLock,       kEraseLock,        kEraseClicks,  kEraseVisits,       kForgetErased,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -100,6 +100,15 @@ class PgLinkStore : public LinkStore {
   absl::StatusOr<Link> UpdateLink(const LinkUpdate& update) override;
   absl::StatusOr<std::vector<LinkChange>> LinkHistory(int64_t id) override;
   absl::StatusOr<Link> Revoke(int64_t id, absl::Time when, const std::string& code) override;
+  // DeleteLinks: one transaction of two statements (the rows deleted, then
+  // their deleted_links rows, history and NOTIFYs). RevokeLinks: one
+  // autocommitted statement that revokes and NOTIFYs (as Revoke).
+  absl::StatusOr<std::vector<Link>> DeleteLinks(const LinkDeletion& deletion) override;
+  absl::StatusOr<std::vector<Link>> RevokeLinks(absl::Span<const LinkRef> links,
+                                                absl::Time when) override;
+  absl::StatusOr<std::vector<int64_t>> LinksToErase(int limit) override;
+  absl::Status MarkErased(absl::Span<const int64_t> ids, absl::Time when) override;
+  absl::StatusOr<int64_t> ReleaseDeletedLinks(absl::Time now) override;
   // One primary-key probe of the labels table (migration 0010).
   absl::StatusOr<int64_t> FindLabelId(const std::string& tenant, const std::string& key,
                                       const std::string& value) override;

@@ -262,6 +262,64 @@ inline constexpr Query kLinkHistory{
 // $1 channel, $2 payload: delivered on commit only.
 inline constexpr Query kNotify{"links_notify", "SELECT pg_notify($1::text, $2::text)"};
 
+// DeleteLinks (migration 0014), in one transaction: delete the rows, then
+// record them. $1 ids, $2 their codes. Rows: the id's place in $1 (from 1),
+// then the deleted link's columns. The links' label memberships go with
+// them (the trigger of migration 0012); their link_aliases rows stay,
+// holding the aliases until ReleaseDeletedLinks.
+inline constexpr Query kDeleteLinks{
+    "links_delete",
+    "DELETE FROM links l USING unnest($1::bigint[]) WITH ORDINALITY AS t(id, n)"
+    " WHERE l.id = t.id RETURNING t.n, " SHORTENER_LINK_COLUMNS};
+
+// $1 ids, $2 owners, $3 codes, $4 aliases (NULL: a generated code) of the
+// links kDeleteLinks deleted, $5 delete time, $6 actor, $7 alias release
+// time, $8 channel: their deleted_links rows, their history gone, their
+// codes NOTIFYd (on commit).
+inline constexpr Query kRecordDeletions{
+    "links_record_deletions",
+    "WITH tombstones AS ("
+    "  INSERT INTO deleted_links (id, owner, code, alias, delete_time, actor, alias_release_time)"
+    "  SELECT t.id, t.owner, t.code, t.alias, $5::timestamptz, $6::text,"
+    "         CASE WHEN t.alias IS NULL THEN NULL ELSE $7::timestamptz END"
+    "  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS t(id, owner, code, alias)),"
+    " history AS (DELETE FROM link_history WHERE link_id = ANY($1::bigint[]))"
+    " SELECT pg_notify($8::text, c) FROM unnest($3::text[]) AS c"};
+
+// RevokeLinks: $1 ids, $2 their codes, $3 revoke time, $4 channel. Revokes
+// the live ones and NOTIFYs their codes, in one autocommitted statement
+// (as kRevoke). Rows: the id's place in $1 (from 1), then the link's
+// columns, then pg_notify's void result (unread).
+inline constexpr Query kRevokeLinks{
+    "links_revoke_many",
+    "UPDATE links l SET revoke_time = $3::timestamptz"
+    " FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS t(id, code, n)"
+    " WHERE l.id = t.id AND l.revoke_time IS NULL"
+    " RETURNING t.n, " SHORTENER_LINK_COLUMNS ", pg_notify($4::text, t.code)"};
+
+// $1 limit. Rows: ids of deleted links not erased yet, longest deleted first.
+inline constexpr Query kLinksToErase{
+    "links_to_erase",
+    "SELECT id FROM deleted_links WHERE erase_time IS NULL ORDER BY delete_time, id LIMIT $1"};
+
+// $1 ids, $2 erase time.
+inline constexpr Query kMarkErased{
+    "links_mark_erased",
+    "UPDATE deleted_links SET erase_time = $2::timestamptz"
+    " WHERE id = ANY($1::bigint[]) AND erase_time IS NULL"};
+
+// $1 now. Frees the aliases whose time has come (only a link_aliases row
+// that still names the deleted link), and forgets the deleted links that
+// are erased and hold no alias any more. Rows: the ids forgotten.
+inline constexpr Query kReleaseDeleted{
+    "links_release_deleted",
+    "WITH freed AS (DELETE FROM link_aliases a USING deleted_links d"
+    "               WHERE d.alias_release_time <= $1::timestamptz"
+    "                 AND a.alias = d.alias AND a.link_id = d.id)"
+    " DELETE FROM deleted_links"
+    " WHERE erase_time IS NOT NULL AND (alias IS NULL OR alias_release_time <= $1::timestamptz)"
+    " RETURNING id"};
+
 // ListLinks (lib/store/link_list.h): one statement per walk. Each looks at
 // up to $12 links in the walk's order after the cursor (an index range
 // read), marks those that meet the query (ok), and returns the first $11
@@ -373,15 +431,17 @@ inline constexpr CopyTarget<11> kCopyLinks{
 
 // Prepared on every new connection.
 inline constexpr Query kAllQueries[] = {
-    kGetById,         kGetByAlias,     kGetByIds,
-    kGetByAliases,    kRevoke,         kReadRequests,
-    kReadDedupe,      kReadAliases,    kWriteBatchCareful,
-    kWriteBatchFast,  kWriteLinksFast, kReleaseDedupeKeys,
-    kEnsureLabels,    kFindLabel,      kListNewest,
-    kListNewestLabel, kListOldest,     kListOldestLabel,
-    kListClicked,     kListUnclicked,  kListUnclickedLabel,
-    kLockLink,        kUpdateLink,     kTakeDedupeKey,
-    kInsertHistory,   kLinkHistory,    kNotify,
+    kGetById,         kGetByAlias,      kGetByIds,
+    kGetByAliases,    kRevoke,          kReadRequests,
+    kReadDedupe,      kReadAliases,     kWriteBatchCareful,
+    kWriteBatchFast,  kWriteLinksFast,  kReleaseDedupeKeys,
+    kEnsureLabels,    kFindLabel,       kListNewest,
+    kListNewestLabel, kListOldest,      kListOldestLabel,
+    kListClicked,     kListUnclicked,   kListUnclickedLabel,
+    kLockLink,        kUpdateLink,      kTakeDedupeKey,
+    kInsertHistory,   kLinkHistory,     kNotify,
+    kDeleteLinks,     kRecordDeletions, kRevokeLinks,
+    kLinksToErase,    kMarkErased,      kReleaseDeleted,
 };
 
 }  // namespace shortener::store::pg_queries

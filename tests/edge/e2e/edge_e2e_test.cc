@@ -460,12 +460,8 @@ namespace {
 TEST_CASE("a revocation through one replica reaches edges of both replicas within a second",
           "[edge/e2e][e2e]") {
   EdgeFixture f;  // replica A and edge A
-  ServiceProcessOptions options;
-  options.conninfo = f.cluster->ConnInfo();
-  options.secret_file = f.service->secret_file();
-  auto replica_b = ServiceProcess::Start(options);
-  REQUIRE(replica_b.ok());
-  std::unique_ptr<EdgeProcess> edge_b = f.StartEdge((*replica_b)->target(), {});
+  EdgeFixture::Replica replica_b = f.StartReplica({});
+  EdgeProcess* edge_b = replica_b.edge.get();
 
   std::vector<v1::ShortenResponse> links;
   for (int i = 0; i < 5; ++i) links.push_back(f.Shorten(absl::StrCat("https://example.com/r", i)));
@@ -493,12 +489,8 @@ TEST_CASE("a link re-pointed through one replica is served anew by edges of both
           "[edge/e2e][e2e]") {
   // A long TTL: only the invalidation can make the edges let go.
   EdgeFixture f({"--cache_ttl=10m"});
-  ServiceProcessOptions options;
-  options.conninfo = f.cluster->ConnInfo();
-  options.secret_file = f.service->secret_file();
-  auto replica_b = ServiceProcess::Start(options);
-  REQUIRE(replica_b.ok());
-  std::unique_ptr<EdgeProcess> edge_b = f.StartEdge((*replica_b)->target(), {"--cache_ttl=10m"});
+  EdgeFixture::Replica replica_b = f.StartReplica({"--cache_ttl=10m"});
+  EdgeProcess* edge_b = replica_b.edge.get();
 
   for (int i = 0; i < 3; ++i) {
     const v1::ShortenResponse link = f.Shorten(absl::StrCat("https://example.com/wrong", i));

@@ -63,6 +63,24 @@ struct EdgeFixture {
     edge = StartEdge(service->target(), std::move(edge_flags));
   }
 
+  // A second service replica on the same database and secret, and an edge
+  // of its own (with `edge_flags`): what the cross-replica tests need.
+  struct Replica {
+    std::unique_ptr<ServiceProcess> service;
+    std::unique_ptr<EdgeProcess> edge;
+  };
+  Replica StartReplica(std::vector<std::string> edge_flags) {
+    ServiceProcessOptions options;
+    options.conninfo = cluster->ConnInfo();
+    options.secret_file = service->secret_file();
+    auto started = ServiceProcess::Start(options);
+    if (!started.ok()) FAIL(started.status().ToString());
+    Replica replica;
+    replica.service = *std::move(started);
+    replica.edge = StartEdge(replica.service->target(), std::move(edge_flags));
+    return replica;
+  }
+
   std::unique_ptr<EdgeProcess> StartEdge(const std::string& service_target,
                                          std::vector<std::string> flags) {
     EdgeProcessOptions options;

@@ -14,9 +14,14 @@ namespace {
 using ::shortener::testing::HasCodeAndMessage;
 using ::shortener::testing::IsOk;
 
-constexpr Scope kAll[] = {
-    Scope::kShorten, Scope::kResolve,           Scope::kRevoke, Scope::kStats, Scope::kRecordClicks,
-    Scope::kAdmin,   Scope::kWatchInvalidations};
+constexpr Scope kAll[] = {Scope::kShorten,
+                          Scope::kResolve,
+                          Scope::kRevoke,
+                          Scope::kStats,
+                          Scope::kRecordClicks,
+                          Scope::kAdmin,
+                          Scope::kWatchInvalidations,
+                          Scope::kDelete};
 static_assert(sizeof(kAll) / sizeof(kAll[0]) == kScopeCount);
 
 using ::shortener::testing::HasCode;
@@ -29,6 +34,7 @@ TEST_CASE("scope names are the wire names", "[lib/auth]") {
   CHECK(ScopeName(Scope::kRecordClicks) == "record_clicks");
   CHECK(ScopeName(Scope::kAdmin) == "admin");
   CHECK(ScopeName(Scope::kWatchInvalidations) == "watch_invalidations");
+  CHECK(ScopeName(Scope::kDelete) == "delete");
 }
 
 TEST_CASE("scope lists parse and print canonically", "[lib/auth]") {
@@ -64,14 +70,16 @@ TEST_CASE("scope lists parse and print canonically", "[lib/auth]") {
   }
   ScopeSet all(std::initializer_list<Scope>{Scope::kShorten, Scope::kResolve, Scope::kRevoke,
                                             Scope::kStats, Scope::kRecordClicks, Scope::kAdmin,
-                                            Scope::kWatchInvalidations});
-  CHECK(all.ToString() == "admin,record_clicks,resolve,revoke,shorten,stats,watch_invalidations");
+                                            Scope::kWatchInvalidations, Scope::kDelete});
+  CHECK(all.ToString() ==
+        "admin,delete,record_clicks,resolve,revoke,shorten,stats,watch_invalidations");
 }
 
 TEST_CASE("unknown or empty scope names are INVALID_ARGUMENT naming them", "[lib/auth]") {
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
-  CHECK_THAT(ScopeSet::Parse("shorten,delete"),
-             HasCodeAndMessage(kInvalid, "scopes: unknown scope \"delete\" (known: admin, "));
+  CHECK_THAT(
+      ScopeSet::Parse("shorten,erase"),
+      HasCodeAndMessage(kInvalid, "scopes: unknown scope \"erase\" (known: admin, delete, "));
   CHECK_THAT(ScopeSet::Parse("Shorten"), HasCodeAndMessage(kInvalid, "unknown scope \"Shorten\""));
   CHECK_THAT(ScopeSet::Parse("shorten resolve"),
              HasCodeAndMessage(kInvalid, "unknown scope \"shorten resolve\""));

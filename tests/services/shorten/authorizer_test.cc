@@ -34,10 +34,12 @@ using ::shortener::testing::IsOk;
 using PrincipalPtr = Authorizer::PrincipalPtr;
 
 constexpr Rpc kAllRpcs[] = {
-    Rpc::kShorten,      Rpc::kBatchShorten, Rpc::kResolve,       Rpc::kBatchResolve,
-    Rpc::kGetLink,      Rpc::kListLinks,    Rpc::kGetQrCode,     Rpc::kRevoke,
-    Rpc::kUpdateLink,   Rpc::kRecordClicks, Rpc::kGetClickStats, Rpc::kWatchInvalidations,
-    Rpc::kCreateApiKey, Rpc::kListApiKeys,  Rpc::kRevokeApiKey,
+    Rpc::kShorten,      Rpc::kBatchShorten,  Rpc::kResolve,
+    Rpc::kBatchResolve, Rpc::kGetLink,       Rpc::kListLinks,
+    Rpc::kGetQrCode,    Rpc::kRevoke,        Rpc::kUpdateLink,
+    Rpc::kDeleteLink,   Rpc::kRevokeLinks,   Rpc::kDeleteLinks,
+    Rpc::kRecordClicks, Rpc::kGetClickStats, Rpc::kWatchInvalidations,
+    Rpc::kCreateApiKey, Rpc::kListApiKeys,   Rpc::kRevokeApiKey,
 };
 static_assert(sizeof(kAllRpcs) / sizeof(kAllRpcs[0]) == kRpcCount);
 
@@ -184,6 +186,9 @@ TEST_CASE("each RPC needs its one scope", "[services/shorten][auth]") {
       {Rpc::kGetClickStats, Scope::kStats},
       {Rpc::kRevoke, Scope::kRevoke},
       {Rpc::kUpdateLink, Scope::kShorten},
+      {Rpc::kDeleteLink, Scope::kDelete},
+      {Rpc::kRevokeLinks, Scope::kRevoke},
+      {Rpc::kDeleteLinks, Scope::kDelete},
       {Rpc::kRecordClicks, Scope::kRecordClicks},
       {Rpc::kWatchInvalidations, Scope::kWatchInvalidations},
       {Rpc::kCreateApiKey, Scope::kAdmin},
@@ -232,7 +237,10 @@ TEST_CASE("tenant, infrastructure and admin keys reach exactly their RPCs",
   CHECK(Admitted(a, tenant) == std::vector<Rpc>{Rpc::kShorten, Rpc::kBatchShorten, Rpc::kResolve,
                                                 Rpc::kBatchResolve, Rpc::kGetLink, Rpc::kListLinks,
                                                 Rpc::kGetQrCode, Rpc::kRevoke, Rpc::kUpdateLink,
-                                                Rpc::kGetClickStats});
+                                                Rpc::kRevokeLinks, Rpc::kGetClickStats});
+  // Deleting needs a scope of its own: a revoke key cannot erase.
+  const std::string deleter = a.TenantKey("deleter", {"delete"});
+  CHECK(Admitted(a, deleter) == std::vector<Rpc>{Rpc::kDeleteLink, Rpc::kDeleteLinks});
 
   ApiKeySpec edge;
   edge.name = "edge-eu-1";

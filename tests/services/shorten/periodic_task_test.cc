@@ -1,5 +1,6 @@
-// PeriodicTask: runs at once, then every period, and its destructor neither
-// waits out the period nor returns while a run is in progress.
+// PeriodicTask: runs at once, then every period (or at once again when
+// asked), and its destructor neither waits out the period nor returns while
+// a run is in progress.
 #include "services/shorten/periodic_task.h"
 
 #include <atomic>
@@ -31,6 +32,21 @@ TEST_CASE("destroying a periodic task does not wait for its period",
   }
   CHECK(runs.load() == 1);
   CHECK(absl::Now() - start < absl::Seconds(5));
+}
+
+TEST_CASE("RunSoon runs the task again without waiting out its period, once per call",
+          "[services/shorten][concurrent]") {
+  std::atomic<int> runs{0};
+  PeriodicTask task(absl::Hours(24), [&runs] { ++runs; });
+  absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (runs.load() < 1 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  REQUIRE(runs.load() == 1);
+  task.RunSoon();
+  while (runs.load() < 2 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  CHECK(runs.load() == 2);
+  // Nothing asked: no more runs for a day.
+  absl::SleepFor(absl::Milliseconds(50));
+  CHECK(runs.load() == 2);
 }
 
 TEST_CASE("destroying a periodic task waits for the run in progress",

@@ -18,6 +18,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
@@ -36,6 +37,8 @@
 #include "services/shorten/click_recorder.h"
 #include "services/shorten/invalidation_hub.h"
 #include "services/shorten/key_admin.h"
+#include "services/shorten/link_eraser.h"
+#include "services/shorten/link_remover.h"
 #include "services/shorten/link_stats.h"
 #include "services/shorten/shorten_service.h"
 #include "shortener/v1/shortener.grpc.pb.h"
@@ -58,6 +61,7 @@ struct ServiceHarnessOptions {
   // The key look-up pool: one thread, this many look-ups queued at most.
   size_t key_lookup_queue = 16;
   InvalidationHubOptions hub;
+  absl::Duration deleted_alias_hold = absl::Hours(24);
 };
 
 class ServiceHarness {
@@ -77,9 +81,15 @@ class ServiceHarness {
     });
     lister = std::make_unique<LinkLister>(stack.shortener.get(), &stack.links, &clicks,
                                           stack.blocking_pool.get(), clock);
+    eraser = std::make_unique<LinkEraser>(&stack.links, &clicks, clock);
+    LinkRemoverOptions removal;
+    removal.alias_hold = options.deleted_alias_hold;
+    removal.erase_soon = [this] { ++erase_requests; };
+    remover = std::make_unique<LinkRemover>(stack.shortener.get(), lister.get(), &stack.links,
+                                            std::move(removal), clock);
     service = std::make_unique<ShortenServiceImpl>(
         stack.shortener.get(), stack.blocking_pool.get(), &hub, &authorizer, &admin, recorder.get(),
-        link_stats.get(), lister.get(), RequestLimits(2048));
+        link_stats.get(), lister.get(), remover.get(), RequestLimits(2048));
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -144,6 +154,27 @@ class ServiceHarness {
     return response.code();
   }
 
+  // `times` human clicks of `code`, five minutes before the stack's start,
+  // each from another address, reported with `edge_key` in one
+  // RecordClicks batch (REQUIREs the call OK); how many it accepted.
+  int64_t Click(const std::string& edge_key, const std::string& code, int times) {
+    v1::RecordClicksRequest record;
+    record.set_batch_id("harness-" + std::to_string(++click_batches_));
+    for (int i = 0; i < times; ++i) {
+      v1::ClickEvent* event = record.add_events();
+      event->set_code(code);
+      *event->mutable_time() = grpcutil::ToProtoTimestamp(kStackNow - absl::Minutes(5));
+      event->set_client_ip("198.51.100." + std::to_string(i % 250 + 1));
+      event->set_user_agent("Mozilla/5.0 (X11; Linux x86_64) Firefox/125.0");
+      event->set_http_status(302);
+    }
+    v1::RecordClicksResponse recorded;
+    std::unique_ptr<grpc::ClientContext> ctx = Context(edge_key);
+    REQUIRE_THAT(grpcutil::FromGrpcStatus(stub->RecordClicks(ctx.get(), record, &recorded)),
+                 testing::IsOk());
+    return recorded.accepted();
+  }
+
   // Whether `done` holds within 10 s (polled every millisecond).
   static bool Eventually(const std::function<bool()>& done) {
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
@@ -193,11 +224,17 @@ class ServiceHarness {
   std::unique_ptr<ClickRecorder> recorder;
   std::unique_ptr<LinkStats> link_stats;
   std::unique_ptr<LinkLister> lister;
+  std::unique_ptr<LinkEraser> eraser;  // the tests run EraseDue themselves
+  std::unique_ptr<LinkRemover> remover;
+  std::atomic<int> erase_requests{0};  // times the remover asked for an erasure
   InvalidationHub hub;
   std::unique_ptr<ShortenServiceImpl> service;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<v1::ShortenService::Stub> stub;
   std::string admin_key;
+
+ private:
+  int click_batches_ = 0;
 };
 
 }  // namespace shortener::service

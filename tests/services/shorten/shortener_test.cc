@@ -557,7 +557,7 @@ TEST_CASE("RpcCounters sums up every method in one stable line", "[services/shor
   RpcCounters counters;
   CHECK(counters.Summary() ==
         "served: Shorten=0 BatchShorten=0 Resolve=0 BatchResolve=0 GetLink=0 ListLinks=0 "
-        "GetQrCode=0 Revoke=0 UpdateLink=0 "
+        "GetQrCode=0 Revoke=0 UpdateLink=0 DeleteLink=0 RevokeLinks=0 DeleteLinks=0 "
         "RecordClicks=0 GetClickStats=0 WatchInvalidations=0 "
         "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
   counters.Count(Rpc::kResolve);
@@ -567,7 +567,7 @@ TEST_CASE("RpcCounters sums up every method in one stable line", "[services/shor
   CHECK(counters.Get(Rpc::kResolve) == 2);
   CHECK(counters.Summary() ==
         "served: Shorten=1 BatchShorten=0 Resolve=2 BatchResolve=0 GetLink=0 ListLinks=0 "
-        "GetQrCode=0 Revoke=0 UpdateLink=0 "
+        "GetQrCode=0 Revoke=0 UpdateLink=0 DeleteLink=0 RevokeLinks=0 DeleteLinks=0 "
         "RecordClicks=0 GetClickStats=0 WatchInvalidations=1 "
         "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
 }

@@ -518,8 +518,9 @@ TEST_CASE("ParseArgv rejects unknown flags, missing and bad values", "[services/
 TEST_CASE("usage lines name the command's arguments", "[services/shortenctl]") {
   CHECK(UsageLine("shorten").find("shorten URL") != std::string::npos);
   CHECK(UsageLine("resolve") == "usage: shortenctl resolve CODE");
-  CHECK(UsageLine("frob").find("shorten|batch|resolve|get|update|list|qr|revoke|stats|keys") !=
-        std::string::npos);
+  CHECK(
+      UsageLine("frob").find("shorten|batch|resolve|get|update|list|qr|revoke|delete|stats|keys") !=
+      std::string::npos);
   CHECK(UsageLine("qr").find("qr CODE -o FILE|-") != std::string::npos);
   CHECK(UsageLine("frob").find("--api_key_file=PATH") != std::string::npos);
   CHECK(UsageLine("keys create").find("--name=N --scopes=S1,S2") != std::string::npos);

@@ -306,8 +306,9 @@ TEST_CASE("shorten and batch send the --label labels and shorten prints them",
   CHECK(f.Run({"shorten", "https://example.com/"}) == kExitUsage);
   CHECK(absl::StrContains(f.stderr_text, "--label: expected KEY=VALUE, got \"campaign\""));
   CHECK(f.Run({"resolve", "c1"}) == kExitUsage);
-  CHECK(absl::StrContains(f.stderr_text,
-                          "--label applies to shorten, batch, stats, list and update only"));
+  CHECK(absl::StrContains(
+      f.stderr_text,
+      "--label applies to shorten, batch, stats, list, update, revoke and delete only"));
   CHECK(f.service.shorten_requests.size() == 1);
 }
 

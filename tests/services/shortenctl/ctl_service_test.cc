@@ -972,5 +972,60 @@ TEST_CASE("shortenctl update re-points a link and get --history shows who change
   CHECK(absl::StrContains(unknown.err, "NOT_FOUND"));
 }
 
+TEST_CASE("shortenctl delete removes a link; revoke and delete --label walk a campaign",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome one = f.Run({"shorten", "https://example.com/ctl-delete-one", "--force_new"});
+  REQUIRE(one.exit_code == 0);
+  const std::string code = Row(one.out, "code");
+  Outcome deleted = f.Run({"delete", code});
+  INFO(deleted.output);
+  REQUIRE(deleted.exit_code == 0);
+  CHECK(deleted.out == "deleted " + code + "\n");
+  Outcome gone = f.Run({"resolve", code});
+  CHECK(gone.exit_code == 1);
+  CHECK(absl::StrContains(gone.err, "NOT_FOUND: code \"" + code + "\" does not exist"));
+  Outcome again = f.Run({"delete", code});
+  CHECK(again.exit_code == 1);
+  CHECK(absl::StrContains(again.err, "NOT_FOUND"));
+
+  // A campaign of 5: revoked in calls of 2, then deleted.
+  std::vector<std::string> campaign;
+  for (int i = 0; i < 5; ++i) {
+    Outcome made = f.Run({"shorten", "https://example.com/ctl-delete/" + std::to_string(i),
+                          "--force_new", "--label=campaign=ctl-bulk"});
+    REQUIRE(made.exit_code == 0);
+    campaign.push_back(Row(made.out, "code"));
+  }
+  Outcome other = f.Run({"shorten", "https://example.com/ctl-delete-other", "--force_new",
+                         "--label=campaign=ctl-kept"});
+  REQUIRE(other.exit_code == 0);
+  Outcome revoked = f.Run({"revoke", "--label=campaign=ctl-bulk", "--page_size=2"});
+  INFO(revoked.output);
+  REQUIRE(revoked.exit_code == 0);
+  for (const std::string& c : campaign)
+    CHECK(absl::StrContains(revoked.out, "revoked " + c + "\n"));
+  CHECK(absl::StrContains(revoked.err, "shortenctl: revoked 5 links"));
+  Outcome json =
+      f.Run({"--json", "delete", "--label=campaign=ctl-bulk", "--filter=state = REVOKED"});
+  INFO(json.output);
+  REQUIRE(json.exit_code == 0);
+  for (const std::string& c : campaign) {
+    CHECK(absl::StrContains(json.out, "{\"code\":\"" + c + "\",\"deleted\":true}\n"));
+    CHECK(f.Run({"resolve", c}).exit_code == 1);
+  }
+  CHECK(f.Run({"resolve", Row(other.out, "code")}).exit_code == 0);
+
+  // Refusals: the command line's (exit 2) and the service's (exit 1).
+  CHECK(f.Run({"delete"}).exit_code == 2);
+  CHECK(f.Run({"delete", code, "--label=campaign=x"}).exit_code == 2);
+  CHECK(f.Run({"delete", "--label=campaign=x", "--page_size=10001"}).exit_code == 2);
+  CHECK(f.Run({"delete", "--label=campaign=x", "--order_by=create_time"}).exit_code == 2);
+  CHECK(f.Run({"delete", code, "--page_size=5"}).exit_code == 2);
+  Outcome bad_filter = f.Run({"revoke", "--filter=state = SOMETIMES"});
+  CHECK(bad_filter.exit_code == 1);
+  CHECK(absl::StrContains(bad_filter.err, "INVALID_ARGUMENT: filter"));
+}
+
 }  // namespace
 }  // namespace shortener::testing

@@ -54,6 +54,12 @@ class MergingClickStore final : public ClickStore {
   absl::StatusOr<std::vector<int64_t>> HumanTotals(absl::Span<const int64_t> link_ids) override {
     return store_->HumanTotals(link_ids);
   }
+  absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override {
+    return store_->EraseLinks(link_ids, when);
+  }
+  absl::Status ForgetErasedBefore(absl::Time before) override {
+    return store_->ForgetErasedBefore(before);
+  }
 
  private:
   std::unique_ptr<PgClickStore> store_;

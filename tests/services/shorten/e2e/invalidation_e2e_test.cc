@@ -422,7 +422,7 @@ TEST_CASE("The served line counts every call per method exactly",
   CHECK(*code == 0);
   CHECK(ServedLine(f.service->Log()) ==
         "served: Shorten=1 BatchShorten=0 Resolve=9 BatchResolve=0 GetLink=1 ListLinks=0 "
-        "GetQrCode=0 Revoke=1 UpdateLink=0 "
+        "GetQrCode=0 Revoke=1 UpdateLink=0 DeleteLink=0 RevokeLinks=0 DeleteLinks=0 "
         "RecordClicks=0 GetClickStats=0 WatchInvalidations=0 "
         "CreateApiKey=0 ListApiKeys=0 RevokeApiKey=0");
 }
