@@ -1,5 +1,7 @@
 #include "services/shortenctl/ctl_flags.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -102,6 +104,23 @@ ABSL_FLAG(std::string, url, "", "update: the link's new target");
 ABSL_FLAG(bool, clear_labels, false, "update: remove every label of the link");
 ABSL_FLAG(bool, history, false, "get: also every change made to the link (who, when, what)");
 
+ABSL_FLAG(std::string, columns, "",
+          "import: THEIRS:OURS,... names of the file's columns for ours (slug:code,"
+          "destination:long_url); THEIRS:- ignores a column");
+ABSL_FLAG(bool, ignore_columns, false,
+          "import: ignore columns that are not ours instead of refusing");
+ABSL_FLAG(std::string, codes, "",
+          "import: keep (default: the code becomes the alias, or the row is rejected), "
+          "keep_or_new (a new code when it cannot be kept) or new (ignore codes)");
+ABSL_FLAG(std::string, rejects, "",
+          "import: write the rows not imported to this CSV file, with import_line and "
+          "import_error");
+ABSL_FLAG(std::string, state_file, "",
+          "import, export: where to keep how far it got (default FILE.import-state, "
+          "-o's FILE.export-state)");
+ABSL_FLAG(bool, restart, false, "import, export: ignore the state file of an earlier run");
+ABSL_FLAG(bool, dry_run, false, "import: check every row, create nothing");
+
 namespace shortener::ctl {
 
 Options OptionsFromFlags() {
@@ -148,6 +167,14 @@ Options OptionsFromFlags() {
   options.update.url = absl::GetFlag(FLAGS_url);
   options.update.clear_labels = absl::GetFlag(FLAGS_clear_labels);
   options.update.history = absl::GetFlag(FLAGS_history);
+  options.transfer.columns = absl::GetFlag(FLAGS_columns);
+  options.transfer.ignore_columns = absl::GetFlag(FLAGS_ignore_columns);
+  options.transfer.codes = absl::GetFlag(FLAGS_codes);
+  options.transfer.rejects = absl::GetFlag(FLAGS_rejects);
+  options.transfer.state_file = absl::GetFlag(FLAGS_state_file);
+  options.transfer.restart = absl::GetFlag(FLAGS_restart);
+  options.transfer.dry_run = absl::GetFlag(FLAGS_dry_run);
+  options.transfer.progress = isatty(STDERR_FILENO) == 1;  // a progress line for people only
   return options;
 }
 
