@@ -79,7 +79,8 @@ ABSL_FLAG(std::string, csv_top, "",
           "stdout after the buckets and an empty line; implies --csv");
 
 ABSL_FLAG(std::string, output, "",
-          "qr: the file to write the image to, - for stdout (required; -o FILE also works)");
+          "qr: the file to write the image to, - for stdout (required; -o FILE also works); "
+          "export: the CSV file (default stdout); import: a CSV of the links made");
 ABSL_FLAG(std::string, format, "",
           "qr: png|svg (default: svg for an --output ending in .svg, else png)");
 ABSL_FLAG(std::string, size, "", "qr: width and height in pixels, 64-4096 (default 256)");
