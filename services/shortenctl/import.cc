@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -141,8 +142,26 @@ class Importer {
   int64_t rejects_on_stderr_ = 0;
 };
 
+// The request_id of a row: "import-" and 32 hex digits of the SHA-256 of
+// what the row asks for (before the code is made an alias). The same row
+// gets the same id in any file, on any run; a row changed since gets
+// another, so it is created anew instead of being refused as a reused id.
+std::string RowRequestId(const v1::ShortenRequest& request, absl::string_view code) {
+  const std::map<std::string, std::string> labels(request.labels().begin(), request.labels().end());
+  std::string canonical = absl::StrCat(request.long_url(), "\n", code, "\n");
+  for (const auto& [key, value] : labels) absl::StrAppend(&canonical, key, "=", value, ",");
+  absl::StrAppend(&canonical, "\n", request.has_expire_time(), ":", request.expire_time().seconds(),
+                  ".", request.expire_time().nanos(), "\n", request.redirect_type(), "\n",
+                  request.max_clicks(), "\n", request.force_new());
+  const Sha256Bytes digest = Sha256(canonical);
+  return absl::StrCat(
+      "import-", absl::BytesToHexString(
+                     absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()))
+                     .substr(0, 32));
+}
+
 // 24 hex digits of the SHA-256 of the first 64 KiB of `in`, which is left
-// at its start.
+// at its start: whose state file a state file is.
 std::string InputId(std::istream& in) {
   std::string head(kIdentityBytes, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -229,7 +248,7 @@ PendingRow Importer::Prepare(CsvRecord record) {
   v1::ShortenRequest& request = parsed->request;
   for (const auto& [key, value] : extra_labels_) request.mutable_labels()->insert({key, value});
   request.set_force_new(options_.shorten.force_new);
-  const std::string request_id = absl::StrCat("import-", input_id_, "-", row.record.line);
+  const std::string request_id = RowRequestId(request, row.code);
   request.set_request_id(request_id);
   if (!row.code.empty() && codes_ != CodePolicy::kNew) {
     if (codec::HasAliasSyntax(row.code)) {

@@ -4,14 +4,16 @@
 // - Batches of at most 1000 rows and 512 KiB; a batch the service finds
 //   too large (its size limit, or more items than the key's rate-limit
 //   burst) is halved, and the smaller size kept.
-// - Every row's request_id is "import-<id>-<line>", <id> 24 hex digits of
-//   the SHA-256 of the file's first 64 KiB: running the same file again,
-//   whole or from where it stopped, creates no link twice (the service
-//   answers the first call's link, created = false).
+// - Every row's request_id is "import-" and 32 hex digits of the SHA-256 of
+//   what it asks for (URL, code, labels, expiry, redirect, budget,
+//   force_new): running the same rows again, whole or from where a run
+//   stopped, in this file or another, creates no link twice (the service
+//   answers the first call's link, created = false); a corrected row is a
+//   new request.
 // - The code becomes the custom alias (--codes=keep). A code that cannot be
 //   one (alias syntax here; reserved, the shape of a generated code or
 //   taken, as the service answers) rejects the row, or with
-//   --codes=keep_or_new gives it a generated code (request_id "...-new");
+//   --codes=keep_or_new gives it a generated code (request_id + "-new");
 //   --codes=new ignores codes.
 // - UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED, of the call or
 //   of items, are retried with backoff (retry.h), honouring retry-after-ms;

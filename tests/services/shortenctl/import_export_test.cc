@@ -212,7 +212,7 @@ std::string LinksCsv(int rows) {
   return text;
 }
 
-TEST_CASE("import sends 1000 rows per call with request_ids of the file and line",
+TEST_CASE("import sends 1000 rows per call, each with a request_id of what it asks for",
           "[services/shortenctl][import]") {
   TransferFixture f;
   const std::string file = f.Write("links.csv", LinksCsv(2500));
@@ -221,10 +221,13 @@ TEST_CASE("import sends 1000 rows per call with request_ids of the file and line
   INFO(f.err_text);
   CHECK(f.service.calls == std::vector<int>{1000, 1000, 500});
   REQUIRE(f.service.items.size() == 2500);
-  const std::string& id = f.service.items[0].request_id();
-  CHECK(absl::StartsWith(id, "import-"));
-  CHECK(absl::EndsWith(id, "-2"));  // line 2: the first row after the header
-  CHECK(f.service.items[2499].request_id() == id.substr(0, id.size() - 1) + "2501");
+  std::set<std::string> ids;
+  for (const v1::ShortenRequest& item : f.service.items) {
+    CHECK(absl::StartsWith(item.request_id(), "import-"));
+    CHECK(item.request_id().size() == 7 + 32);
+    ids.insert(item.request_id());
+  }
+  CHECK(ids.size() == 2500);
   CHECK(f.service.items[0].custom_alias() == "c-1");
   CHECK(f.err_text ==
         "shortenctl: import: 2500 rows: 2500 imported (2500 created, 0 there before), 0 "
@@ -239,6 +242,19 @@ TEST_CASE("import sends 1000 rows per call with request_ids of the file and line
   REQUIRE(f.Run({"import", file}) == kExitOk);
   CHECK(f.service.links.size() == 2500);
   CHECK(absl::StrContains(f.err_text, "2500 imported (0 created, 2500 there before)"));
+  REQUIRE(f.service.items.size() == 5000);
+  CHECK(f.service.items[2500].request_id() == f.service.items[0].request_id());
+  CHECK(f.service.items[4999].request_id() == f.service.items[2499].request_id());
+  // So does the same row in another file, wherever it stands; a corrected
+  // row is a new request.
+  const std::string other =
+      f.Write("other.csv", "long_url,code\r\nhttps://e.com/7,c-7\r\nhttps://e.com/8b,c-8\r\n");
+  CHECK(f.Run({"import", other}) == kExitServiceError);  // c-8 is taken (by links.csv's row)
+  REQUIRE(f.service.items.size() == 5002);
+  CHECK(f.service.items[5000].request_id() == f.service.items[6].request_id());
+  CHECK(f.service.items[5001].request_id() != f.service.items[7].request_id());
+  CHECK(
+      absl::StrContains(f.err_text, "2 rows: 1 imported (0 created, 1 there before), 1 rejected"));
 }
 
 TEST_CASE("import rejects rows it or the service refuses, with line and reason",
@@ -304,8 +320,10 @@ TEST_CASE("import --codes=keep_or_new gives refused codes new ones; --codes=new 
   CHECK(absl::StartsWith(out[2], "3,has space,g"));
   CHECK(absl::StartsWith(out[3], "4,fine,fine,"));
   CHECK(absl::StrContains(f.err_text, ", 2 with new codes"));
-  CHECK(absl::EndsWith(f.service.items[1].request_id(), "-3-new"));      // local: not an alias
-  CHECK(absl::EndsWith(f.service.items.back().request_id(), "-2-new"));  // the service's refusal
+  CHECK(absl::EndsWith(f.service.items[1].request_id(), "-new"));  // not alias syntax
+  CHECK_FALSE(absl::EndsWith(f.service.items[0].request_id(), "-new"));
+  // The service's refusal, again without the code.
+  CHECK(f.service.items.back().request_id() == f.service.items[0].request_id() + "-new");
   // Again: the -new request_ids answer the same links.
   REQUIRE(f.Run({"import", file}) == kExitOk);
   CHECK(f.service.links.size() == 3);
