@@ -109,6 +109,7 @@ struct TransferFlags {
   bool ignore_columns = false;  // --ignore_columns: skip unknown columns (import)
   std::string codes;            // --codes: keep|keep_or_new|new; default keep (import)
   std::string rejects;          // --rejects: CSV of the rows not imported (import)
+  std::string delimiter;        // --delimiter: , ; tab |; default ","
   std::string state_file;       // --state_file: default FILE.import-state / FILE.export-state
   bool restart = false;         // --restart: ignore a state file, start from the top
   bool dry_run = false;         // --dry_run: check every row, call nothing (import)
@@ -119,7 +120,7 @@ struct TransferFlags {
 
   bool AnySet() const {
     return !columns.empty() || ignore_columns || !codes.empty() || !rejects.empty() ||
-           !state_file.empty() || restart || dry_run;
+           !delimiter.empty() || !state_file.empty() || restart || dry_run;
   }
 };
 

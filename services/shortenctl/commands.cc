@@ -465,8 +465,8 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (IsTransferCommand(command)) return RunTransfer(command, options, rest, io);  // own checks
   if (options.transfer.AnySet()) {
     return ReportUsageError(
-        "--columns, --ignore_columns, --codes, --rejects, --state_file, --restart and --dry_run "
-        "apply to import and export only",
+        "--columns, --ignore_columns, --codes, --rejects, --delimiter, --state_file, --restart and "
+        "--dry_run apply to import and export only",
         UsageLine(command), io.err);
   }
   // --tenant also names whose links stats --label counts (RunStats checks

@@ -65,8 +65,8 @@ class RecordBuilder {
 
 }  // namespace
 
-CsvReader::CsvReader(std::istream& in, CsvPosition start, CsvLimits limits)
-    : in_(in), limits_(limits), offset_(start.offset), line_(start.line) {
+CsvReader::CsvReader(std::istream& in, CsvPosition start, CsvLimits limits, char separator)
+    : in_(in), limits_(limits), separator_(separator), offset_(start.offset), line_(start.line) {
   if (start.offset == 0 && Fill() &&
       absl::string_view(buffer_).substr(0, kByteOrderMark.size()) == kByteOrderMark) {
     pos_ += kByteOrderMark.size();
@@ -142,7 +142,7 @@ absl::StatusOr<std::optional<CsvRecord>> CsvReader::Next() {
       if (c >= 0) EndLine(c);
       break;
     }
-    if (c == ',') {
+    if (c == static_cast<unsigned char>(separator_)) {
       record.EndField();
       state = State::kFieldStart;
       continue;
@@ -165,17 +165,19 @@ absl::StatusOr<std::optional<CsvRecord>> CsvReader::Next() {
   return record.Take();
 }
 
-std::string CsvQuote(absl::string_view text) {
+std::string CsvQuote(absl::string_view text, char separator) {
   // A leading byte order mark is quoted, or a reader takes it for the file's.
-  if (text.find_first_of(",\"\r\n") == absl::string_view::npos &&
+  const char special[] = {separator, '"', '\r', '\n', '\0'};
+  if (text.find_first_of(special) == absl::string_view::npos &&
       !absl::StartsWith(text, kByteOrderMark)) {
     return std::string(text);
   }
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-std::string CsvCell(absl::string_view text) {
-  return StartsLikeFormula(text) ? CsvQuote(absl::StrCat("'", text)) : CsvQuote(text);
+std::string CsvCell(absl::string_view text, char separator) {
+  return StartsLikeFormula(text) ? CsvQuote(absl::StrCat("'", text), separator)
+                                 : CsvQuote(text, separator);
 }
 
 absl::string_view StripFormulaGuard(absl::string_view cell) {
@@ -185,16 +187,26 @@ absl::string_view StripFormulaGuard(absl::string_view cell) {
   return cell;
 }
 
-std::string FormatCsvRecord(const std::vector<std::string>& cells, bool guard) {
+std::string FormatCsvRecord(const std::vector<std::string>& cells, bool guard, char separator) {
   if (cells.empty() || (cells.size() == 1 && cells[0].empty())) {
     return absl::StrCat("\"\"", kLineEnd);
   }
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "" : ",", guard ? CsvCell(cells[i]) : CsvQuote(cells[i]));
+    if (i > 0) out.push_back(separator);
+    absl::StrAppend(&out, guard ? CsvCell(cells[i], separator) : CsvQuote(cells[i], separator));
   }
   absl::StrAppend(&out, kLineEnd);
   return out;
+}
+
+absl::StatusOr<char> ParseSeparator(absl::string_view text) {
+  if (text.empty() || text == ",") return ',';
+  if (text == ";") return ';';
+  if (text == "tab" || text == "\t") return '\t';
+  if (text == "|") return '|';
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--delimiter: must be \",\" (the default), \";\", tab or \"|\", got \"", text, "\""));
 }
 
 }  // namespace shortener::ctl

@@ -1,7 +1,9 @@
 // CSV for shortenctl: a streaming RFC 4180 reader (import) and the writing
 // of cells and records (export, stats --csv, the rejects of import).
 //
-// Reading: fields separated by commas, records by CRLF, LF or a lone CR;
+// Reading: fields separated by commas (or another separator: semicolons
+// are what spreadsheets write in many locales, tabs), records by CRLF, LF
+// or a lone CR;
 // a field in double quotes may hold commas, line ends and doubled quotes
 // (""); a UTF-8 byte order mark at the start of the input is skipped; blank
 // lines (nothing between two line ends) are skipped. The reader never
@@ -12,8 +14,8 @@
 // the end of the input (nothing after it can be delimited) or a read error
 // stops it. Memory is bounded by CsvLimits whatever the input.
 //
-// Writing: a cell holding a comma, a double quote, CR or LF (or starting
-// with a byte order mark) is quoted (quotes doubled); CsvCell also guards against formula
+// Writing: a cell holding the separator, a double quote, CR or LF (or
+// starting with a byte order mark) is quoted (quotes doubled); CsvCell also guards against formula
 // injection: a value that starts with = + - @ TAB or CR gets a leading single quote, so that a
 // spreadsheet shows it as text (StripFormulaGuard undoes it on import). Records end in CRLF.
 //
@@ -59,8 +61,10 @@ struct CsvRecord {
 class CsvReader {
  public:
   // Reads `in` from its current position, which is `start` (a BOM is
-  // skipped only at offset 0). `in` must outlive the reader.
-  explicit CsvReader(std::istream& in, CsvPosition start = {}, CsvLimits limits = {});
+  // skipped only at offset 0), fields separated by `separator` (not a
+  // quote, CR or LF). `in` must outlive the reader.
+  explicit CsvReader(std::istream& in, CsvPosition start = {}, CsvLimits limits = {},
+                     char separator = ',');
 
   // The next record, or nullopt at the end of the input. INVALID_ARGUMENT
   // "line N, column C: quoted field not closed before the end of the
@@ -81,6 +85,7 @@ class CsvReader {
 
   std::istream& in_;
   CsvLimits limits_;
+  char separator_;
   std::string buffer_;
   size_t pos_ = 0;
   int64_t offset_ = 0;
@@ -89,21 +94,26 @@ class CsvReader {
   absl::Status error_;
 };
 
-// `text` quoted if it holds a comma, a double quote, CR or LF, or starts
-// with a byte order mark.
-std::string CsvQuote(absl::string_view text);
+// `text` quoted if it holds `separator`, a double quote, CR or LF, or
+// starts with a byte order mark.
+std::string CsvQuote(absl::string_view text, char separator = ',');
 
 // `text` guarded against formula injection (see above), then CsvQuote'd.
-std::string CsvCell(absl::string_view text);
+std::string CsvCell(absl::string_view text, char separator = ',');
 
 // A cell as CsvCell wrote it, back to the value: a leading single quote
 // before = + - @ TAB or CR is dropped (the quoting itself is the reader's).
 absl::string_view StripFormulaGuard(absl::string_view cell);
 
 // One record: the cells, each CsvCell'd (CsvQuote'd when `guard` is
-// false), comma-separated, ending in CRLF. A record of one empty cell is
+// false), separated by `separator`, ending in CRLF. A record of one empty cell is
 // written `""` so that it is not read back as a blank line.
-std::string FormatCsvRecord(const std::vector<std::string>& cells, bool guard = true);
+std::string FormatCsvRecord(const std::vector<std::string>& cells, bool guard = true,
+                            char separator = ',');
+
+// The separator a --delimiter value names: "," (also empty), ";", "tab"
+// (or a TAB), "|". INVALID_ARGUMENT naming --delimiter otherwise.
+absl::StatusOr<char> ParseSeparator(absl::string_view text);
 
 }  // namespace shortener::ctl
 

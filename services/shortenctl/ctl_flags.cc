@@ -116,6 +116,9 @@ ABSL_FLAG(std::string, codes, "",
 ABSL_FLAG(std::string, rejects, "",
           "import: write the rows not imported to this CSV file, with import_line and "
           "import_error");
+ABSL_FLAG(std::string, delimiter, "",
+          "import, export: what separates the fields: , (default), ; (spreadsheets in many "
+          "locales), tab or |");
 ABSL_FLAG(std::string, state_file, "",
           "import, export: where to keep how far it got (default FILE.import-state, "
           "-o's FILE.export-state)");
@@ -172,6 +175,7 @@ Options OptionsFromFlags() {
   options.transfer.ignore_columns = absl::GetFlag(FLAGS_ignore_columns);
   options.transfer.codes = absl::GetFlag(FLAGS_codes);
   options.transfer.rejects = absl::GetFlag(FLAGS_rejects);
+  options.transfer.delimiter = absl::GetFlag(FLAGS_delimiter);
   options.transfer.state_file = absl::GetFlag(FLAGS_state_file);
   options.transfer.restart = absl::GetFlag(FLAGS_restart);
   options.transfer.dry_run = absl::GetFlag(FLAGS_dry_run);

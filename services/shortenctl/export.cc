@@ -40,8 +40,8 @@ std::string ListingId(const v1::ListLinksRequest& request) {
 
 class Exporter {
  public:
-  Exporter(const Options& options, Console io, v1::ListLinksRequest request)
-      : options_(options), io_(io), request_(std::move(request)) {}
+  Exporter(const Options& options, Console io, v1::ListLinksRequest request, char separator)
+      : options_(options), io_(io), request_(std::move(request)), separator_(separator) {}
 
   int Run();
 
@@ -62,6 +62,7 @@ class Exporter {
   const Options& options_;
   Console io_;
   v1::ListLinksRequest request_;
+  char separator_;
   bool to_file_ = false;
   std::string state_path_;
   CsvOutputFile file_;
@@ -91,7 +92,8 @@ absl::StatusOr<bool> Exporter::OpenFile() {
     Note(absl::StrCat("export: going on after ", links_, " links (", output,
                       ".partial; --restart starts from the top)"));
   }
-  SHORTENER_RETURN_IF_ERROR(file_.Open(output + ".partial", ExportHeader(), resume_bytes));
+  SHORTENER_RETURN_IF_ERROR(
+      file_.Open(output + ".partial", ExportHeader(), resume_bytes, separator_));
   return true;
 }
 
@@ -101,7 +103,7 @@ absl::Status Exporter::WritePage(const v1::ListLinksResponse& page) {
     if (to_file_) {
       file_.Write(ExportRow(link));
     } else {
-      rows += FormatCsvRecord(ExportRow(link));
+      rows += FormatCsvRecord(ExportRow(link), /*guard=*/true, separator_);
     }
   }
   links_ += page.links_size();
@@ -144,7 +146,7 @@ int Exporter::Run() {
     if (!opened.ok()) return Fail(opened.status());
     if (!*opened) return kExitUsage;
   } else if (request_.page_token().empty()) {
-    io_.out << FormatCsvRecord(ExportHeader());
+    io_.out << FormatCsvRecord(ExportHeader(), /*guard=*/true, separator_);
   }
   absl::StatusOr<ShortenClient> client =
       ShortenClient::Connect(options_.service, options_.tls, options_.timeout, options_.api_key);
@@ -200,7 +202,11 @@ int RunExport(const Options& options, const std::vector<std::string>& args, Cons
     return ReportUsageError(request.status().message(), UsageLine("export"), io.err);
   }
   if (request->page_size() == 0) request->set_page_size(kExportPageSize);
-  return Exporter(options, io, *std::move(request)).Run();
+  absl::StatusOr<char> separator = ParseSeparator(options.transfer.delimiter);
+  if (!separator.ok()) {
+    return ReportUsageError(separator.status().message(), UsageLine("export"), io.err);
+  }
+  return Exporter(options, io, *std::move(request), *separator).Run();
 }
 
 }  // namespace shortener::ctl

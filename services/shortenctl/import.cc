@@ -98,8 +98,8 @@ bool IsCodeRefusal(const v1::BatchShortenResult& result) {
 
 class Importer {
  public:
-  Importer(const Options& options, Console io, CodePolicy codes)
-      : options_(options), io_(io), codes_(codes) {}
+  Importer(const Options& options, Console io, CodePolicy codes, char separator)
+      : options_(options), io_(io), codes_(codes), separator_(separator) {}
 
   int Run(const std::string& path);
 
@@ -113,6 +113,8 @@ class Importer {
     io_.err << "shortenctl: " << line << "\n";
   }
   absl::StatusOr<bool> LoadState(const std::string& input_id);
+  // The input, --rejects, -o and the state file must be four files.
+  absl::Status CheckFilesApart(const std::string& input) const;
   absl::Status OpenOutputs(const std::vector<std::string>& header);
   PendingRow Prepare(CsvRecord record);
   absl::Status ProcessBatch(std::vector<PendingRow>& rows);
@@ -125,6 +127,7 @@ class Importer {
   const Options& options_;
   Console io_;
   CodePolicy codes_;
+  char separator_;
   std::unique_ptr<ShortenClient> client_;
   std::unique_ptr<BatchSender> sender_;
   std::unique_ptr<Progress> progress_;
@@ -217,13 +220,34 @@ absl::Status Importer::OpenOutputs(const std::vector<std::string>& header) {
       }
     }
     rejects_header.insert(rejects_header.end(), {"import_line", "import_error"});
-    SHORTENER_RETURN_IF_ERROR(
-        rejects_.Open(options_.transfer.rejects, rejects_header, resume_rejects_bytes_));
+    SHORTENER_RETURN_IF_ERROR(rejects_.Open(options_.transfer.rejects, rejects_header,
+                                            resume_rejects_bytes_, separator_));
   }
   if (!options_.qr.output.empty()) {
     SHORTENER_RETURN_IF_ERROR(output_.Open(
         options_.qr.output, {"line", "old_code", "code", "short_url", "long_url", "created"},
-        resume_output_bytes_));
+        resume_output_bytes_, separator_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::CheckFilesApart(const std::string& input) const {
+  std::error_code error;
+  const auto where = [&error](const std::string& p) {
+    return std::filesystem::weakly_canonical(p, error);
+  };
+  const std::string& rejects = options_.transfer.rejects;
+  const std::string& output = options_.qr.output;
+  for (const std::string* file : {&rejects, &output, &state_path_}) {
+    if (!file->empty() && where(*file) == where(input)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(*file,
+                       " is the file being imported: name another for --rejects, -o "
+                       "and --state_file"));
+    }
+  }
+  if (!rejects.empty() && !output.empty() && where(rejects) == where(output)) {
+    return absl::InvalidArgumentError("--rejects and -o name the same file");
   }
   return absl::OkStatus();
 }
@@ -398,7 +422,7 @@ int Importer::Run(const std::string& path) {
   std::error_code size_error;
   const auto total = std::filesystem::file_size(path, size_error);
   input_id_ = InputId(in);
-  CsvReader header_reader(in);
+  CsvReader header_reader(in, {}, {}, separator_);
   absl::StatusOr<std::optional<CsvRecord>> first = header_reader.Next();
   if (!first.ok()) return Usage(absl::StrCat(path, ": ", first.status().message()));
   if (!first->has_value()) return Usage(absl::StrCat(path, " is empty: it needs a header row"));
@@ -410,7 +434,15 @@ int Importer::Run(const std::string& path) {
       ParseColumnRenames(options_.transfer.columns);
   if (!renames.ok()) return Usage(renames.status().message());
   absl::StatusOr<HeaderMap> mapped = MapHeader(header, *renames, options_.transfer.ignore_columns);
-  if (!mapped.ok()) return Usage(absl::StrCat(path, ": ", mapped.status().message()));
+  if (!mapped.ok()) {
+    // One column whose name holds a semicolon or a tab: another separator.
+    const bool other_separator =
+        header.size() == 1 && header[0].find_first_of(";\t|") != std::string::npos;
+    return Usage(absl::StrCat(path, ": ", mapped.status().message(),
+                              other_separator ? "; is the file separated by \";\", tabs or "
+                                                "\"|\"? say so with --delimiter"
+                                              : ""));
+  }
   header_ = *std::move(mapped);
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabelFlags(options_.labels);
   if (!labels.ok()) return Usage(labels.status().message());
@@ -418,6 +450,7 @@ int Importer::Run(const std::string& path) {
 
   state_path_ =
       options_.transfer.state_file.empty() ? path + ".import-state" : options_.transfer.state_file;
+  if (absl::Status apart = CheckFilesApart(path); !apart.ok()) return Usage(apart.message());
   resume_at_ = header_reader.position();
   bool resume = false;
   if (!options_.transfer.restart && !options_.transfer.dry_run) {
@@ -449,7 +482,7 @@ int Importer::Run(const std::string& path) {
                                          resume_at_.offset);
   in.clear();
   in.seekg(resume_at_.offset);
-  CsvReader reader(in, resume_at_);
+  CsvReader reader(in, resume_at_, {}, separator_);
   std::vector<PendingRow> batch;
   size_t batch_bytes = 0;
   for (;;) {
@@ -493,7 +526,11 @@ int RunImport(const Options& options, const std::vector<std::string>& args, Cons
   }
   absl::StatusOr<CodePolicy> codes = ParseCodePolicy(options.transfer.codes);
   if (!codes.ok()) return ReportUsageError(codes.status().message(), UsageLine("import"), io.err);
-  return Importer(options, io, *codes).Run(args[0]);
+  absl::StatusOr<char> separator = ParseSeparator(options.transfer.delimiter);
+  if (!separator.ok()) {
+    return ReportUsageError(separator.status().message(), UsageLine("import"), io.err);
+  }
+  return Importer(options, io, *codes, *separator).Run(args[0]);
 }
 
 }  // namespace shortener::ctl

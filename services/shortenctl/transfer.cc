@@ -13,6 +13,7 @@ namespace {
 // message; empty when there are none.
 std::string ForeignFlags(const std::string& command, const Options& options) {
   const bool is_import = command == "import";
+  if (options.json) return "--json does not go with import and export: they read and write CSV";
   KeyFlags keys = options.keys;
   if (!is_import) keys.tenant.clear();  // export's --tenant
   if (keys.AnySet()) {

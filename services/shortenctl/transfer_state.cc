@@ -48,8 +48,9 @@ absl::StatusOr<int64_t> StateNumber(const StateValues& values, absl::string_view
 }
 
 absl::Status CsvOutputFile::Open(const std::string& path, const std::vector<std::string>& header,
-                                 std::optional<int64_t> resume_size) {
+                                 std::optional<int64_t> resume_size, char separator) {
   path_ = path;
+  separator_ = separator;
   if (resume_size.has_value()) {
     std::error_code error;
     const auto size = std::filesystem::file_size(path, error);
@@ -79,7 +80,7 @@ absl::Status CsvOutputFile::Open(const std::string& path, const std::vector<std:
 
 void CsvOutputFile::Write(const std::vector<std::string>& cells) {
   if (!out_.is_open()) return;
-  const std::string record = FormatCsvRecord(cells);
+  const std::string record = FormatCsvRecord(cells, /*guard=*/true, separator_);
   out_ << record;
   bytes_ += static_cast<int64_t>(record.size());
 }

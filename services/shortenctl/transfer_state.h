@@ -38,11 +38,12 @@ absl::StatusOr<int64_t> StateNumber(const StateValues& values, absl::string_view
 class CsvOutputFile {
  public:
   // Opens `path` new (truncated, `header` written), or with `resume_size`
-  // cut to that many bytes and appended to. INTERNAL naming `path` when it
-  // cannot be opened, or is shorter than `resume_size` (not the file the
-  // state file was written with).
+  // cut to that many bytes and appended to; records separated by
+  // `separator`. INTERNAL naming `path` when it cannot be opened, or is
+  // shorter than `resume_size` (not the file the state file was written
+  // with).
   absl::Status Open(const std::string& path, const std::vector<std::string>& header,
-                    std::optional<int64_t> resume_size);
+                    std::optional<int64_t> resume_size, char separator = ',');
 
   // Appends a record (FormatCsvRecord). Nothing when not open.
   void Write(const std::vector<std::string>& cells);
@@ -61,6 +62,7 @@ class CsvOutputFile {
  private:
   std::ofstream out_;
   std::string path_;
+  char separator_ = ',';
   int64_t bytes_ = 0;
 };
 

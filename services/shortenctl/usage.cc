@@ -37,11 +37,13 @@ std::string UsageLine(absl::string_view command) {
   if (command == "import") {
     return "usage: shortenctl import FILE [--columns=THEIRS:OURS,...] [--ignore_columns] "
            "[--codes=keep|keep_or_new|new] [--rejects=FILE] [-o FILE] [--label=K=V ...] "
-           "[--force_new] [--dry_run] [--state_file=PATH] [--restart]";
+           "[--force_new] [--delimiter=,|;|tab|\"|\"] [--dry_run] [--state_file=PATH] "
+           "[--restart]";
   }
   if (command == "export") {
     return "usage: shortenctl export [--label=K=V ...] [--filter=EXPR] [--order_by=ORDER] "
-           "[--tenant=T] [-o FILE [--state_file=PATH] [--restart] | --page_token=T]";
+           "[--tenant=T] [--delimiter=,|;|tab|\"|\"] [-o FILE [--state_file=PATH] [--restart] | "
+           "--page_token=T]";
   }
   if (command == "qr") {
     return "usage: shortenctl qr CODE -o FILE|- [--format=png|svg] [--size=PX] [--margin=MODULES] "
@@ -100,7 +102,8 @@ std::string UsageText() {
          "                 interrupted run goes on where it stopped (FILE.import-state);\n"
          "                 --rejects=FILE: the rows not imported, with why; -o FILE: the\n"
          "                 new links; --codes=keep_or_new: a new code where the old one\n"
-         "                 cannot be kept; --dry_run checks without creating\n"
+         "                 cannot be kept; --dry_run checks without creating;\n"
+         "                 --delimiter=';' (or tab) for files not separated by commas\n"
          "  export         your links as CSV in import's columns (-o FILE, or stdout),\n"
          "                 chosen as list chooses them (--label, --filter, --order_by,\n"
          "                 --tenant); an interrupted -o FILE export goes on where it stopped\n"

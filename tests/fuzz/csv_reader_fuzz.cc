@@ -3,7 +3,8 @@
 // and FormatCsvRecord.
 //
 // Input: byte 0 picks the limits (field 1-16 bytes or the default, record
-// up to 4x that, 1-8 fields or the default); the rest is the file.
+// up to 4x that, 1-8 fields or the default) and the separator (comma or
+// semicolon); the rest is the file.
 // Invariants, besides no memory error or UB:
 //  - the only error is INVALID_ARGUMENT "line N, column C: quoted field not
 //    closed before the end of the input", and it is returned again after;
@@ -50,11 +51,11 @@ void CheckRecord(const CsvRecord& record, const CsvLimits& limits) {
   FUZZ_CHECK(record.problem.empty() || absl::StartsWith(record.problem, "column "));
 }
 
-void CheckRoundTrip(const CsvRecord& record, const CsvLimits& limits) {
-  std::istringstream in(FormatCsvRecord(record.fields, /*guard=*/false));
+void CheckRoundTrip(const CsvRecord& record, const CsvLimits& limits, char separator) {
+  std::istringstream in(FormatCsvRecord(record.fields, /*guard=*/false, separator));
   CsvLimits generous = limits;
   generous.max_field_bytes = generous.max_record_bytes = 1 << 20;
-  CsvReader reader(in, {}, generous);
+  CsvReader reader(in, {}, generous, separator);
   absl::StatusOr<std::optional<CsvRecord>> again = reader.Next();
   FUZZ_CHECK(again.ok() && again->has_value());
   FUZZ_CHECK((*again)->fields == record.fields);
@@ -64,11 +65,11 @@ void CheckRoundTrip(const CsvRecord& record, const CsvLimits& limits) {
 }
 
 // A reader started at `at` reads `expected` next (or the end).
-void CheckResume(const std::string& text, CsvPosition at, const CsvLimits& limits,
+void CheckResume(const std::string& text, CsvPosition at, const CsvLimits& limits, char separator,
                  const absl::StatusOr<std::optional<CsvRecord>>& expected) {
   std::istringstream in(text);
   in.seekg(at.offset);
-  CsvReader reader(in, at, limits);
+  CsvReader reader(in, at, limits, separator);
   absl::StatusOr<std::optional<CsvRecord>> next = reader.Next();
   FUZZ_CHECK(next.ok() == expected.ok());
   if (!next.ok()) {
@@ -86,9 +87,10 @@ void CheckResume(const std::string& text, CsvPosition at, const CsvLimits& limit
 void FuzzOne(const uint8_t* data, size_t size) {
   if (size == 0) return;
   const CsvLimits limits = LimitsOf(data[0]);
+  const char separator = (data[0] & 0x40) != 0 ? ';' : ',';
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   std::istringstream in(text);
-  CsvReader reader(in, {}, limits);
+  CsvReader reader(in, {}, limits, separator);
   int64_t last_line = 0;
   CsvPosition last = reader.position();
   bool checked_resume = false;
@@ -96,7 +98,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
     FUZZ_CHECK(records <= text.size());
     absl::StatusOr<std::optional<CsvRecord>> next = reader.Next();
     if (!checked_resume && last.offset > 0) {
-      CheckResume(text, last, limits, next);
+      CheckResume(text, last, limits, separator, next);
       checked_resume = true;
     }
     if (!next.ok()) {
@@ -119,7 +121,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
     FUZZ_CHECK(now.offset > last.offset && now.offset <= static_cast<int64_t>(text.size()));
     FUZZ_CHECK(now.line >= record.line);
     last = now;
-    if (record.problem.empty()) CheckRoundTrip(record, limits);
+    if (record.problem.empty()) CheckRoundTrip(record, limits, separator);
   }
 }
 

@@ -138,6 +138,22 @@ TEST_CASE("csv position says where a later reader goes on", "[services/shortenct
   CHECK(later.position().offset == static_cast<int64_t>(text.size()));
 }
 
+TEST_CASE("csv reads and writes another separator", "[services/shortenctl][csv]") {
+  std::istringstream in("long_url;code\r\n\"https://e.com/?a=1;b=2\";x,y\r\n");
+  CsvReader reader(in, {}, {}, ';');
+  REQUIRE(reader.Next().ok());
+  absl::StatusOr<std::optional<CsvRecord>> row = reader.Next();
+  REQUIRE(row.ok());
+  CHECK((*row)->fields == std::vector<std::string>{"https://e.com/?a=1;b=2", "x,y"});
+  CHECK(FormatCsvRecord({"a;b", "c,d", "-e"}, true, ';') == "\"a;b\";c,d;'-e\r\n");
+  CHECK(FormatCsvRecord({"a", "b"}, false, '\t') == "a\tb\r\n");
+  CHECK(*ParseSeparator("") == ',');
+  CHECK(*ParseSeparator(";") == ';');
+  CHECK(*ParseSeparator("tab") == '\t');
+  CHECK(ParseSeparator(":").status().message() ==
+        "--delimiter: must be \",\" (the default), \";\", tab or \"|\", got \":\"");
+}
+
 TEST_CASE("csv quotes what needs it and guards formulas", "[services/shortenctl][csv]") {
   CHECK(CsvQuote("plain") == "plain");
   CHECK(CsvQuote("a,b") == "\"a,b\"");
