@@ -11,6 +11,9 @@
 namespace shortener::ctl {
 namespace {
 
+// Calls that must go through before a batch cut for a deadline doubles.
+constexpr int kCallsBeforeGrowing = 8;
+
 absl::Status ItemStatus(const v1::BatchShortenResult& result) {
   if (result.has_response()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(result.error().code()),
@@ -54,10 +57,21 @@ absl::StatusOr<std::vector<v1::BatchShortenResult>> BatchSender::Send(
     if (!response.ok()) {
       pending.insert(pending.begin(), items.begin(), items.end());
       if (IsTooLarge(response.status()) && items.size() > 1) {
-        max_items_ = static_cast<int>(items.size() / 2);
+        max_items_ = ceiling_ = static_cast<int>(items.size() / 2);
         note_(absl::StrCat(absl::StatusCodeToString(response.status().code()), ": ",
                            response.status().message(), "; sending ", max_items_,
                            " items per call from now on"));
+        continue;
+      }
+      if (absl::IsDeadlineExceeded(response.status()) && items.size() > 1) {
+        // A service too slow for the batch within --timeout: smaller calls
+        // (retried at once: the ids make them safe), larger again once
+        // they go through.
+        max_items_ = static_cast<int>(items.size() / 2);
+        quick_calls_ = 0;
+        note_(absl::StrCat(absl::StatusCodeToString(response.status().code()), ": ",
+                           response.status().message(), "; sending ", max_items_,
+                           " items per call for now"));
         continue;
       }
       std::optional<absl::Duration> wait = backoff_.Next(response.status());
@@ -82,6 +96,10 @@ absl::StatusOr<std::vector<v1::BatchShortenResult>> BatchSender::Send(
       results[items[k]] = std::move(result);
     }
     if (again.empty()) backoff_.Reset();
+    if (max_items_ < ceiling_ && ++quick_calls_ >= kCallsBeforeGrowing) {
+      max_items_ = std::min(2 * max_items_, ceiling_);
+      quick_calls_ = 0;
+    }
   }
   std::vector<v1::BatchShortenResult> out;
   out.reserve(results.size());

@@ -3,7 +3,9 @@
 // the items that failed UNAVAILABLE or RESOURCE_EXHAUSTED (the requests
 // keep their request_ids, so a retry never creates a link twice). A call
 // refused as too large is split in halves, and the smaller size kept for
-// later calls.
+// later calls; one that runs out of time (DEADLINE_EXCEEDED) is split too,
+// and the size doubles again, up to the largest that went through, after
+// eight calls that do.
 // Not thread-safe; uses `client` (which must outlive it) one call at a time.
 #ifndef SHORTENER_SERVICES_SHORTENCTL_BATCH_SENDER_H_
 #define SHORTENER_SERVICES_SHORTENCTL_BATCH_SENDER_H_
@@ -49,6 +51,8 @@ class BatchSender {
   Backoff backoff_;
   std::function<void(const std::string&)> note_;
   int max_items_ = kMaxBatchItems;
+  int ceiling_ = kMaxBatchItems;  // the most items a call may carry at all
+  int quick_calls_ = 0;           // calls through since the last cut
 };
 
 }  // namespace shortener::ctl

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -42,13 +43,24 @@ struct Failure {
 // generated shape" and is refused, a taken alias is ALREADY_EXISTS, a
 // request_id seen before answers its link (created = false); generated
 // codes are g1, g2, ... Calls answer the scripted `failures` first; a call
-// of more than `burst` items is refused as the rate limiter does.
+// of more than `burst` items is refused as the rate limiter does, one of
+// more than `slow_above` takes 600 ms and creates nothing.
 // ListLinks: every link in creation order, page_size a page, the token the
 // index to go on from; `list_failures` first.
 class ScriptedService final : public v1::ShortenService::Service {
  public:
   grpc::Status BatchShorten(grpc::ServerContext* ctx, const v1::BatchShortenRequest* request,
                             v1::BatchShortenResponse* response) override {
+    if (slow_above > 0 && request->requests_size() > slow_above) {
+      // Past the caller's deadline, outside the lock so that its retries
+      // are answered meanwhile; then it gives up, creating nothing.
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        calls.push_back(request->requests_size());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "too slow");
+    }
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(request->requests_size());
     if (grpc::Status failed = Fail(ctx, failures); !failed.ok()) return failed;
@@ -84,6 +96,7 @@ class ScriptedService final : public v1::ShortenService::Service {
   std::deque<Failure> failures;
   std::deque<Failure> list_failures;
   int burst = 1000;
+  int slow_above = 0;                     // calls of more items answer after 600 ms; 0: none
   std::vector<int> calls;                 // items per BatchShorten call, failed ones too
   std::vector<v1::ShortenRequest> items;  // every item answered
   std::vector<v1::ListLinksRequest> list_requests;
@@ -354,6 +367,41 @@ TEST_CASE("import retries UNAVAILABLE and RESOURCE_EXHAUSTED, and halves batches
   CHECK(absl::StrContains(f.err_text, "; sending 250 items per call from now on"));
 }
 
+TEST_CASE("import sends smaller batches to a service too slow for the deadline",
+          "[services/shortenctl][import]") {
+  TransferFixture f;
+  const std::string file = f.Write("links.csv", LinksCsv(2500));
+  f.service.slow_above = 500;
+  f.options.timeout = absl::Milliseconds(300);
+  REQUIRE(f.Run({"import", file}) == kExitOk);
+  INFO(f.err_text);
+  CHECK(f.service.calls == std::vector<int>{1000, 500, 500, 500, 500, 500});
+  CHECK(absl::StrContains(f.err_text, "DEADLINE_EXCEEDED: "));
+  CHECK(absl::StrContains(f.err_text, "; sending 500 items per call for now"));
+  CHECK(f.service.links.size() == 2500);
+  CHECK(absl::StrContains(f.err_text, "2500 imported (2500 created, 0 there before)"));
+}
+
+TEST_CASE("the progress line is drawn in place and erased for messages",
+          "[services/shortenctl][progress]") {
+  std::ostringstream err;
+  Progress progress(err, /*enabled=*/true, "import", "rows", 1000, 10, 100);
+  progress.Update(20, 200);
+  CHECK(absl::StartsWith(err.str(), "\rimport ["));
+  CHECK(absl::EndsWith(err.str(), "  20 rows\x1b[K"));
+  progress.Update(30, 300);  // within 200 ms of the last: not drawn
+  CHECK(!absl::StrContains(err.str(), "30 rows"));
+  progress.Clear();
+  CHECK(absl::EndsWith(err.str(), "\r\x1b[K"));
+  progress.Update(40, 400);  // after a Clear: at once
+  CHECK(absl::StrContains(err.str(), "40 rows"));
+  std::ostringstream quiet;
+  Progress off(quiet, /*enabled=*/false, "import", "rows", 1000);
+  off.Update(1, 1);
+  off.Clear();
+  CHECK(quiet.str().empty());
+}
+
 TEST_CASE("an interrupted import goes on where it stopped, creating nothing twice",
           "[services/shortenctl][import]") {
   TransferFixture f;
@@ -429,6 +477,29 @@ TEST_CASE("import refuses what it cannot use before calling the service",
   f.options.transfer.restart = true;
   CHECK(f.Run({"import", file}) == kExitOk);
   CHECK(f.service.calls.size() == 2);
+}
+
+TEST_CASE("import and export read and write semicolons with --delimiter, and say so",
+          "[services/shortenctl][import]") {
+  TransferFixture f;
+  const std::string file =
+      f.Write("semi.csv", "long_url;labels\r\nhttps://e.com/1;\"a=1,b=2\"\r\nftp://x/;\r\n");
+  CHECK(f.Run({"import", file}) == kExitUsage);
+  CHECK(absl::StrContains(f.err_text, "no long_url column (the header has \"long_url;labels\""));
+  CHECK(absl::StrContains(f.err_text, "say so with --delimiter"));
+  f.options.transfer.delimiter = ";";
+  f.options.transfer.rejects = f.Path("rejects.csv");
+  CHECK(f.Run({"import", file}) == kExitServiceError);
+  CHECK(f.service.links.size() == 1);
+  CHECK(f.service.links[0].labels().size() == 2);
+  CHECK(Lines(Read(f.Path("rejects.csv")))[1] ==
+        "ftp://x/;;3;INVALID_ARGUMENT: long_url: scheme must be https");
+  f.options.transfer.rejects.clear();
+  REQUIRE(f.Run({"export"}) == kExitOk);
+  CHECK(Lines(f.out_text)[1] ==
+        "g1;https://e.com/1;a=1,b=2;;302;;https://sho.rt/g1;ACTIVE;2026-01-01T00:00:00Z;0");
+  f.options.transfer.delimiter = ":";
+  CHECK(f.Run({"export"}) == kExitUsage);
 }
 
 TEST_CASE("import --dry_run checks every row and calls nothing", "[services/shortenctl][import]") {
