@@ -17,12 +17,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/codec/alias.h"
-#include "lib/common/sha256.h"
 #include "lib/common/status_macros.h"
 #include "services/shortenctl/batch_sender.h"
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/csv.h"
 #include "services/shortenctl/files.h"
+#include "services/shortenctl/import_rows.h"
 #include "services/shortenctl/link_csv.h"
 #include "services/shortenctl/progress.h"
 #include "services/shortenctl/transfer_state.h"
@@ -30,52 +30,8 @@
 namespace shortener::ctl {
 namespace {
 
-constexpr size_t kIdentityBytes = 64 * 1024;
 constexpr int kRejectsOnStderr = 10;
 constexpr absl::string_view kStateKind = "import";
-
-enum class CodePolicy { kKeep, kKeepOrNew, kNew };
-
-absl::StatusOr<CodePolicy> ParseCodePolicy(absl::string_view text) {
-  if (text.empty() || text == "keep") return CodePolicy::kKeep;
-  if (text == "keep_or_new") return CodePolicy::kKeepOrNew;
-  if (text == "new") return CodePolicy::kNew;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--codes: must be keep, keep_or_new or new, got \"", text, "\""));
-}
-
-// What the rows done so far came to. Kept in the state file.
-struct Counts {
-  int64_t rows = 0;
-  int64_t created = 0;
-  int64_t existing = 0;  // imported before (the same request_id), or de-duplicated
-  int64_t rejected = 0;
-  int64_t skipped = 0;       // revoked or expired in an export
-  int64_t new_codes = 0;     // --codes=keep_or_new gave them a generated code
-  int64_t code_refused = 0;  // of the rejected: for their code
-
-  StateValues Values() const {
-    return {{"rows", absl::StrCat(rows)},
-            {"created", absl::StrCat(created)},
-            {"existing", absl::StrCat(existing)},
-            {"rejected", absl::StrCat(rejected)},
-            {"skipped", absl::StrCat(skipped)},
-            {"new_codes", absl::StrCat(new_codes)},
-            {"code_refused", absl::StrCat(code_refused)}};
-  }
-  absl::Status Read(const StateValues& values) {
-    for (auto [key, field] : {std::pair{"rows", &rows},
-                              {"created", &created},
-                              {"existing", &existing},
-                              {"rejected", &rejected},
-                              {"skipped", &skipped},
-                              {"new_codes", &new_codes},
-                              {"code_refused", &code_refused}}) {
-      SHORTENER_ASSIGN_OR_RETURN(*field, StateNumber(values, key));
-    }
-    return absl::OkStatus();
-  }
-};
 
 // One row of the file on its way.
 struct PendingRow {
@@ -87,13 +43,12 @@ struct PendingRow {
   bool code_problem = false;  // the problem is its code
 };
 
-// "custom_alias ... is already taken", "custom_alias: ... shape of a
-// generated code", reserved paths: the code cannot be this link's alias.
-bool IsCodeRefusal(const v1::BatchShortenResult& result) {
-  if (result.has_response()) return false;
-  const auto code = static_cast<absl::StatusCode>(result.error().code());
-  return (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kAlreadyExists) &&
-         absl::StartsWith(result.error().message(), "custom_alias");
+// How a state file names an output file: its absolute path, escaped onto
+// one line; "" for none.
+std::string FileKey(const std::string& path) {
+  if (path.empty()) return "";
+  std::error_code error;
+  return absl::CEscape(std::filesystem::weakly_canonical(path, error).string());
 }
 
 class Importer {
@@ -139,43 +94,11 @@ class Importer {
   // Resuming: how long the --rejects and -o files were at the saved state.
   std::optional<int64_t> resume_rejects_bytes_;
   std::optional<int64_t> resume_output_bytes_;
-  Counts counts_;
+  ImportCounts counts_;
   CsvOutputFile rejects_;
   CsvOutputFile output_;
   int64_t rejects_on_stderr_ = 0;
 };
-
-// The request_id of a row: "import-" and 32 hex digits of the SHA-256 of
-// what the row asks for (before the code is made an alias). The same row
-// gets the same id in any file, on any run; a row changed since gets
-// another, so it is created anew instead of being refused as a reused id.
-std::string RowRequestId(const v1::ShortenRequest& request, absl::string_view code) {
-  const std::map<std::string, std::string> labels(request.labels().begin(), request.labels().end());
-  std::string canonical = absl::StrCat(request.long_url(), "\n", code, "\n");
-  for (const auto& [key, value] : labels) absl::StrAppend(&canonical, key, "=", value, ",");
-  absl::StrAppend(&canonical, "\n", request.has_expire_time(), ":", request.expire_time().seconds(),
-                  ".", request.expire_time().nanos(), "\n", request.redirect_type(), "\n",
-                  request.max_clicks(), "\n", request.force_new());
-  const Sha256Bytes digest = Sha256(canonical);
-  return absl::StrCat(
-      "import-", absl::BytesToHexString(
-                     absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()))
-                     .substr(0, 32));
-}
-
-// 24 hex digits of the SHA-256 of the first 64 KiB of `in`, which is left
-// at its start: whose state file a state file is.
-std::string InputId(std::istream& in) {
-  std::string head(kIdentityBytes, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  in.clear();
-  in.seekg(0);
-  const Sha256Bytes digest = Sha256(head);
-  return absl::BytesToHexString(
-             absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()))
-      .substr(0, 24);
-}
 
 int Importer::Failed(const absl::Status& status) {
   if (progress_ != nullptr) progress_->Clear();
@@ -205,6 +128,17 @@ absl::StatusOr<bool> Importer::LoadState(const std::string& input_id) {
   SHORTENER_ASSIGN_OR_RETURN(resume_at_.offset, StateNumber(*values, "offset"));
   SHORTENER_ASSIGN_OR_RETURN(resume_at_.line, StateNumber(*values, "line"));
   SHORTENER_RETURN_IF_ERROR(counts_.Read(*values));
+  // The files the interrupted run wrote are cut back and appended to: they
+  // must be the same files (or none then and none now).
+  for (const auto& [key, path] : {std::pair{"rejects", &options_.transfer.rejects},
+                                  std::pair{"output", &options_.qr.output}}) {
+    if ((*values)[key] != FileKey(*path)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the interrupted import (", state_path_, ") wrote ",
+                       key == std::string("rejects") ? "--rejects" : "-o", " to \"", (*values)[key],
+                       "\": give it again to go on, or --restart"));
+    }
+  }
   SHORTENER_ASSIGN_OR_RETURN(resume_rejects_bytes_, StateNumber(*values, "rejects_bytes"));
   SHORTENER_ASSIGN_OR_RETURN(resume_output_bytes_, StateNumber(*values, "output_bytes"));
   return true;
@@ -388,7 +322,9 @@ absl::Status Importer::SaveState(CsvPosition after) {
   values["input"] = input_id_;
   values["offset"] = absl::StrCat(after.offset);
   values["line"] = absl::StrCat(after.line);
+  values["rejects"] = FileKey(options_.transfer.rejects);
   values["rejects_bytes"] = absl::StrCat(rejects_.bytes());
+  values["output"] = FileKey(options_.qr.output);
   values["output_bytes"] = absl::StrCat(output_.bytes());
   return ReplaceFile(state_path_, FormatStateFile(kStateKind, values));
 }

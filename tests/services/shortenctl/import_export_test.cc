@@ -422,6 +422,12 @@ TEST_CASE("an interrupted import goes on where it stopped, creating nothing twic
   REQUIRE(std::filesystem::exists(file + ".import-state"));
   // What an interrupted run wrote after its last state is cut off.
   std::ofstream(f.Path("new.csv"), std::ios::app) << "half a ro";
+  // It goes on only into the files it was writing.
+  f.options.transfer.rejects = f.Path("other-rejects.csv");
+  CHECK(f.Run({"import", file}) == kExitUsage);
+  CHECK(absl::StrContains(f.err_text, "wrote --rejects to \"" + f.Path("rejects.csv") +
+                                          "\": give it again to go on, or --restart"));
+  f.options.transfer.rejects = f.Path("rejects.csv");
 
   REQUIRE(f.Run({"import", file}) == kExitServiceError);  // the ftp row
   CHECK(absl::StrContains(f.err_text, "import: going on from line 1002"));
