@@ -29,11 +29,12 @@ namespace {
 constexpr int kExportPageSize = 1000;
 constexpr absl::string_view kStateKind = "export";
 
-// Which listing a state file belongs to: its filter, order and tenant.
-std::string ListingId(const v1::ListLinksRequest& request) {
-  const Sha256Bytes digest =
-      Sha256(absl::StrCat(request.filter(), std::string(1, '\0'), request.order_by(),
-                          std::string(1, '\0'), request.tenant()));
+// Which export a state file belongs to: its filter, order, tenant and
+// separator.
+std::string ListingId(const v1::ListLinksRequest& request, char separator) {
+  const Sha256Bytes digest = Sha256(
+      absl::StrCat(request.filter(), std::string(1, '\0'), request.order_by(), std::string(1, '\0'),
+                   request.tenant(), std::string(1, '\0'), std::string(1, separator)));
   return absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
@@ -57,6 +58,10 @@ class Exporter {
   // error was reported.
   absl::StatusOr<bool> OpenFile();
   absl::Status WritePage(const v1::ListLinksResponse& page);
+  // Every page from request_'s token on; the exit code (kExitOk: all in).
+  int ListPages();
+  // Renames FILE.partial to FILE and says how many links were written.
+  int Finish();
   int Fail(const absl::Status& status);
 
   const Options& options_;
@@ -67,6 +72,7 @@ class Exporter {
   std::string state_path_;
   CsvOutputFile file_;
   int64_t links_ = 0;
+  bool listing_done_ = false;  // every page is written
   std::optional<Progress> progress_;
 };
 
@@ -79,9 +85,10 @@ absl::StatusOr<bool> Exporter::OpenFile() {
   if (!options_.transfer.restart && !absl::IsNotFound(text.status())) {
     if (!text.ok()) return text.status();
     absl::StatusOr<StateValues> values = ParseStateFile(kStateKind, *text);
-    if (!values.ok() || (*values)["listing"] != ListingId(request_)) {
+    if (!values.ok() || (*values)["listing"] != ListingId(request_, separator_)) {
       Usage(absl::StrCat(state_path_, " is the state of another export (",
-                         values.ok() ? "another --filter, --label, --order_by or --tenant"
+                         values.ok() ? "another --filter, --label, --order_by, --tenant or "
+                                       "--delimiter"
                                      : values.status().message(),
                          "); --restart starts this one from the top"));
       return false;
@@ -89,6 +96,8 @@ absl::StatusOr<bool> Exporter::OpenFile() {
     SHORTENER_ASSIGN_OR_RETURN(resume_bytes, StateNumber(*values, "bytes"));
     SHORTENER_ASSIGN_OR_RETURN(links_, StateNumber(*values, "links"));
     request_.set_page_token((*values)["page_token"]);
+    // Killed after the last page was written but before the rename.
+    listing_done_ = (*values)["complete"] == "1";
     Note(absl::StrCat("export: going on after ", links_, " links (", output,
                       ".partial; --restart starts from the top)"));
   }
@@ -113,8 +122,9 @@ absl::Status Exporter::WritePage(const v1::ListLinksResponse& page) {
     return absl::OkStatus();
   }
   SHORTENER_RETURN_IF_ERROR(file_.Flush());
-  StateValues values = {{"listing", ListingId(request_)},
+  StateValues values = {{"listing", ListingId(request_, separator_)},
                         {"page_token", page.next_page_token()},
+                        {"complete", page.next_page_token().empty() ? "1" : "0"},
                         {"bytes", absl::StrCat(file_.bytes())},
                         {"links", absl::StrCat(links_)}};
   return ReplaceFile(state_path_, FormatStateFile(kStateKind, values));
@@ -148,12 +158,19 @@ int Exporter::Run() {
   } else if (request_.page_token().empty()) {
     io_.out << FormatCsvRecord(ExportHeader(), /*guard=*/true, separator_);
   }
+  if (!listing_done_) {
+    if (int code = ListPages(); code != kExitOk) return code;
+  }
+  return Finish();
+}
+
+int Exporter::ListPages() {
   absl::StatusOr<ShortenClient> client =
       ShortenClient::Connect(options_.service, options_.tls, options_.timeout, options_.api_key);
   if (!client.ok()) return ReportServiceError(client.status(), options_.service, io_.err);
   progress_.emplace(io_.err, options_.transfer.progress, "export", "links", 0, links_);
   Backoff backoff(options_.transfer.retry_backoff);
-  for (;;) {
+  while (!listing_done_) {
     absl::StatusOr<v1::ListLinksResponse> page = client->ListLinks(request_);
     if (!page.ok()) {
       std::optional<absl::Duration> wait = backoff.Next(page.status());
@@ -165,10 +182,14 @@ int Exporter::Run() {
     backoff.Reset();
     if (absl::Status written = WritePage(*page); !written.ok()) return Fail(written);
     progress_->Update(links_, 0);
-    if (page->next_page_token().empty()) break;
+    listing_done_ = page->next_page_token().empty();
     request_.set_page_token(page->next_page_token());
   }
   progress_->Clear();
+  return kExitOk;
+}
+
+int Exporter::Finish() {
   std::string where = "stdout";
   if (to_file_) {
     if (absl::Status closed = file_.Close(); !closed.ok()) return Fail(closed);

@@ -128,6 +128,11 @@ absl::StatusOr<bool> Importer::LoadState(const std::string& input_id) {
   SHORTENER_ASSIGN_OR_RETURN(resume_at_.offset, StateNumber(*values, "offset"));
   SHORTENER_ASSIGN_OR_RETURN(resume_at_.line, StateNumber(*values, "line"));
   SHORTENER_RETURN_IF_ERROR(counts_.Read(*values));
+  if ((*values)["delimiter"] != absl::StrCat(static_cast<int>(separator_))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the interrupted import (", state_path_,
+                     ") read another --delimiter: give the same to go on, or --restart"));
+  }
   // The files the interrupted run wrote are cut back and appended to: they
   // must be the same files (or none then and none now).
   for (const auto& [key, path] : {std::pair{"rejects", &options_.transfer.rejects},
@@ -322,6 +327,7 @@ absl::Status Importer::SaveState(CsvPosition after) {
   values["input"] = input_id_;
   values["offset"] = absl::StrCat(after.offset);
   values["line"] = absl::StrCat(after.line);
+  values["delimiter"] = absl::StrCat(static_cast<int>(separator_));
   values["rejects"] = FileKey(options_.transfer.rejects);
   values["rejects_bytes"] = absl::StrCat(rejects_.bytes());
   values["output"] = FileKey(options_.qr.output);

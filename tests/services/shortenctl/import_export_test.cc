@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "services/shortenctl/commands.h"
@@ -565,6 +566,28 @@ TEST_CASE("export writes every page as CSV into the file, atomically, and goes o
   CHECK(rows[2] == "'-a2,https://e.com/2,,,302,,https://sho.rt/-a2,ACTIVE,2026-01-01T00:00:00Z,0");
   CHECK_FALSE(std::filesystem::exists(f.Path("links.csv.partial")));
   CHECK_FALSE(std::filesystem::exists(f.Path("links.csv.export-state")));
+}
+
+TEST_CASE("export killed between its last page and the rename finishes without listing again",
+          "[services/shortenctl][export]") {
+  TransferFixture f;
+  AddLinks(f, 5);
+  f.options.qr.output = f.Path("links.csv");
+  f.options.list.page_size = "3";
+  f.service.list_failures = {{grpc::StatusCode::OK, "", ""},
+                             {grpc::StatusCode::PERMISSION_DENIED, "stop here", ""}};
+  CHECK(f.Run({"export"}) == kExitServiceError);
+  // As the state after the last page reads.
+  const std::string state_path = f.Path("links.csv.export-state");
+  std::string state = Read(state_path);
+  REQUIRE(absl::StrContains(state, "complete 0\n"));
+  state = absl::StrReplaceAll(state, {{"complete 0\n", "complete 1\n"}});
+  std::ofstream(state_path, std::ios::binary | std::ios::trunc) << state;
+  const size_t listed = f.service.list_requests.size();
+  REQUIRE(f.Run({"export"}) == kExitOk);
+  CHECK(f.service.list_requests.size() == listed);
+  CHECK(Lines(Read(f.Path("links.csv"))).size() == 4);  // the header and the 3 links written
+  CHECK_FALSE(std::filesystem::exists(state_path));
 }
 
 TEST_CASE("export to stdout, and on from a --page_token without a header",
