@@ -427,9 +427,11 @@ int Importer::Run(const std::string& path) {
   CsvReader reader(in, resume_at_, {}, separator_);
   std::vector<PendingRow> batch;
   size_t batch_bytes = 0;
+  CsvPosition read_through = resume_at_;  // the end of the last record read whole
   for (;;) {
     absl::StatusOr<std::optional<CsvRecord>> record = reader.Next();
     const bool end = !record.ok() || !record->has_value();
+    if (record.ok()) read_through = reader.position();
     if (!end) {
       batch.push_back(Prepare(**std::move(record)));
       if (batch.back().request.has_value()) batch_bytes += batch.back().request->ByteSizeLong();
@@ -437,10 +439,10 @@ int Importer::Run(const std::string& path) {
     const int max_items = sender_ != nullptr ? sender_->max_items() : kMaxBatchItems;
     if (end || static_cast<int>(batch.size()) >= max_items || batch_bytes >= kMaxBatchBytes) {
       if (absl::Status done = ProcessBatch(batch); !done.ok()) return Failed(done);
-      if (absl::Status saved = SaveState(reader.position()); !saved.ok()) return Failed(saved);
+      if (absl::Status saved = SaveState(read_through); !saved.ok()) return Failed(saved);
       batch_bytes = 0;
     }
-    progress_->Update(counts_.rows + static_cast<int64_t>(batch.size()), reader.position().offset);
+    progress_->Update(counts_.rows + static_cast<int64_t>(batch.size()), read_through.offset);
     if (!record.ok()) {
       return Failed(
           absl::InvalidArgumentError(absl::StrCat(path, ": ", record.status().message())));

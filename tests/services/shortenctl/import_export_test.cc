@@ -443,6 +443,27 @@ TEST_CASE("an interrupted import goes on where it stopped, creating nothing twic
   CHECK_FALSE(std::filesystem::exists(file + ".import-state"));
 }
 
+TEST_CASE("import stops at a quote left open, after the rows before it, and goes on once fixed",
+          "[services/shortenctl][import]") {
+  TransferFixture f;
+  const std::string good = LinksCsv(3000);  // past 64 KiB: fixing the end keeps the file's id
+  const std::string file = f.Write("links.csv", good + "\"https://e.com/open,x\r\n");
+  CHECK(f.Run({"import", file}) == kExitServiceError);
+  INFO(f.err_text);
+  CHECK(
+      absl::StrContains(f.err_text,
+                        "links.csv: line 3002, column 1: quoted field not closed before the end of "
+                        "the input"));
+  CHECK(absl::StrContains(f.err_text, "import: 3000 rows: 3000 imported"));
+  CHECK(f.service.links.size() == 3000);
+  CHECK(absl::StrContains(f.err_text, "run the same command again to go on from line 3002"));
+  f.Write("links.csv", good + "\"https://e.com/closed\",x\r\n");
+  REQUIRE(f.Run({"import", file}) == kExitOk);
+  CHECK(absl::StrContains(f.err_text, "going on from line 3002"));
+  CHECK(f.service.items.size() == 3001);
+  CHECK(f.service.links.back().long_url() == "https://e.com/closed");
+}
+
 TEST_CASE("import refuses what it cannot use before calling the service",
           "[services/shortenctl][import]") {
   TransferFixture f;
