@@ -1,5 +1,6 @@
 #include "services/shortenctl/csv.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -9,6 +10,9 @@
 namespace shortener::ctl {
 namespace {
 
+// Reads start small (a reader per short text costs little) and double up
+// to the largest.
+constexpr size_t kFirstChunkBytes = 4 * 1024;
 constexpr size_t kChunkBytes = 64 * 1024;
 constexpr absl::string_view kByteOrderMark = "\xEF\xBB\xBF";
 constexpr absl::string_view kLineEnd = "\r\n";
@@ -77,8 +81,9 @@ CsvReader::CsvReader(std::istream& in, CsvPosition start, CsvLimits limits, char
 bool CsvReader::Fill() {
   if (pos_ < buffer_.size()) return true;
   if (eof_) return false;
-  buffer_.resize(kChunkBytes);
-  in_.read(buffer_.data(), static_cast<std::streamsize>(kChunkBytes));
+  chunk_ = chunk_ == 0 ? kFirstChunkBytes : std::min(2 * chunk_, kChunkBytes);
+  buffer_.resize(chunk_);
+  in_.read(buffer_.data(), static_cast<std::streamsize>(chunk_));
   buffer_.resize(static_cast<size_t>(in_.gcount()));
   pos_ = 0;
   if (buffer_.empty()) {

@@ -87,6 +87,7 @@ class CsvReader {
   CsvLimits limits_;
   char separator_;
   std::string buffer_;
+  size_t chunk_ = 0;  // bytes the last read asked for
   size_t pos_ = 0;
   int64_t offset_ = 0;
   int64_t line_ = 1;
