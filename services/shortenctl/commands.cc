@@ -417,11 +417,11 @@ int RunKeys(const Options& options, const Args& args, Console io) {
 }
 
 bool IsCommand(absl::string_view command) {
-  for (absl::string_view known : {"shorten", "batch", "resolve", "get", "update", "list", "qr",
-                                  "revoke", "stats", "keys", "import", "export"}) {
+  for (absl::string_view known :
+       {"shorten", "batch", "resolve", "get", "update", "list", "qr", "revoke", "stats", "keys"}) {
     if (command == known) return true;
   }
-  return false;
+  return IsTransferCommand(command);
 }
 
 }  // namespace

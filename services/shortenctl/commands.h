@@ -38,13 +38,14 @@ struct Options {
   // --api_key_file: when set, Run reads the key from this file instead of
   // taking api_key (a bad file is a usage error). Default none.
   std::string api_key_file;
-  ShortenFlags shorten;    // flags of shorten and batch
-  KeyFlags keys;           // flags of keys create
-  StatsFlags stats;        // flags of stats
-  QrFlags qr;              // flags of qr
-  ListFlags list;          // flags of list
-  UpdateFlags update;      // flags of update (and get --history)
-  TransferFlags transfer;  // flags of import and export
+  ShortenFlags shorten;  // flags of shorten and batch
+  KeyFlags keys;         // flags of keys create
+  StatsFlags stats;      // flags of stats
+  QrFlags qr;            // flags of qr
+  ListFlags list;        // flags of list
+  UpdateFlags update;    // flags of update (and get --history)
+  // Flags of import and export.
+  TransferFlags transfer;
   // The flags the command line set, by name (a flag set to its default
   // still counts: update --max_clicks=0 removes a budget).
   std::set<std::string> flags_given;
