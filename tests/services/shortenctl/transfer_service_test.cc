@@ -148,6 +148,28 @@ TEST_CASE("shortenctl import killed half-way goes on when run again, creating no
   CHECK(ExportedUrls(ReadFile(f.Path("resume-out.csv"))).size() == kRows);
 }
 
+TEST_CASE("shortenctl import keeps within a key's rate limit: smaller calls, retry-after-ms",
+          "[services/shortenctl][pg][e2e]") {
+  CtlServiceFixture& f = Shared();
+  Outcome created = f.Run({"keys", "create", "--name=ctl-rated", "--scopes=shorten,stats",
+                           "--rate=400", "--burst=300"});
+  REQUIRE(created.exit_code == 0);
+  const std::string key_file = f.Path("ctl-rated.key");
+  std::filesystem::copy_file(f.stdout_path(), key_file);
+  std::filesystem::permissions(
+      key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::string text = "long_url\n";
+  for (int i = 0; i < 1200; ++i) absl::StrAppend(&text, "https://example.com/rated/", i, "\n");
+  Outcome imported =
+      f.RunWithoutKey({"--api_key_file=" + key_file, "import", Write(f, "rated.csv", text)});
+  INFO(imported.output);
+  REQUIRE(imported.exit_code == 0);
+  CHECK(absl::StrContains(imported.err, "exceed the burst of 300"));
+  CHECK(absl::StrContains(imported.err, "; sending 250 items per call from now on"));
+  CHECK(absl::StrContains(imported.err, "RESOURCE_EXHAUSTED: rate limit of api key \"ctl-rated\""));
+  CHECK(absl::StrContains(imported.err, "1200 rows: 1200 imported (1200 created, 0 there before)"));
+}
+
 TEST_CASE("shortenctl export of a label imports into another tenant, and --columns maps headers",
           "[services/shortenctl][pg][e2e]") {
   CtlServiceFixture& f = Shared();
