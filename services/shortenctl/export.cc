@@ -18,6 +18,7 @@
 #include "services/shortenctl/client.h"
 #include "services/shortenctl/csv.h"
 #include "services/shortenctl/files.h"
+#include "services/shortenctl/interrupt.h"
 #include "services/shortenctl/link_csv.h"
 #include "services/shortenctl/progress.h"
 #include "services/shortenctl/retry.h"
@@ -170,7 +171,17 @@ int Exporter::ListPages() {
   if (!client.ok()) return ReportServiceError(client.status(), options_.service, io_.err);
   progress_.emplace(io_.err, options_.transfer.progress, "export", "links", 0, links_);
   Backoff backoff(options_.transfer.retry_backoff);
+  InterruptWatch interrupt;
   while (!listing_done_) {
+    if (interrupt.interrupted()) {
+      progress_->Clear();
+      io_.err << "shortenctl: export: interrupted after " << links_ << " links; "
+              << (to_file_ ? "run the same command again to go on"
+                           : absl::StrCat("--page_token=", request_.page_token(),
+                                          " goes on from here (no header; >> FILE)"))
+              << "\n";
+      return kExitInterrupted;
+    }
     absl::StatusOr<v1::ListLinksResponse> page = client->ListLinks(request_);
     if (!page.ok()) {
       std::optional<absl::Duration> wait = backoff.Next(page.status());

@@ -23,6 +23,7 @@
 #include "services/shortenctl/csv.h"
 #include "services/shortenctl/files.h"
 #include "services/shortenctl/import_rows.h"
+#include "services/shortenctl/interrupt.h"
 #include "services/shortenctl/link_csv.h"
 #include "services/shortenctl/progress.h"
 #include "services/shortenctl/transfer_state.h"
@@ -63,6 +64,8 @@ class Importer {
     return ReportUsageError(message, UsageLine("import"), io_.err);
   }
   int Failed(const absl::Status& status);
+  // Stopped by Ctrl-C after a batch: says where to go on; kExitInterrupted.
+  int Interrupted();
   void Note(const std::string& line) {
     if (progress_ != nullptr) progress_->Clear();
     io_.err << "shortenctl: " << line << "\n";
@@ -99,6 +102,16 @@ class Importer {
   CsvOutputFile output_;
   int64_t rejects_on_stderr_ = 0;
 };
+
+int Importer::Interrupted() {
+  if (progress_ != nullptr) progress_->Clear();
+  io_.err << "shortenctl: import: interrupted: " << Summary() << "\n";
+  if (!options_.transfer.dry_run) {
+    io_.err << "shortenctl: run the same command again to go on from line " << resume_at_.line
+            << "\n";
+  }
+  return kExitInterrupted;
+}
 
 int Importer::Failed(const absl::Status& status) {
   if (progress_ != nullptr) progress_->Clear();
@@ -428,6 +441,7 @@ int Importer::Run(const std::string& path) {
   std::vector<PendingRow> batch;
   size_t batch_bytes = 0;
   CsvPosition read_through = resume_at_;  // the end of the last record read whole
+  InterruptWatch interrupt;
   for (;;) {
     absl::StatusOr<std::optional<CsvRecord>> record = reader.Next();
     const bool end = !record.ok() || !record->has_value();
@@ -437,10 +451,12 @@ int Importer::Run(const std::string& path) {
       if (batch.back().request.has_value()) batch_bytes += batch.back().request->ByteSizeLong();
     }
     const int max_items = sender_ != nullptr ? sender_->max_items() : kMaxBatchItems;
-    if (end || static_cast<int>(batch.size()) >= max_items || batch_bytes >= kMaxBatchBytes) {
+    if (end || static_cast<int>(batch.size()) >= max_items || batch_bytes >= kMaxBatchBytes ||
+        interrupt.interrupted()) {
       if (absl::Status done = ProcessBatch(batch); !done.ok()) return Failed(done);
       if (absl::Status saved = SaveState(read_through); !saved.ok()) return Failed(saved);
       batch_bytes = 0;
+      if (interrupt.interrupted() && !end) return Interrupted();
     }
     progress_->Update(counts_.rows + static_cast<int64_t>(batch.size()), read_through.offset);
     if (!record.ok()) {

@@ -135,7 +135,8 @@ std::string UsageText() {
          "              --service_tls_ca=CA.pem (TLS), with --service_tls_cert=C.pem\n"
          "              --service_tls_key=K.pem (mutual TLS)\n"
          "exit status: 0 ok, 1 error from the service or the connection (or writing\n"
-         "             --csv_top or qr's -o), or rows import rejected, 2 usage error\n";
+         "             --csv_top or qr's -o), or rows import rejected, 2 usage error,\n"
+         "             130 import or export stopped by Ctrl-C (run it again to go on)\n";
 }
 
 }  // namespace shortener::ctl

@@ -3,6 +3,7 @@
 // codes and rejects, retries, interruption and resuming, and export's
 // output re-imported.
 #include <grpcpp/grpcpp.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
@@ -27,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "services/shortenctl/commands.h"
+#include "services/shortenctl/interrupt.h"
 #include "services/shortenctl/progress.h"
 #include "shortener/v1/shortener.grpc.pb.h"
 
@@ -64,6 +66,7 @@ class ScriptedService final : public v1::ShortenService::Service {
     }
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(request->requests_size());
+    if (static_cast<int>(calls.size()) == ctrl_c_on_call) raise(SIGINT);
     if (grpc::Status failed = Fail(ctx, failures); !failed.ok()) return failed;
     if (request->requests_size() > burst) {
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -81,6 +84,7 @@ class ScriptedService final : public v1::ShortenService::Service {
                          v1::ListLinksResponse* response) override {
     std::lock_guard<std::mutex> lock(mu);
     list_requests.push_back(*request);
+    if (static_cast<int>(list_requests.size()) == ctrl_c_on_call) raise(SIGINT);
     if (grpc::Status failed = Fail(ctx, list_failures); !failed.ok()) return failed;
     size_t from = 0;
     if (!request->page_token().empty() && !absl::SimpleAtoi(request->page_token(), &from)) {
@@ -97,8 +101,9 @@ class ScriptedService final : public v1::ShortenService::Service {
   std::deque<Failure> failures;
   std::deque<Failure> list_failures;
   int burst = 1000;
-  int slow_above = 0;                     // calls of more items answer after 600 ms; 0: none
-  std::vector<int> calls;                 // items per BatchShorten call, failed ones too
+  int slow_above = 0;      // calls of more items answer after 600 ms; 0: none
+  int ctrl_c_on_call = 0;  // the process gets SIGINT during this call (from 1); 0: never
+  std::vector<int> calls;  // items per BatchShorten call, failed ones too
   std::vector<v1::ShortenRequest> items;  // every item answered
   std::vector<v1::ListLinksRequest> list_requests;
   std::vector<v1::Link> links;  // created, in order
@@ -462,6 +467,29 @@ TEST_CASE("import stops at a quote left open, after the rows before it, and goes
   CHECK(absl::StrContains(f.err_text, "going on from line 3002"));
   CHECK(f.service.items.size() == 3001);
   CHECK(f.service.links.back().long_url() == "https://e.com/closed");
+}
+
+TEST_CASE("Ctrl-C stops import and export after the batch or page in hand, saying where to go on",
+          "[services/shortenctl][import]") {
+  TransferFixture f;
+  const std::string file = f.Write("links.csv", LinksCsv(3000));
+  f.service.ctrl_c_on_call = 2;
+  CHECK(f.Run({"import", file}) == kExitInterrupted);
+  CHECK(f.err_text ==
+        "shortenctl: import: interrupted: 2000 rows: 2000 imported (2000 created, 0 there "
+        "before), 0 rejected\n"
+        "shortenctl: run the same command again to go on from line 2002\n");
+  f.service.ctrl_c_on_call = 0;
+  REQUIRE(f.Run({"import", file}) == kExitOk);
+  CHECK(f.service.items.size() == 3000);
+
+  f.options.list.page_size = "1000";
+  f.service.ctrl_c_on_call = 2;
+  CHECK(f.Run({"export"}) == kExitInterrupted);
+  CHECK(Lines(f.out_text).size() == 2001);
+  CHECK(f.err_text ==
+        "shortenctl: export: interrupted after 2000 links; --page_token=2000 goes on from here "
+        "(no header; >> FILE)\n");
 }
 
 TEST_CASE("import refuses what it cannot use before calling the service",
