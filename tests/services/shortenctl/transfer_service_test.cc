@@ -69,6 +69,7 @@ TEST_CASE("shortenctl import keeps codes as aliases, sets labels and expiry, and
   CHECK(absl::StrContains(first.err,
                           "import: 8 rows: 3 imported (3 created, 0 there before), 5 rejected"));
   CHECK(absl::StrContains(first.err, "; 2 rejected for their code: --codes=keep_or_new"));
+  CHECK_FALSE(absl::StrContains(first.err, "\r"));  // no progress line: stderr is a file
   const std::vector<std::string> rejects = CsvLines(ReadFile(f.Path("rej.csv")));
   REQUIRE(rejects.size() == 6);
   CHECK(rejects[0] ==
