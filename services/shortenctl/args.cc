@@ -187,18 +187,23 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ParseLabelFlags(absl::string_view text) {
+  return ParseLabelList("--label", text);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseLabelList(absl::string_view name,
+                                                                  absl::string_view text) {
   std::map<std::string, std::string> labels;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     item = absl::StripAsciiWhitespace(item);
     const size_t eq = item.find('=');
     if (eq == absl::string_view::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--label: expected KEY=VALUE, got \"", absl::CHexEscape(item), "\""));
+          absl::StrCat(name, ": expected KEY=VALUE, got \"", absl::CHexEscape(item), "\""));
     }
     const std::string key(item.substr(0, eq));
     if (!labels.emplace(key, std::string(item.substr(eq + 1))).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--label: key \"", absl::CHexEscape(key), "\" given twice"));
+          absl::StrCat(name, ": key \"", absl::CHexEscape(key), "\" given twice"));
     }
   }
   return labels;

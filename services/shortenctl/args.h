@@ -102,6 +102,28 @@ struct ListFlags {
   }
 };
 
+// What `import` and `export` ask for besides list's flags, --label,
+// --tenant and -o (import.h, export.h). Empty strings mean "not given".
+struct TransferFlags {
+  std::string columns;          // --columns: THEIRS:OURS,... header renames (import)
+  bool ignore_columns = false;  // --ignore_columns: skip unknown columns (import)
+  std::string codes;            // --codes: keep|keep_or_new|new; default keep (import)
+  std::string rejects;          // --rejects: CSV of the rows not imported (import)
+  std::string delimiter;        // --delimiter: , ; tab |; default ","
+  std::string state_file;       // --state_file: default FILE.import-state / FILE.export-state
+  bool restart = false;         // --restart: ignore a state file, start from the top
+  bool dry_run = false;         // --dry_run: check every row, call nothing (import)
+  // Not flags: main.cc sets `progress` when stderr is a terminal; tests
+  // shorten the first retry's wait.
+  bool progress = false;
+  absl::Duration retry_backoff = absl::Milliseconds(500);
+
+  bool AnySet() const {
+    return !columns.empty() || ignore_columns || !codes.empty() || !rejects.empty() ||
+           !delimiter.empty() || !state_file.empty() || restart || dry_run;
+  }
+};
+
 // The absolute time an --expire value names, relative to `now` for durations.
 // Accepts an RFC 3339 time ("2027-01-01T00:00:00Z", offsets, fractions), a
 // date ("2027-01-01", midnight UTC), an absl duration ("24h", "1h30m") or a
@@ -123,6 +145,10 @@ absl::StatusOr<v1::ShortenRequest> BuildShortenRequest(absl::string_view long_ur
 // --label for an item without "=" or a key given twice; whether keys and
 // values follow the label rule is the server's to judge.
 absl::StatusOr<std::map<std::string, std::string>> ParseLabelFlags(absl::string_view text);
+
+// The same for a list named `name` ("labels": import's column).
+absl::StatusOr<std::map<std::string, std::string>> ParseLabelList(absl::string_view name,
+                                                                  absl::string_view text);
 
 // The GetClickStatsRequest.filter of `stats --label`: labels.KEY = "VALUE",
 // joined with AND when there are several (the server answers which it

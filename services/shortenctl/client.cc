@@ -4,10 +4,12 @@
 
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "lib/grpcutil/api_key_channel.h"
 #include "lib/grpcutil/status.h"
+#include "services/shortenctl/retry.h"
 
 namespace shortener::ctl {
 namespace {
@@ -62,7 +64,16 @@ absl::StatusOr<Response> ShortenClient::Call(grpc::Status (v1::ShortenService::S
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-  if (!status.ok()) return grpcutil::FromGrpcStatus(status);
+  if (!status.ok()) {
+    absl::Status error = grpcutil::FromGrpcStatus(status);
+    // A rate limit's wait (retry.h): import and export honour it.
+    const auto& trailers = context.GetServerTrailingMetadata();
+    if (auto it = trailers.find("retry-after-ms"); it != trailers.end()) {
+      error.SetPayload(kRetryAfterPayload,
+                       absl::Cord(std::string(it->second.data(), it->second.size())));
+    }
+    return error;
+  }
   return response;
 }
 

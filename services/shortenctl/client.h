@@ -31,7 +31,9 @@ class ShortenClient {
                                                absl::Duration timeout, const std::string& api_key);
 
   // Each call: the RPC with a deadline of `timeout` from now; the server's
-  // status (DEADLINE_EXCEEDED when the deadline passes) on failure.
+  // status (DEADLINE_EXCEEDED when the deadline passes) on failure, with
+  // its `retry-after-ms` trailing metadata, when it has one, as the payload
+  // kRetryAfterPayload (retry.h).
   absl::StatusOr<v1::ShortenResponse> Shorten(const v1::ShortenRequest& request);
   absl::StatusOr<v1::BatchShortenResponse> BatchShorten(const v1::BatchShortenRequest& request);
   absl::StatusOr<v1::ResolveResponse> Resolve(const v1::ResolveRequest& request);

@@ -1,11 +1,6 @@
 #include "services/shortenctl/commands.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <istream>
 #include <map>
@@ -20,8 +15,10 @@
 #include "services/shortenctl/args.h"
 #include "services/shortenctl/bulk_commands.h"
 #include "services/shortenctl/client.h"
+#include "services/shortenctl/files.h"
 #include "services/shortenctl/format.h"
 #include "services/shortenctl/stats_csv.h"
+#include "services/shortenctl/transfer.h"
 
 namespace shortener::ctl {
 namespace {
@@ -191,39 +188,6 @@ int RunLinkCommand(absl::string_view command, const Options& options, const Args
   if (!link.ok()) return ReportServiceError(link.status(), options.service, io.err);
   io.out << FormatLink(*link, options.json);
   return kExitOk;
-}
-
-// Writes `content` to `path` whole or not at all: into a new temporary file
-// beside it (mkstemp: never one that exists), flushed to disk, then renamed
-// over `path`; the temporary file is removed on any failure. The file gets
-// the mode a new file would (0666 less the umask). The error names `path`.
-absl::Status ReplaceFile(const std::string& path, const std::string& content) {
-  auto failed = [&path](int error) {
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
-  };
-  std::string temporary = path + ".XXXXXX";
-  const int fd = mkstemp(temporary.data());
-  if (fd < 0) return failed(errno);
-  const mode_t mask = umask(0);
-  umask(mask);
-  int error = fchmod(fd, 0666 & ~mask) == 0 ? 0 : errno;
-  for (size_t done = 0; error == 0 && done < content.size();) {
-    const ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = errno;
-    } else {
-      done += static_cast<size_t>(n);
-    }
-  }
-  if (error == 0 && fsync(fd) != 0) error = errno;
-  if (close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    unlink(temporary.c_str());
-    return failed(error);
-  }
-  return absl::OkStatus();
 }
 
 int RunQr(const Options& options, const Args& args, Console io) {
@@ -458,7 +422,7 @@ bool IsCommand(absl::string_view command) {
                                   "revoke", "delete", "stats", "keys"}) {
     if (command == known) return true;
   }
-  return false;
+  return IsTransferCommand(command);
 }
 
 }  // namespace
@@ -498,6 +462,13 @@ int Run(const Options& options, const std::vector<std::string>& args, Console io
   if (!IsCommand(command)) {
     return ReportUsageError(absl::StrCat("unknown command \"", command, "\""), UsageLine(""),
                             io.err);
+  }
+  if (IsTransferCommand(command)) return RunTransfer(command, options, rest, io);  // own checks
+  if (options.transfer.AnySet()) {
+    return ReportUsageError(
+        "--columns, --ignore_columns, --codes, --rejects, --delimiter, --state_file, --restart and "
+        "--dry_run apply to import and export only",
+        UsageLine(command), io.err);
   }
   // --tenant also names whose links stats --label counts (RunStats checks
   // the rest); every other keys flag is keys create's alone.

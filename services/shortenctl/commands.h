@@ -44,6 +44,8 @@ struct Options {
   QrFlags qr;            // flags of qr
   ListFlags list;        // flags of list
   UpdateFlags update;    // flags of update (and get --history)
+  // Flags of import and export.
+  TransferFlags transfer;
   // The flags the command line set, by name (a flag set to its default
   // still counts: update --max_clicks=0 removes a budget).
   std::set<std::string> flags_given;

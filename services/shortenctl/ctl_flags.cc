@@ -1,5 +1,7 @@
 #include "services/shortenctl/ctl_flags.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -77,7 +79,8 @@ ABSL_FLAG(std::string, csv_top, "",
           "stdout after the buckets and an empty line; implies --csv");
 
 ABSL_FLAG(std::string, output, "",
-          "qr: the file to write the image to, - for stdout (required; -o FILE also works)");
+          "qr: the file to write the image to, - for stdout (required; -o FILE also works); "
+          "export: the CSV file (default stdout); import: a CSV of the links made");
 ABSL_FLAG(std::string, format, "",
           "qr: png|svg (default: svg for an --output ending in .svg, else png)");
 ABSL_FLAG(std::string, size, "", "qr: width and height in pixels, 64-4096 (default 256)");
@@ -101,6 +104,26 @@ ABSL_FLAG(bool, all, false, "list: every page, printed as each arrives");
 ABSL_FLAG(std::string, url, "", "update: the link's new target");
 ABSL_FLAG(bool, clear_labels, false, "update: remove every label of the link");
 ABSL_FLAG(bool, history, false, "get: also every change made to the link (who, when, what)");
+
+ABSL_FLAG(std::string, columns, "",
+          "import: THEIRS:OURS,... names of the file's columns for ours (slug:code,"
+          "destination:long_url); THEIRS:- ignores a column");
+ABSL_FLAG(bool, ignore_columns, false,
+          "import: ignore columns that are not ours instead of refusing");
+ABSL_FLAG(std::string, codes, "",
+          "import: keep (default: the code becomes the alias, or the row is rejected), "
+          "keep_or_new (a new code when it cannot be kept) or new (ignore codes)");
+ABSL_FLAG(std::string, rejects, "",
+          "import: write the rows not imported to this CSV file, with import_line and "
+          "import_error");
+ABSL_FLAG(std::string, delimiter, "",
+          "import, export: what separates the fields: , (default), ; (spreadsheets in many "
+          "locales), tab or |");
+ABSL_FLAG(std::string, state_file, "",
+          "import, export: where to keep how far it got (default FILE.import-state, "
+          "-o's FILE.export-state)");
+ABSL_FLAG(bool, restart, false, "import, export: ignore the state file of an earlier run");
+ABSL_FLAG(bool, dry_run, false, "import: check every row, create nothing");
 
 namespace shortener::ctl {
 
@@ -148,6 +171,15 @@ Options OptionsFromFlags() {
   options.update.url = absl::GetFlag(FLAGS_url);
   options.update.clear_labels = absl::GetFlag(FLAGS_clear_labels);
   options.update.history = absl::GetFlag(FLAGS_history);
+  options.transfer.columns = absl::GetFlag(FLAGS_columns);
+  options.transfer.ignore_columns = absl::GetFlag(FLAGS_ignore_columns);
+  options.transfer.codes = absl::GetFlag(FLAGS_codes);
+  options.transfer.rejects = absl::GetFlag(FLAGS_rejects);
+  options.transfer.delimiter = absl::GetFlag(FLAGS_delimiter);
+  options.transfer.state_file = absl::GetFlag(FLAGS_state_file);
+  options.transfer.restart = absl::GetFlag(FLAGS_restart);
+  options.transfer.dry_run = absl::GetFlag(FLAGS_dry_run);
+  options.transfer.progress = isatty(STDERR_FILENO) == 1;  // a progress line for people only
   return options;
 }
 

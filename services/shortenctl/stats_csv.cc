@@ -7,7 +7,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "services/shortenctl/format.h"
@@ -18,22 +17,9 @@ namespace {
 constexpr absl::string_view kLineEnd = "\r\n";
 constexpr absl::string_view kTopPrefix = "top_";
 
-// Characters that make a spreadsheet read a cell as a formula (OWASP's CSV
-// injection list).
-bool StartsLikeFormula(absl::string_view text) {
-  return !text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@' ||
-                           text[0] == '\t' || text[0] == '\r');
-}
-
 std::string ErrnoText() { return std::strerror(errno); }
 
 }  // namespace
-
-std::string CsvCell(absl::string_view text) {
-  std::string cell = StartsLikeFormula(text) ? absl::StrCat("'", text) : std::string(text);
-  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
-  return absl::StrCat("\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\"");
-}
 
 std::string FormatBucketsCsv(const v1::GetClickStatsResponse& response) {
   std::string out = absl::StrCat("start_time,human_clicks,bot_clicks,unique_visitors", kLineEnd);

@@ -10,10 +10,8 @@
 //            reflection, so lists added to the proto appear without a
 //            change here), in the proto's field order; list is the field
 //            name without "top_" ("browsers", "cities"), rank from 1
-// A cell holding a comma, a double quote, CR or LF is quoted (quotes
-// doubled). A value that starts with = + - @ TAB or CR gets a leading
-// single quote first, so that a spreadsheet shows it as text rather than
-// running it as a formula (referrer hosts and city names come from
+// Cells are csv.h's CsvCell: quoted when they need to be, and guarded
+// against formula injection (referrer hosts and city names come from
 // outsiders).
 //
 // The formatting functions are pure and thread-safe; WriteClickStatsCsv
@@ -27,13 +25,10 @@
 #include "absl/strings/string_view.h"
 #include "services/shortenctl/args.h"
 #include "services/shortenctl/commands.h"
+#include "services/shortenctl/csv.h"  // CsvCell
 #include "shortener/v1/shortener.pb.h"
 
 namespace shortener::ctl {
-
-// `text` as one CSV cell: guarded against formula injection, then quoted
-// if it needs to be (see above).
-std::string CsvCell(absl::string_view text);
 
 // The buckets table, header included.
 std::string FormatBucketsCsv(const v1::GetClickStatsResponse& response);

@@ -34,6 +34,17 @@ std::string UsageLine(absl::string_view command) {
            "[--order_by=\"create_time desc\"|create_time|\"click_count desc\"] [--page_size=N] "
            "[--page_token=T | --all] [--tenant=T]";
   }
+  if (command == "import") {
+    return "usage: shortenctl import FILE [--columns=THEIRS:OURS,...] [--ignore_columns] "
+           "[--codes=keep|keep_or_new|new] [--rejects=FILE] [-o FILE] [--label=K=V ...] "
+           "[--force_new] [--delimiter=,|;|tab|\"|\"] [--dry_run] [--state_file=PATH] "
+           "[--restart]";
+  }
+  if (command == "export") {
+    return "usage: shortenctl export [--label=K=V ...] [--filter=EXPR] [--order_by=ORDER] "
+           "[--tenant=T] [--delimiter=,|;|tab|\"|\"] [-o FILE [--state_file=PATH] [--restart] | "
+           "--page_token=T]";
+  }
   if (command == "qr") {
     return "usage: shortenctl qr CODE -o FILE|- [--format=png|svg] [--size=PX] [--margin=MODULES] "
            "[--level=L|M|Q|H]";
@@ -57,8 +68,8 @@ std::string UsageLine(absl::string_view command) {
            "keys revoke ID";
   }
   return "usage: shortenctl [--service=HOST:PORT] [--api_key_file=PATH] [--json] [--timeout=5s] "
-         "shorten|batch|resolve|get|update|list|qr|revoke|delete|stats|keys ARGS (shortenctl "
-         "--help for more)";
+         "shorten|batch|resolve|get|update|list|qr|revoke|delete|stats|keys|import|export ARGS "
+         "(shortenctl --help for more)";
 }
 
 std::string UsageText() {
@@ -89,6 +100,18 @@ std::string UsageText() {
          "                 AND long_url_host = \"example.com\"' choose links,\n"
          "                 --order_by='click_count desc' (or create_time) orders them;\n"
          "                 --tenant=T: tenant T's links (admin keys only)\n"
+         "  import FILE    links from a CSV file with a header row: long_url, and code\n"
+         "                 (kept as the alias), labels (k=v,k2=v2), expire_time (RFC 3339),\n"
+         "                 redirect_type, max_clicks; --columns=slug:code,url:long_url\n"
+         "                 names yours; 1000 rows per call, safe to run again; an\n"
+         "                 interrupted run goes on where it stopped (FILE.import-state);\n"
+         "                 --rejects=FILE: the rows not imported, with why; -o FILE: the\n"
+         "                 new links; --codes=keep_or_new: a new code where the old one\n"
+         "                 cannot be kept; --dry_run checks without creating;\n"
+         "                 --delimiter=';' (or tab) for files not separated by commas\n"
+         "  export         your links as CSV in import's columns (-o FILE, or stdout),\n"
+         "                 chosen as list chooses them (--label, --filter, --order_by,\n"
+         "                 --tenant); an interrupted -o FILE export goes on where it stopped\n"
          "  qr CODE -o FILE  the link's short URL as a QR code image: PNG, or SVG for\n"
          "                 a FILE ending in .svg (--format=png|svg); --size=PX (64-4096,\n"
          "                 default 256), --margin=MODULES (0-16, default 4),\n"
@@ -124,7 +147,8 @@ std::string UsageText() {
          "              --service_tls_ca=CA.pem (TLS), with --service_tls_cert=C.pem\n"
          "              --service_tls_key=K.pem (mutual TLS)\n"
          "exit status: 0 ok, 1 error from the service or the connection (or writing\n"
-         "             --csv_top or qr's -o), 2 usage error\n";
+         "             --csv_top or qr's -o), or rows import rejected, 2 usage error,\n"
+         "             130 import or export stopped by Ctrl-C (run it again to go on)\n";
 }
 
 }  // namespace shortener::ctl

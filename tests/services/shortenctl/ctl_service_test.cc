@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "lib/grpcutil/status.h"
+#include "tests/services/shortenctl/ctl_service_fixture.h"
 #include "tests/support/pg_cluster.h"
 #include "tests/support/qr_decode.h"
 #include "tests/support/service_process.h"
@@ -26,114 +27,6 @@
 
 namespace shortener::testing {
 namespace {
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;     // stdout
-  std::string err;     // stderr
-  std::string output;  // stdout, then stderr
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// One cluster and one service for the whole file: every test uses URLs and
-// aliases of its own.
-class CtlServiceFixture {
- public:
-  CtlServiceFixture() {
-    // A key in the tester's environment must not stand in for the ones the
-    // tests choose.
-    unsetenv("SHORTENER_API_KEY");
-    char dir_template[] = "/tmp/ctl_service_test.XXXXXX";
-    REQUIRE(mkdtemp(dir_template) != nullptr);
-    dir_ = dir_template;
-    auto cluster = PgCluster::Start();
-    if (!cluster.ok()) FAIL(cluster.status().ToString());
-    cluster_ = *std::move(cluster);
-    ServiceProcessOptions options;
-    options.conninfo = cluster_->ConnInfo();
-    options.base_url = "https://sho.rt/";
-    auto service = ServiceProcess::Start(options);
-    if (!service.ok()) FAIL(service.status().ToString());
-    service_ = *std::move(service);
-  }
-  ~CtlServiceFixture() {
-    // ServiceProcess leaves its temp dir (secret, log) behind: remove it too.
-    const std::filesystem::path service_dir =
-        std::filesystem::path(service_->log_path()).parent_path();
-    service_.reset();
-    cluster_.reset();
-    std::filesystem::remove_all(service_dir);
-    std::filesystem::remove_all(dir_);
-  }
-
-  // Runs shortenctl --service=<the service> --api_key_file=<admin key>
-  // args..., with `input` as a file named by "@input" in args.
-  Outcome Run(std::vector<std::string> args, const std::string& input = "") {
-    args.insert(args.begin(), "--api_key_file=" + admin_key_file());
-    return RunWithoutKey(std::move(args), input);
-  }
-
-  // Runs shortenctl --service=<the service> args...: no key unless args or
-  // the environment give one. stdout also stays in stdout_path() until the
-  // next run.
-  Outcome RunWithoutKey(std::vector<std::string> args, const std::string& input = "") {
-    const std::string err_path = dir_ + "/err";
-    const std::string in_path = dir_ + "/in";
-    std::filesystem::remove(stdout_path());
-    std::filesystem::remove(err_path);
-    std::ofstream(in_path) << input;
-    for (std::string& a : args) {
-      if (a == "@input") a = in_path;
-    }
-    // Subprocess sends stdout and stderr to one file; a shell keeps them
-    // apart, as a user's `> FILE` would.
-    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>'" + err_path + "'",
-                                     BinaryPath("shortenctl"), "--service=" + service_->target()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto child = Subprocess::Spawn(argv, stdout_path());
-    REQUIRE(child.ok());
-    std::optional<int> code = child->Wait(absl::Seconds(20));
-    REQUIRE(code.has_value());
-    Outcome outcome{*code, ReadFile(stdout_path()), ReadFile(err_path), ""};
-    outcome.output = outcome.out + outcome.err;
-    return outcome;
-  }
-
-  std::string stdout_path() const { return dir_ + "/out"; }
-  ServiceProcess& service() { return *service_; }
-  // The key ServiceProcess had the service make (--bootstrap_admin_key_file).
-  const std::string& admin_key_file() const { return service_->admin_key_file(); }
-  // A path in the fixture's temp dir.
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-  std::unique_ptr<PgCluster> cluster_;
-  std::unique_ptr<ServiceProcess> service_;
-};
-
-// Destroyed at normal exit, which stops the service and the cluster.
-CtlServiceFixture& Shared() {
-  static CtlServiceFixture fixture;
-  return fixture;
-}
-
-// The value of row `label` in shortenctl's human output ("  code     abc").
-std::string Row(const std::string& output, const std::string& label) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    const std::string prefix = "  " + label + " ";
-    if (absl::StartsWith(line, prefix)) {
-      return std::string(absl::StripLeadingAsciiWhitespace(line.substr(prefix.size())));
-    }
-  }
-  return "";
-}
 
 TEST_CASE("shortenctl shorten, resolve, get, revoke against the real service",
           "[services/shortenctl][pg][e2e]") {
@@ -215,33 +108,6 @@ TEST_CASE("shortenctl batch shortens a file, one line per URL", "[services/short
   CHECK(absl::StartsWith(lines[1], "error: INVALID_ARGUMENT: "));
   CHECK(absl::EndsWith(lines[2], "\thttps://example.com/b3"));
   CHECK(lines[3] == "shortenctl: 1 of 3 URLs failed");
-}
-
-// A key made with `keys create` and kept as `> FILE` keeps it.
-struct CreatedKey {
-  std::string file;  // holds exactly what keys create printed on stdout
-  std::string key;
-  std::string id;
-};
-
-// keys create --name=name --scopes=scopes with the admin key.
-CreatedKey CreateKey(CtlServiceFixture& f, const std::string& name, const std::string& scopes) {
-  Outcome created = f.Run({"keys", "create", "--name=" + name, "--scopes=" + scopes});
-  INFO(created.output);
-  REQUIRE(created.exit_code == 0);
-  CreatedKey result;
-  result.file = f.Path(name + ".key");
-  std::filesystem::copy_file(f.stdout_path(), result.file);
-  // As `(umask 077; shortenctl keys create ... > FILE)` makes it: a key file
-  // others can read is warned about on every use.
-  std::filesystem::permissions(
-      result.file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  result.key = std::string(absl::StripTrailingAsciiWhitespace(created.out));
-  // "api key 7 "name" created: ...": the id is the third word.
-  std::vector<std::string> words = absl::StrSplit(created.err, ' ');
-  REQUIRE(words.size() > 3);
-  result.id = words[2];
-  return result;
 }
 
 TEST_CASE("shortenctl keys create prints the key alone on stdout, the note on stderr",
