@@ -67,7 +67,12 @@ void AppendJsonString(absl::string_view text, std::string& out) {
   out.push_back('"');
 }
 
-std::string Str(google::protobuf::StringPiece s) { return std::string(s.data(), s.size()); }
+// A JSON parser's message up to its first line end (it adds the input's
+// text and a caret below).
+std::string Str(google::protobuf::StringPiece s) {
+  const absl::string_view text(s.data(), s.size());
+  return std::string(absl::StripTrailingAsciiWhitespace(text.substr(0, text.find('\n'))));
+}
 
 bool IsJsonMediaType(absl::string_view content_type) {
   const absl::string_view type =
@@ -354,7 +359,11 @@ absl::StatusOr<HttpAnswer> EncodeResponse(const HttpRoute& route, absl::string_v
     if (answer.content_type.empty()) answer.content_type = "application/octet-stream";
     return answer;
   }
-  const auto printed = google::protobuf::util::MessageToJsonString(response, &answer.body);
+  google::protobuf::util::JsonPrintOptions options;
+  // Zeros, false and empty lists too ("created": false, "humanClicks": 0):
+  // a client reading JSON should not have to know proto3's defaults.
+  options.always_print_primitive_fields = true;
+  const auto printed = google::protobuf::util::MessageToJsonString(response, &answer.body, options);
   if (!printed.ok()) {
     return absl::InternalError(absl::StrCat("response as JSON: ", Str(printed.message())));
   }

@@ -64,11 +64,11 @@ struct HttpAnswer {
 };
 
 // The answer for `response` (the method's output) to a request for
-// `path`: JSON of the whole message, or the raw bytes of response_body with
-// the message's content_type. A response with a true `created` field and a
-// `code` is 201 Created with Location: `path`/code (POST /v1/links); with a
-// false one it stays 200. INTERNAL if the message cannot be written as
-// JSON (not valid UTF-8).
+// `path`: JSON of the whole message (every scalar and list printed, zeros
+// and empty ones too; unset messages and optional fields left out), or the
+// raw bytes of response_body with the message's content_type. A response with a true `created`
+// field and a `code` is 201 Created with Location: `path`/code (POST /v1/links); with a false one
+// it stays 200. INTERNAL if the message cannot be written as JSON (not valid UTF-8).
 absl::StatusOr<HttpAnswer> EncodeResponse(const HttpRoute& route, absl::string_view path,
                                           const google::protobuf::Message& response);
 

@@ -214,6 +214,8 @@ TEST_CASE("answers are proto3 JSON, raw bytes, or 201 with Location for a new li
   REQUIRE(answer.ok());
   CHECK(answer->status == 200);
   CHECK(answer->location.empty());
+  // Zeros and false are printed: a client need not know proto3's defaults.
+  CHECK(absl::StrContains(answer->body, R"("created":false)"));
 
   const RouteMatch png = *Routes().Find("GET", "/v1/links/Ab3x/qr.png", &allow);
   v1::QrCode qr;
