@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -231,7 +232,11 @@ absl::Status RunServer(const ServerConfig& unchecked) {
   SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                              grpcutil::MakeServerCredentials(config.tls));
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(valid));
-  ServiceMetrics metrics([&parts, &config] { return GatherStats(*parts, config); });
+  // Set once the HTTP/JSON API listens; read by scrapes on the admin thread.
+  std::atomic<const edge::http::HttpServer*> http_api_stats{nullptr};
+  ServiceMetrics metrics([&parts, &config, &http_api_stats] {
+    return GatherStats(*parts, config, http_api_stats.load());
+  });
   edge::AdminHandler admin_handler(edge::AdminSources{
       [&metrics] { return metrics.Render(); }, [&parts] { return parts->readiness->Ready(); }});
   std::unique_ptr<edge::http::HttpServer> admin;
@@ -246,6 +251,7 @@ absl::Status RunServer(const ServerConfig& unchecked) {
   std::unique_ptr<http::ApiHandler> api_handler;
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<edge::http::HttpServer> http_api,
                              StartHttpApi(config, *server, api_handler));
+  http_api_stats.store(http_api.get());
   parts->readiness->SetServing(true);
   const int signo = ::shortener::WaitForTermination([&parts] { ReloadFiles(*parts); });
   Drain(config, signo, *server, *parts, admin.get(), http_api.get());

@@ -10,8 +10,8 @@
 //  - a refusal has an HTTP status of 400, 404, 405 (then Allow is set and
 //    the route's path exists with another method) or 415, and its
 //    google.rpc.Status JSON names its code;
-//  - a request built is a valid message of the route's input type, its
-//    path variables hold what the path said;
+//  - a request built is a valid message of the route's input type that
+//    parses back from its wire form (its strings UTF-8);
 //  - a route found for a path is found again for the same path.
 #include <google/protobuf/message.h>
 
@@ -81,6 +81,10 @@ void FuzzOne(absl::string_view input) {
   FUZZ_CHECK(request->IsInitialized());
   std::string wire;
   FUZZ_CHECK(request->SerializeToString(&wire));
+  // What the service will parse: a proto3 string that is no UTF-8 would
+  // fail the whole call there.
+  std::unique_ptr<google::protobuf::Message> parsed(request->New());
+  FUZZ_CHECK(parsed->ParseFromString(wire));
   // The answer side with an empty response of the method.
   std::unique_ptr<google::protobuf::Message> response(
       google::protobuf::MessageFactory::generated_factory()

@@ -20,22 +20,23 @@
 #include "services/shorten/http/transcoder.h"
 
 namespace shortener::service::http {
-namespace {
-
-using google::protobuf::Message;
-
-constexpr size_t kMaxRequestLine = 8 * 1024;
 
 // One request on its way through the in-process gRPC call.
-struct Call {
+struct ApiHandler::Call {
   grpc::ClientContext context;
-  std::unique_ptr<Message> request;
-  std::unique_ptr<Message> response;
+  std::unique_ptr<google::protobuf::Message> request;
+  std::unique_ptr<google::protobuf::Message> response;
   edge::http::DeferredResponse deferred;
   const HttpRoute* route = nullptr;
   std::string path;
   bool keep_alive = true;
 };
+
+namespace {
+
+using google::protobuf::Message;
+
+constexpr size_t kMaxRequestLine = 8 * 1024;
 
 std::unique_ptr<Message> NewMessage(const google::protobuf::Descriptor* type) {
   return std::unique_ptr<Message>(
@@ -77,7 +78,7 @@ bool IsVisibleAscii(absl::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
 }
 
-std::string Answer(Call& call, const grpc::Status& status) {
+std::string Answer(ApiHandler::Call& call, const grpc::Status& status) {
   std::string out;
   const std::string date = DateNow();
   if (!status.ok()) {
@@ -143,47 +144,53 @@ ApiHandler::ApiHandler(RouteTable routes, std::shared_ptr<grpc::Channel> channel
 
 void ApiHandler::Handle(edge::http::Exchange& exchange) {
   const edge::http::Request& request = exchange.request();
-  const size_t question = request.target.find('?');
-  const absl::string_view path = request.target.substr(0, question);
-  const absl::string_view query =
-      question == absl::string_view::npos ? "" : request.target.substr(question + 1);
-  auto refuse = [&](const absl::Status& status, absl::string_view extra_headers) {
-    AppendErrorResponse(status, request.keep_alive, exchange.http_date(), extra_headers,
-                        exchange.out());
-  };
-  std::string allow;
-  absl::StatusOr<RouteMatch> match = routes_.Find(request.method, path, &allow);
-  if (!match.ok()) {
-    return refuse(match.status(), allow.empty() ? "" : absl::StrCat("Allow: ", allow, "\r\n"));
+  std::string extra_headers;
+  absl::StatusOr<std::unique_ptr<Call>> call = Decode(request, &extra_headers);
+  if (!call.ok()) {
+    return AppendErrorResponse(call.status(), request.keep_alive, exchange.http_date(),
+                               extra_headers, exchange.out());
   }
-  const google::protobuf::MethodDescriptor* method = match->route->method;
-  auto call = std::make_unique<Call>();
-  call->request = NewMessage(method->input_type());
-  call->response = NewMessage(method->output_type());
-  const absl::Status built = BuildRequest(
-      *match, HttpRequestParts{query, request.content_type, request.body}, call->request.get());
-  if (!built.ok()) return refuse(built, "");
-  if (!request.authorization.empty()) {
-    if (!IsVisibleAscii(request.authorization)) {
-      return refuse(absl::UnauthenticatedError(
-                        "authorization: the Authorization header must be printable ASCII"),
-                    "");
-    }
-    call->context.AddMetadata("authorization", std::string(request.authorization));
-  }
-  call->context.set_deadline(std::chrono::system_clock::now() +
-                             absl::ToChronoMilliseconds(call_timeout_));
-  call->route = match->route;
-  call->path = std::string(path);
-  call->keep_alive = request.keep_alive;
-  call->deferred = exchange.Defer();
-  Call* raw = call.release();
+  (*call)->deferred = exchange.Defer();
+  Call* raw = call->release();
+  const google::protobuf::MethodDescriptor* method = raw->route->method;
   stub_.UnaryCall(
       &raw->context, absl::StrCat("/", method->service()->full_name(), "/", method->name()),
       grpc::StubOptions(), raw->request.get(), raw->response.get(), [raw](grpc::Status status) {
         std::unique_ptr<Call> done(raw);
         done->deferred.Complete(Answer(*done, status));
       });
+}
+
+absl::StatusOr<std::unique_ptr<ApiHandler::Call>> ApiHandler::Decode(
+    const edge::http::Request& request, std::string* extra_headers) const {
+  const size_t question = request.target.find('?');
+  const absl::string_view path = request.target.substr(0, question);
+  const absl::string_view query =
+      question == absl::string_view::npos ? "" : request.target.substr(question + 1);
+  std::string allow;
+  absl::StatusOr<RouteMatch> match = routes_.Find(request.method, path, &allow);
+  if (!match.ok()) {
+    if (!allow.empty()) *extra_headers = absl::StrCat("Allow: ", allow, "\r\n");
+    return match.status();
+  }
+  auto call = std::make_unique<Call>();
+  call->route = match->route;
+  call->path = std::string(path);
+  call->keep_alive = request.keep_alive;
+  call->request = NewMessage(call->route->method->input_type());
+  call->response = NewMessage(call->route->method->output_type());
+  SHORTENER_RETURN_IF_ERROR(BuildRequest(
+      *match, HttpRequestParts{query, request.content_type, request.body}, call->request.get()));
+  if (!request.authorization.empty()) {
+    if (!IsVisibleAscii(request.authorization)) {
+      return absl::UnauthenticatedError(
+          "authorization: the Authorization header must be printable ASCII");
+    }
+    call->context.AddMetadata("authorization", std::string(request.authorization));
+  }
+  call->context.set_deadline(std::chrono::system_clock::now() +
+                             absl::ToChronoMilliseconds(call_timeout_));
+  return call;
 }
 
 absl::StatusOr<std::unique_ptr<edge::http::HttpServer>> StartApiServer(

@@ -72,7 +72,14 @@ class ApiHandler : public edge::http::Handler {
 
   const RouteTable& routes() const { return routes_; }
 
+  struct Call;
+
  private:
+  // The call a request asks for, ready to start; or the refusal (404, 405
+  // with `extra_headers` "Allow: ...", 400, 415, 401) to answer at once.
+  absl::StatusOr<std::unique_ptr<Call>> Decode(const edge::http::Request& request,
+                                               std::string* extra_headers) const;
+
   const RouteTable routes_;
   std::shared_ptr<grpc::Channel> channel_;
   grpc::TemplatedGenericStub<google::protobuf::Message, google::protobuf::Message> stub_;

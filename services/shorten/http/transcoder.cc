@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "lib/common/status_macros.h"
+#include "lib/common/utf8.h"
 #include "services/shorten/http/http_status.h"
 
 namespace shortener::service::http {
@@ -235,6 +236,9 @@ absl::Status SetBoundField(const FieldPath& path, const std::string& field_name,
   };
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING: {
+      // Percent-decoding can make any bytes; a proto3 string must be UTF-8
+      // (gRPC would refuse the whole call, and protobuf log each one).
+      if (!utf8::IsValid(text)) return refuse("is not valid UTF-8");
       const std::string before = reflection->GetString(*message, field);
       if (!before.empty() && before != text) {
         return refuse(absl::StrCat("differs from the body's \"", before, "\""));

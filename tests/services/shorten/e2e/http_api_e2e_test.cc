@@ -291,6 +291,11 @@ TEST_CASE(
   const auto list_ok = samples.find("shorten_rpcs_total{code=\"OK\",method=\"ListLinks\"}");
   REQUIRE(list_ok != samples.end());
   CHECK(list_ok->second >= 1);
+  // The listener's own figures.
+  CHECK(samples.at("shorten_http_max_connections") == 4);
+  CHECK(samples.at("shorten_http_connections_refused_total") >= 1);
+  CHECK(samples.at("shorten_http_refused_requests_total{reason=\"body_too_large\"}") == 1);
+  CHECK(samples.at("shorten_http_requests_total") >= 6);
 }
 
 }  // namespace

@@ -101,6 +101,10 @@ TEST_CASE("GET routes take fields from the path and the query, not a body",
   CHECK(by_number.view() == v1::LINK_VIEW_FULL);
 
   v1::GetLinkRequest bad;
+  // Found by the fuzzer: percent-decoding made a string that was no UTF-8.
+  CHECK(Refusal(Build("GET", "/v1/links/a%FFb", &bad)) ==
+        "path: {code} \"a\xff"
+        "b\" is not valid UTF-8");
   CHECK(Refusal(Build("GET", "/v1/links/Ab3x?colour=red", &bad)) ==
         "unknown query parameter \"colour\": no field \"colour\" in shortener.v1.GetLinkRequest");
   CHECK(Refusal(Build("GET", "/v1/links/Ab3x?code=zz", &bad)) ==
