@@ -283,6 +283,17 @@ TEST_CASE(
   CHECK(f.Call("POST", "/v1/links",
                R"({"longUrl":"https://example.com/)" + std::string(1500, 'a') + "\"}")
             .status == 201);
+  // The head's bounds, refused by the HTTP layer in the API's JSON.
+  absl::StatusOr<HttpResponse> line = HttpGet(f.port, "/v1/links?x=" + std::string(9000, 'a'));
+  REQUIRE(line.ok());
+  CHECK(line->status == 414);
+  CHECK(line->body == R"({"code":3,"message":"request line longer than 8192 bytes","details":[]})");
+  absl::StatusOr<HttpResponse> head =
+      HttpGet(f.port, "/v1/links", "GET", "X-Big: " + std::string(17000, 'a') + "\r\n");
+  REQUIRE(head.ok());
+  CHECK(head->status == 431);
+  CHECK(head->Header("content-type") == "application/json");
+  CHECK(head->Header("connection") == "close");
 
   const std::map<std::string, double> samples = ScrapeMetrics(f.service->admin_port());
   const auto shorten_ok = samples.find("shorten_rpcs_total{code=\"OK\",method=\"Shorten\"}");
