@@ -4,8 +4,10 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -307,6 +309,21 @@ TEST_CASE(
   CHECK(samples.at("shorten_http_connections_refused_total") >= 1);
   CHECK(samples.at("shorten_http_refused_requests_total{reason=\"body_too_large\"}") == 1);
   CHECK(samples.at("shorten_http_requests_total") >= 6);
+}
+
+TEST_CASE("http: SIGTERM closes the HTTP/JSON API's idle connections and exits 0",
+          "[services/shorten/e2e][http][pg][e2e]") {
+  HttpFixture f;
+  absl::StatusOr<std::vector<HttpConnection>> idle =
+      OpenAnsweredConnections(f.port, 2, "/v1/nothing");
+  REQUIRE(idle.ok());
+  REQUIRE(f.Call("POST", "/v1/links", R"({"longUrl":"https://example.com/term"})").status == 201);
+  REQUIRE(f.service->process().Signal(SIGTERM));
+  for (HttpConnection& c : *idle) CHECK(c.WaitClosed(absl::Seconds(10)));
+  const std::optional<int> code = f.service->process().Wait(absl::Seconds(20));
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK_THAT(f.service->Log(), Catch::Contains("shorten-service stopped"));
 }
 
 }  // namespace
