@@ -5,19 +5,21 @@
 #   redirect-edge, shortens a demo URL and prints what to curl.
 # Ctrl-C (or SIGTERM) stops everything it started.
 #
-#   deploy/local/run.sh [--port 50051] [--http_port 8080] [--admin_port 9090]
+#   deploy/local/run.sh [--port 50051] [--http_port 8080] [--admin_port 9090] [--api_port 8081]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root_dir=$(pwd)
 port=50051
 http_port=8080
 admin_port=9090  # the edge's /metrics, /healthz, /readyz (loopback only)
+api_port=8081    # the service's HTTP/JSON API (loopback only)
 while [ $# -gt 0 ]; do
   case "$1" in
     --port) port="$2"; shift 2 ;;
     --http_port) http_port="$2"; shift 2 ;;
     --admin_port) admin_port="$2"; shift 2 ;;
-    *) echo "usage: $0 [--port PORT] [--http_port PORT] [--admin_port PORT]" >&2; exit 2 ;;
+    --api_port) api_port="$2"; shift 2 ;;
+    *) echo "usage: $0 [--port PORT] [--http_port PORT] [--admin_port PORT] [--api_port PORT]" >&2; exit 2 ;;
   esac
 done
 
@@ -100,8 +102,9 @@ if ! psql "$conninfo" -tAc "SELECT 1 FROM pg_database WHERE datname = 'shortener
 fi
 conninfo="host=$pg_dir port=5432 user=$pg_user dbname=shortener"
 
-echo "== starting shorten-service on 127.0.0.1:$port (log: $run_dir/service.log)"
-build/bin/shorten-service --listen="127.0.0.1:$port" --postgres="$conninfo" \
+echo "== starting shorten-service on 127.0.0.1:$port, HTTP/JSON API on 127.0.0.1:$api_port (log: $run_dir/service.log)"
+build/bin/shorten-service --listen="127.0.0.1:$port" --http_listen="127.0.0.1:$api_port" \
+  --postgres="$conninfo" \
   --base_url="http://localhost:$http_port/" --codec_secret_file="$run_dir/codec.secret" \
   --create_codec_secret --bootstrap_admin_key_file="$run_dir/admin.key" \
   >>"$run_dir/service.log" 2>&1 &
@@ -162,11 +165,15 @@ curl -sI "http://127.0.0.1:$http_port/$code" | grep -iE '^(HTTP|location|cache-c
 
 cat <<EOT
 
-shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo),
-redirect-edge on 127.0.0.1:$http_port (metrics: 127.0.0.1:$admin_port/metrics).
+shorten-service is running on 127.0.0.1:$port (PostgreSQL: $conninfo), its
+HTTP/JSON API on 127.0.0.1:$api_port, redirect-edge on 127.0.0.1:$http_port
+(metrics: 127.0.0.1:$admin_port/metrics).
 Every RPC needs an API key; the admin key is in $run_dir/admin.key.
 Try:
   curl -i http://127.0.0.1:$http_port/$code
+  curl -i -H "Authorization: Bearer \$(cat $run_dir/admin.key)" -H 'Content-Type: application/json' -d '{"longUrl":"https://example.com/from-curl"}' http://127.0.0.1:$api_port/v1/links
+  curl -s -H "Authorization: Bearer \$(cat $run_dir/admin.key)" http://127.0.0.1:$api_port/v1/links/$code
+  curl -s -H "Authorization: Bearer \$(cat $run_dir/admin.key)" -o qr.png http://127.0.0.1:$api_port/v1/links/$code/qr.png
   ${ctl[*]} shorten https://example.com/some/long/path
   ${ctl[*]} resolve $code
   ${ctl[*]} get $code

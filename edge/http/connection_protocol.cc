@@ -73,6 +73,7 @@ bool ConnectionProtocol::BeginRequest() {
     return false;
   }
   request_in_progress_ = true;
+  continue_sent_ = false;
   active_ = true;
   request_start_ = read_begin_;
   if (request_start_ >= last_read_offset_) {
@@ -96,6 +97,7 @@ bool ConnectionProtocol::Parse() {
       parser_->Put(absl::string_view(read_buffer_.get() + read_begin_, end - read_begin_), ec);
   read_begin_ += n;
   const absl::string_view received(read_buffer_.get() + request_start_, read_end_ - request_start_);
+  if (!ec || ec == boost::beast::http::error::need_more) MaybeSendContinue();
   if (ec == boost::beast::http::error::need_more) {
     if (!parser_->is_header_done() && (received.size() >= limits.max_header_bytes ||
                                        RequestLineTooLong(received, limits.max_request_line))) {
@@ -123,6 +125,9 @@ void ConnectionProtocol::Dispatch() {
   request.referer = parser.referer();
   request.purpose = parser.purpose();
   request.sec_purpose = parser.sec_purpose();
+  request.authorization = parser.authorization();
+  request.content_type = parser.content_type();
+  request.body = parser.body();
   request.version = parser.http_version();
   request.keep_alive = parser.keep_alive() && !loop_->draining;
   LoopCounters& counters = loop_->counters;
@@ -149,6 +154,17 @@ void ConnectionProtocol::Dispatch() {
   request_in_progress_ = false;
 }
 
+void ConnectionProtocol::MaybeSendContinue() {
+  // RFC 9110 10.1.1: the head was accepted and the body is wanted. Only
+  // where bodies are kept; at most once per request.
+  if (!loop_->limits.keep_body || continue_sent_ || !parser_->is_header_done() ||
+      parser_->is_done() || !parser_->expect_continue() || parser_->http_version() != 11) {
+    return;
+  }
+  continue_sent_ = true;
+  out_.append("HTTP/1.1 100 Continue\r\n\r\n");
+}
+
 void ConnectionProtocol::Fail(RequestRefusal refusal) {
   LoopCounters& counters = loop_->counters;
   Bump(counters.protocol_errors);
@@ -166,6 +182,10 @@ void ConnectionProtocol::AppendServerError(int status) {
   options.date = loop_->http_date();
   const ResponsePlan plan = PlanForProtocolError(status);
   Bump(loop_->counters.server_responses[ServerResponseSlot(plan.status)]);
+  if (loop_->error_writer) {
+    loop_->error_writer(plan.status, options.date, out_);
+    return;
+  }
   AppendResponse(out_, plan, options);
 }
 

@@ -130,6 +130,8 @@ class ConnectionProtocol {
   bool Parse();
   void Dispatch();
   void Fail(RequestRefusal refusal);
+  // "100 Continue" for a kept body the client waits to send.
+  void MaybeSendContinue();
   void AppendServerError(int status);
   void ReleaseIfHuge(std::string& buffer);
   // Updates the loop's peak output and buffer_bytes gauge.
@@ -168,8 +170,9 @@ class ConnectionProtocol {
   bool request_in_progress_ = false;  // bytes of a request not answered yet
   bool deferred_pending_ = false;
   bool deferred_keep_alive_ = false;
-  bool finishing_ = false;  // no further request: close once written
-  bool failed_ = false;     // answered a request the server refused
+  bool finishing_ = false;      // no further request: close once written
+  bool failed_ = false;         // answered a request the server refused
+  bool continue_sent_ = false;  // "100 Continue" sent for the request in progress
   bool discarding_ = false;
   bool peer_eof_ = false;
   bool active_ = false;  // a request started since the last sweep

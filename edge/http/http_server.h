@@ -38,9 +38,12 @@
 // request bytes. A handler that neither answers nor defers, or drops a
 // DeferredResponse, gets a 500 sent for it and the connection closed.
 //
-// Request bodies: only with Content-Length, up to max_body_bytes, read and
-// discarded before the handler sees the request. "Expect: 100-continue" is
-// not answered: such clients send their body after their own timeout.
+// Request bodies: only with Content-Length, up to max_body_bytes, read
+// before the handler sees the request, and discarded unless keep_body is
+// set (then Request::body holds it, and "Expect: 100-continue" is answered
+// "100 Continue" once the head is accepted). Without keep_body,
+// "Expect: 100-continue" is not answered: such clients send their body
+// after their own timeout.
 //
 // Limits (each an option below; the edge's flags in docs/edge.md, "Limits"):
 //   connections   max_connections over all loops, max_connections_per_client
@@ -155,6 +158,16 @@ struct HttpServerOptions {
   // connection, on a loop thread, concurrently from several loops; must not
   // block. Empty: none exempt.
   std::function<bool(const PeerAddress&)> exempt_from_client_limit;
+  // Keep request bodies for the handler (Request::body) and answer
+  // "Expect: 100-continue"; false: read and discard them (the edge takes
+  // none). Default false.
+  bool keep_body = false;
+  // Writes the server's own error responses (the refusals above, and the
+  // 500 for a handler that did not answer) instead of the fixed texts:
+  // appends one complete response of `status` with "Connection: close" to
+  // `out`; `date` is the Date header's value. Runs on loop threads; must
+  // not block or throw. Default empty: the fixed texts.
+  std::function<void(int status, absl::string_view date, std::string& out)> error_writer;
 };
 
 // One parsed request. Every view points into storage the connection owns
@@ -172,6 +185,13 @@ struct Request {
   absl::string_view referer;
   absl::string_view purpose;      // "Purpose" (prefetch hints)
   absl::string_view sec_purpose;  // "Sec-Purpose"
+  // Every Authorization value, joined by ", " when repeated; empty if none.
+  absl::string_view authorization;
+  // The first Content-Type; empty if none.
+  absl::string_view content_type;
+  // The body (Content-Length bytes) with HttpServerOptions::keep_body;
+  // otherwise empty.
+  absl::string_view body;
   PeerAddress peer;
   // Whether the connection stays open after this response: HTTP/1.1 unless
   // "Connection: close", HTTP/1.0 only with "Connection: keep-alive", and

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -104,6 +105,8 @@ struct LoopContext {
   const int index;
   Handler* const handler;
   const ParserLimits limits;
+  // HttpServerOptions::error_writer (may be empty).
+  const std::function<void(int, absl::string_view, std::string&)> error_writer;
   const int64_t idle_timeout_ns;
   const int64_t header_timeout_ns;
   const size_t max_output_bytes;

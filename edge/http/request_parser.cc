@@ -80,22 +80,28 @@ void RequestHead::Clear() {
   referer.clear();
   purpose.clear();
   sec_purpose.clear();
+  authorization.clear();
+  content_type.clear();
+  body.clear();
+  expect_continue = false;
 }
 
 size_t RequestHead::Capacity() const {
   return method.capacity() + target.capacity() + x_forwarded_for.capacity() +
-         user_agent.capacity() + referer.capacity() + purpose.capacity() + sec_purpose.capacity();
+         user_agent.capacity() + referer.capacity() + purpose.capacity() + sec_purpose.capacity() +
+         authorization.capacity() + content_type.capacity() + body.capacity();
 }
 
 size_t RequestHead::LargestCapacity() const {
   return std::max({method.capacity(), target.capacity(), x_forwarded_for.capacity(),
                    user_agent.capacity(), referer.capacity(), purpose.capacity(),
-                   sec_purpose.capacity()});
+                   sec_purpose.capacity(), authorization.capacity(), content_type.capacity(),
+                   body.capacity()});
 }
 
 void RequestHead::Release(size_t keep) {
-  for (std::string* s :
-       {&method, &target, &x_forwarded_for, &user_agent, &referer, &purpose, &sec_purpose}) {
+  for (std::string* s : {&method, &target, &x_forwarded_for, &user_agent, &referer, &purpose,
+                         &sec_purpose, &authorization, &content_type, &body}) {
     if (s->capacity() > keep) std::string().swap(*s);
   }
 }
@@ -103,6 +109,7 @@ void RequestHead::Release(size_t keep) {
 RequestParser::RequestParser(const ParserLimits& limits, RequestHead* head)
     : max_request_line_(limits.max_request_line),
       max_header_fields_(limits.max_header_fields),
+      keep_body_(limits.keep_body),
       head_(head) {
   header_limit(static_cast<std::uint32_t>(
       std::min<size_t>(limits.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
@@ -189,6 +196,16 @@ void RequestParser::on_field_impl(beast::http::field name, beast::string_view na
     case beast::http::field::referer:
       if (head_->referer.empty()) Assign(head_->referer, value);
       return;
+    case beast::http::field::authorization:
+      if (!head_->authorization.empty()) head_->authorization.append(", ");
+      head_->authorization.append(value.data(), value.size());
+      return;
+    case beast::http::field::content_type:
+      if (head_->content_type.empty()) Assign(head_->content_type, value);
+      return;
+    case beast::http::field::expect:
+      if (beast::iequals(value, "100-continue")) head_->expect_continue = true;
+      return;
     case beast::http::field::unknown:
       // Beast has no enum value for these three.
       if (NameIs(name_string, kForwardedFor)) {
@@ -204,6 +221,18 @@ void RequestParser::on_field_impl(beast::http::field name, beast::string_view na
     default:
       return;
   }
+}
+
+void RequestParser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                                      beast::error_code&) {
+  // Beast has checked the length against body_limit (max_body_bytes)
+  // already: reserving it is bounded.
+  if (keep_body_ && content_length) head_->body.reserve(static_cast<size_t>(*content_length));
+}
+
+size_t RequestParser::on_body_impl(beast::string_view body, beast::error_code&) {
+  if (keep_body_) head_->body.append(body.data(), body.size());
+  return body.size();  // otherwise discarded
 }
 
 void RequestParser::on_header_impl(beast::error_code& ec) {

@@ -1,7 +1,8 @@
 // Parsing of one HTTP/1.x request for the edge's server: Boost.Beast's
 // basic_parser, the stricter rules of RFC 9112 the edge adds to it (see
 // http_server.h), and copies of what Request exposes into storage the
-// caller owns; the body is skipped. No sockets, so it is tested (and
+// caller owns; the body is skipped unless the caller keeps it
+// (ParserLimits::keep_body: the service's HTTP/JSON API). No sockets, so it is tested (and
 // fuzzed) directly.
 //
 // Why copies: Beast hands a field value over as a view that is valid only
@@ -38,6 +39,7 @@ struct ParserLimits {
   size_t max_header_bytes = 16 * 1024;
   size_t max_header_fields = 100;
   size_t max_body_bytes = 64 * 1024;
+  bool keep_body = false;  // see HttpServerOptions
 };
 
 // What the parser keeps of a request head, owned by the caller and reused
@@ -52,6 +54,14 @@ struct RequestHead {
   std::string referer;
   std::string purpose;
   std::string sec_purpose;
+  // All Authorization values, joined by ", " (a repeated field is then no
+  // valid credential); the first Content-Type.
+  std::string authorization;
+  std::string content_type;
+  // The body, kept only with ParserLimits::keep_body.
+  std::string body;
+  // "Expect: 100-continue" was sent.
+  bool expect_continue = false;
 
   void Clear();
   // Sum of the strings' capacities (what the head costs in memory).
@@ -90,6 +100,10 @@ class RequestParser : private boost::beast::http::basic_parser<true> {
   absl::string_view referer() const { return head_->referer; }
   absl::string_view purpose() const { return head_->purpose; }
   absl::string_view sec_purpose() const { return head_->sec_purpose; }
+  absl::string_view authorization() const { return head_->authorization; }
+  absl::string_view content_type() const { return head_->content_type; }
+  absl::string_view body() const { return head_->body; }
+  bool expect_continue() const { return head_->expect_continue; }
   int http_version() const { return version_; }
 
  private:
@@ -100,11 +114,9 @@ class RequestParser : private boost::beast::http::basic_parser<true> {
   void on_field_impl(boost::beast::http::field name, boost::beast::string_view name_string,
                      boost::beast::string_view value, boost::beast::error_code& ec) override;
   void on_header_impl(boost::beast::error_code& ec) override;
-  void on_body_init_impl(const boost::optional<std::uint64_t>&,
-                         boost::beast::error_code&) override {}
-  size_t on_body_impl(boost::beast::string_view body, boost::beast::error_code&) override {
-    return body.size();  // discarded
-  }
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         boost::beast::error_code&) override;
+  size_t on_body_impl(boost::beast::string_view body, boost::beast::error_code&) override;
   // Never reached: Transfer-Encoding is refused before a chunk is parsed.
   void on_chunk_header_impl(std::uint64_t, boost::beast::string_view,
                             boost::beast::error_code&) override {}
@@ -120,6 +132,7 @@ class RequestParser : private boost::beast::http::basic_parser<true> {
 
   const size_t max_request_line_;
   const size_t max_header_fields_;
+  const bool keep_body_;
   RequestHead* const head_;
   // The bytes of the Put() in progress.
   const char* input_begin_ = nullptr;

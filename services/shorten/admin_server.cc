@@ -39,7 +39,8 @@ absl::StatusOr<std::unique_ptr<edge::http::HttpServer>> StartAdminServer(
   return server;
 }
 
-ServiceStats GatherStats(const ServiceParts& parts, const ServerConfig& config) {
+ServiceStats GatherStats(const ServiceParts& parts, const ServerConfig& config,
+                         const edge::http::HttpServer* http_api) {
   ServiceStats s;
   for (size_t r = 0; r < kRpcCount; ++r) {
     s.received[r] = parts.service->counters().Get(static_cast<Rpc>(r));
@@ -61,6 +62,7 @@ ServiceStats GatherStats(const ServiceParts& parts, const ServerConfig& config) 
       {"group_committer", static_cast<uint64_t>(s.commits.queued),
        static_cast<uint64_t>(config.group_commit_queue), static_cast<uint64_t>(s.commits.refused)}};
   s.ready = parts.readiness != nullptr && parts.readiness->Ready();
+  if (http_api != nullptr) s.http_api = http_api->Stats();
   return s;
 }
 

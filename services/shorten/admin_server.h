@@ -41,9 +41,11 @@ inline constexpr size_t kAdminMaxRequestLine = 2 * 1024;
 absl::StatusOr<std::unique_ptr<edge::http::HttpServer>> StartAdminServer(
     const std::string& listen, edge::http::Handler* handler);
 
-// Every part's figures, for ServiceMetrics (`config`: the queues' limits).
-// The parts must all be built (BuildParts) and not yet stopped.
-ServiceStats GatherStats(const ServiceParts& parts, const ServerConfig& config);
+// Every part's figures, for ServiceMetrics (`config`: the queues' limits;
+// `http_api`: the HTTP/JSON API's server, or null when it is off). The parts
+// must all be built (BuildParts) and not yet stopped.
+ServiceStats GatherStats(const ServiceParts& parts, const ServerConfig& config,
+                         const edge::http::HttpServer* http_api);
 
 }  // namespace shortener::service
 

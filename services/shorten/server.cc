@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "lib/common/termination_signals.h"
 #include "lib/grpcutil/tls.h"
 #include "services/shorten/admin_server.h"
+#include "services/shorten/http/api_handler.h"
 #include "services/shorten/request_limits.h"
 #include "services/shorten/rpc_metrics.h"
 #include "services/shorten/service_metrics.h"
@@ -166,10 +168,29 @@ void StartShutdownWatchdog(absl::Duration limit) {
   }).detach();
 }
 
+// The HTTP/JSON API, if --http_listen is set: routes from the service's
+// google.api.http options, calls through `server`'s in-process channel.
+// `handler` is set before the listener starts and must outlive it.
+absl::StatusOr<std::unique_ptr<edge::http::HttpServer>> StartHttpApi(
+    const ServerConfig& config, grpc::Server& server, std::unique_ptr<http::ApiHandler>& handler) {
+  if (config.http_listen.empty()) return std::unique_ptr<edge::http::HttpServer>();
+  SHORTENER_ASSIGN_OR_RETURN(http::RouteTable routes, http::LoadShortenServiceRoutes());
+  grpc::ChannelArguments args;
+  // Answers are ours and as large as the RPC makes them (a 4096 px SVG).
+  args.SetMaxReceiveMessageSize(-1);
+  http::HttpApiOptions options;
+  options.listen = config.http_listen;
+  options.max_connections = static_cast<size_t>(config.http_max_connections);
+  options.max_body_bytes = static_cast<size_t>(config.http_max_body_bytes);
+  handler = std::make_unique<http::ApiHandler>(std::move(routes), server.InProcessChannel(args),
+                                               options.call_timeout);
+  return http::StartApiServer(options, handler.get());
+}
+
 // Stops `server` after a termination signal: no new calls, streams ended,
 // calls in flight given the grace period; then the parts, in order.
 void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceParts& parts,
-           edge::http::HttpServer* admin) {
+           edge::http::HttpServer* admin, edge::http::HttpServer* http_api) {
   LogInfo("signal %d: draining (grace %s)", signo, absl::FormatDuration(config.shutdown_grace));
   StartShutdownWatchdog(config.shutdown_grace + absl::Seconds(20));
   server.GetHealthCheckService()->SetServingStatus(false);
@@ -177,11 +198,20 @@ void Drain(const ServerConfig& config, int signo, grpc::Server& server, ServiceP
   // WatchInvalidations streams never end by themselves: end them now (the
   // edges resubscribe elsewhere) or Shutdown would wait the whole grace.
   parts.hub->Close();
+  // The HTTP API drains alongside (within the same grace): no new
+  // connections, its requests in flight finish as the gRPC calls they are;
+  // one arriving on an open connection from now on is refused UNAVAILABLE
+  // (503) by the stopping server, and its connection closed.
+  std::thread http_drain;
+  if (http_api != nullptr) {
+    http_drain = std::thread([http_api, &config] { http_api->Shutdown(config.shutdown_grace); });
+  }
   // Stops accepting, lets in-flight calls finish until the grace period ends,
   // then cancels the rest. In-flight Shorten calls complete when their batch
   // commits, which the committer keeps doing until it is destroyed.
   server.Shutdown(std::chrono::system_clock::now() + absl::ToChronoSeconds(config.shutdown_grace));
   server.Wait();
+  if (http_drain.joinable()) http_drain.join();
   LogServed(parts);
   if (admin != nullptr) admin->Shutdown(absl::Seconds(1));  // it reads the parts
   parts.Stop();
@@ -202,7 +232,11 @@ absl::Status RunServer(const ServerConfig& unchecked) {
   SHORTENER_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                              grpcutil::MakeServerCredentials(config.tls));
   SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<ServiceParts> parts, BuildParts(valid));
-  ServiceMetrics metrics([&parts, &config] { return GatherStats(*parts, config); });
+  // Set once the HTTP/JSON API listens; read by scrapes on the admin thread.
+  std::atomic<const edge::http::HttpServer*> http_api_stats{nullptr};
+  ServiceMetrics metrics([&parts, &config, &http_api_stats] {
+    return GatherStats(*parts, config, http_api_stats.load());
+  });
   edge::AdminHandler admin_handler(edge::AdminSources{
       [&metrics] { return metrics.Render(); }, [&parts] { return parts->readiness->Ready(); }});
   std::unique_ptr<edge::http::HttpServer> admin;
@@ -214,9 +248,13 @@ absl::Status RunServer(const ServerConfig& unchecked) {
   SHORTENER_ASSIGN_OR_RETURN(
       std::unique_ptr<grpc::Server> server,
       StartGrpcServer(config, credentials, parts->service.get(), &metrics.rpcs()));
+  std::unique_ptr<http::ApiHandler> api_handler;
+  SHORTENER_ASSIGN_OR_RETURN(std::unique_ptr<edge::http::HttpServer> http_api,
+                             StartHttpApi(config, *server, api_handler));
+  http_api_stats.store(http_api.get());
   parts->readiness->SetServing(true);
   const int signo = ::shortener::WaitForTermination([&parts] { ReloadFiles(*parts); });
-  Drain(config, signo, *server, *parts, admin.get());
+  Drain(config, signo, *server, *parts, admin.get(), http_api.get());
   LogInfo("shorten-service stopped");
   return absl::OkStatus();
 }

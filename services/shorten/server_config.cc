@@ -125,6 +125,31 @@ absl::Status CheckAdminListen(const ServerConfig& c) {
   return edge::SplitHostPort("admin_listen", c.admin_listen, &host, &port);
 }
 
+// --http_listen: a HOST:PORT (empty: no HTTP API), loopback unless
+// --http_allow_plaintext (the listener has no TLS of its own); and its bounds.
+absl::Status CheckHttpListen(const ServerConfig& c) {
+  if (c.http_listen.empty()) return absl::OkStatus();
+  std::string host;
+  int port = 0;
+  SHORTENER_RETURN_IF_ERROR(edge::SplitHostPort("http_listen", c.http_listen, &host, &port));
+  const bool loopback = absl::StartsWith(host, "127.") || host == "::1";
+  if (!loopback && !c.http_allow_plaintext) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_listen: ", host,
+        " is not a loopback address and the HTTP API has no TLS of its own; put a TLS proxy or "
+        "ingress in front and pass --http_allow_plaintext"));
+  }
+  if (c.http_max_connections < 1 || c.http_max_connections > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_max_connections: must be 1 to 100000, got ", c.http_max_connections));
+  }
+  if (c.http_max_body_bytes < 1024 || c.http_max_body_bytes > (64 << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_max_body_bytes: must be 1024 to 67108864 (64 MiB), got ", c.http_max_body_bytes));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<MigrateMode> ParseMigrateMode(absl::string_view text) {
@@ -154,6 +179,7 @@ absl::StatusOr<ValidServerConfig> ValidateConfig(ServerConfig config) {
   SHORTENER_RETURN_IF_ERROR(CheckTimesAndSteps(config));
   SHORTENER_RETURN_IF_ERROR(CheckUrlLists(config));
   SHORTENER_RETURN_IF_ERROR(CheckAdminListen(config));
+  SHORTENER_RETURN_IF_ERROR(CheckHttpListen(config));
   if (config.visits_retention_months < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--visits_retention_months: must be 0 (keep forever) or more, got ",

@@ -53,6 +53,13 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   // /metrics, /healthz, /readyz over HTTP (admin_server.h); empty: none.
   std::string admin_listen = "127.0.0.1:9091";
+  // The HTTP/JSON API (services/shorten/http/): empty, off. Plaintext
+  // only: a non-loopback address needs http_allow_plaintext (TLS ends at a
+  // proxy or ingress in front).
+  std::string http_listen;
+  bool http_allow_plaintext = false;
+  int http_max_connections = 1024;
+  int64_t http_max_body_bytes = 1 << 20;
   grpcutil::ServerTlsOptions tls;  // --tls_*; none set: plaintext
   std::string postgres;            // libpq connection string (required)
   std::string base_url = "http://localhost:8080/";

@@ -36,6 +36,17 @@ ABSL_FLAG(std::string, listen, kDefaults.listen,
 ABSL_FLAG(std::string, admin_listen, kDefaults.admin_listen,
           "HOST:PORT of the admin HTTP listener: /metrics (Prometheus), /healthz, /readyz (port 0: "
           "any free port, logged); keep it off public networks; empty: none");
+ABSL_FLAG(std::string, http_listen, kDefaults.http_listen,
+          "HOST:PORT of the HTTP/JSON API (docs/api.md; port 0: any free port, logged); "
+          "plaintext: a non-loopback address needs --http_allow_plaintext; empty: none");
+ABSL_FLAG(bool, http_allow_plaintext, kDefaults.http_allow_plaintext,
+          "allow --http_listen on a non-loopback address without TLS (a TLS proxy or ingress in "
+          "front)");
+ABSL_FLAG(int, http_max_connections, kDefaults.http_max_connections,
+          "HTTP/JSON API connections at once (one more is closed unanswered); each carries one "
+          "request at a time");
+ABSL_FLAG(int64_t, http_max_body_bytes, kDefaults.http_max_body_bytes,
+          "largest HTTP/JSON request body; larger gets 413 before it is read");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) to serve TLS with; needs --tls_key; default: plaintext");
 ABSL_FLAG(std::string, tls_key, "",
@@ -165,6 +176,10 @@ ServerConfig ServerConfigFromFlags() {
   ServerConfig c;
   c.listen = absl::GetFlag(FLAGS_listen);
   c.admin_listen = absl::GetFlag(FLAGS_admin_listen);
+  c.http_listen = absl::GetFlag(FLAGS_http_listen);
+  c.http_allow_plaintext = absl::GetFlag(FLAGS_http_allow_plaintext);
+  c.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  c.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   c.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
   c.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   c.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);

@@ -211,6 +211,39 @@ void AddKeys(const auth::KeyCache::Stats& k, Families& f) {
   f.Gauge("shorten_key_cache_entries", "Keys in the cache.", static_cast<double>(k.size));
 }
 
+// The HTTP/JSON API's listener: its calls count in shorten_rpcs_total like
+// any other; these are the connections and what the HTTP layer refused
+// before a call.
+void AddHttpApi(const edge::http::HttpServerStats& h, Families& f) {
+  f.Gauge("shorten_http_open_connections", "HTTP/JSON API connections open now.",
+          static_cast<double>(h.open_connections));
+  f.Gauge("shorten_http_max_connections",
+          "HTTP/JSON API connections allowed at once "
+          "(--http_max_connections).",
+          static_cast<double>(h.max_connections));
+  f.Counter("shorten_http_connections_accepted_total", "HTTP/JSON API connections accepted.",
+            static_cast<double>(h.connections_accepted));
+  f.Counter("shorten_http_connections_refused_total",
+            "HTTP/JSON API connections closed unanswered: over --http_max_connections (or "
+            "while shutting down).",
+            static_cast<double>(h.connections_refused + h.connections_refused_per_client));
+  f.Counter("shorten_http_requests_total",
+            "HTTP/JSON API requests handed to the API (each answered at once or sent as a call).",
+            static_cast<double>(h.requests));
+  MetricFamily& refused = f.New("shorten_http_refused_requests_total", MetricType::Counter,
+                                "HTTP/JSON API requests the HTTP layer refused itself (400, 413, "
+                                "414, 431, 505), by reason.");
+  for (size_t i = 0; i < edge::http::kRequestRefusalCount; ++i) {
+    const auto reason = static_cast<edge::http::RequestRefusal>(i);
+    Families::AddTo(refused, static_cast<double>(h.refused_requests[i]),
+                    {{"reason", std::string(edge::http::RequestRefusalName(reason))}});
+  }
+  f.Counter("shorten_http_timeouts_total",
+            "HTTP/JSON API connections closed for time: idle, a request not complete in time, "
+            "a client not reading.",
+            static_cast<double>(h.idle_timeouts + h.request_timeouts + h.write_timeouts));
+}
+
 }  // namespace
 
 std::vector<MetricFamily> ServiceStatsFamilies(const ServiceStats& stats) {
@@ -224,6 +257,7 @@ std::vector<MetricFamily> ServiceStatsFamilies(const ServiceStats& stats) {
   AddInvalidations(stats.invalidations, f);
   AddClicks(stats.clicks, f);
   AddKeys(stats.keys, f);
+  if (stats.http_api.has_value()) AddHttpApi(*stats.http_api, f);
   return f.Take();
 }
 

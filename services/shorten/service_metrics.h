@@ -21,9 +21,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "edge/http/http_server.h"
 #include "lib/auth/key_cache.h"
 #include "lib/idalloc/segment_id_allocator.h"
 #include "lib/pg/connection_pool.h"
@@ -62,6 +64,8 @@ struct ServiceStats {
   std::vector<PoolStats> pools;
   std::vector<QueueStats> queues;
   bool ready = false;  // what /readyz answers
+  // The HTTP/JSON API's server (--http_listen); none when it is off.
+  std::optional<edge::http::HttpServerStats> http_api;
 };
 
 // The families of `stats`, in the order docs/operations.md lists them.

@@ -5,7 +5,8 @@
 // Input: byte 0 seeds the schedule (chunk sizes, how much of the output the
 // "client" reads at a time, when deferred responses come back, buffer
 // releases); byte 1 picks options (small limits, a small output bound,
-// shutdown midway); the rest is what the client sends. The driver mirrors
+// shutdown midway, bodies kept as the service's HTTP/JSON API keeps them);
+// the rest is what the client sends. The driver mirrors
 // Connection::Continue: it only reads when the connection would, and
 // finishes with EOF, every write completed and every deferred response
 // delivered. The handler answers by the target: a 'd' in it defers (the
@@ -25,7 +26,10 @@
 //  - what the handler sees is what the client sent: method, target and
 //    each kept field value occur verbatim in the input (a view into freed
 //    or reused memory, or a folded value joined by the parser, would not),
-//    and the version is 1.0 or 1.1;
+//    and the version is 1.0 or 1.1; a kept body too, and without keep_body
+//    the body is empty;
+//  - "100 Continue" is sent only with keep_body, before the response it
+//    precedes.
 //  - the read buffer always has room when the connection reads, and the
 //    output held unwritten stays under max_output_bytes plus one response.
 #include <cstddef>
@@ -69,7 +73,7 @@ enum class Kind { kAnswered, kDeferred, kDropped, kSilent };
 
 class FuzzHandler : public Handler {
  public:
-  explicit FuzzHandler(absl::string_view input) : input_(input) {}
+  FuzzHandler(absl::string_view input, bool keep_body) : input_(input), keep_body_(keep_body) {}
 
   void Handle(Exchange& exchange) override {
     const Request& r = exchange.request();
@@ -83,6 +87,11 @@ class FuzzHandler : public Handler {
     for (absl::string_view part : absl::StrSplit(r.x_forwarded_for, ", ")) {
       FUZZ_CHECK(absl::StrContains(input_, part));
     }
+    for (absl::string_view part : absl::StrSplit(r.authorization, ", ")) {
+      FUZZ_CHECK(absl::StrContains(input_, part));
+    }
+    FUZZ_CHECK(absl::StrContains(input_, r.content_type));
+    FUZZ_CHECK(keep_body_ ? absl::StrContains(input_, r.body) : r.body.empty());
     const int n = static_cast<int>(kinds.size());
     const std::string answer =
         absl::StrCat("HTTP/1.1 200 OK\r\nContent-Length: ", absl::StrCat("#", n).size(),
@@ -119,6 +128,7 @@ class FuzzHandler : public Handler {
 
  private:
   absl::string_view input_;
+  const bool keep_body_;
   std::deque<DeferredResponse> held;
   std::deque<std::string> answers;
 };
@@ -274,11 +284,17 @@ bool IsServerRefusal(int status) {
   return false;
 }
 
-void CheckOutput(absl::string_view output, const std::vector<Kind>& kinds) {
+void CheckOutput(absl::string_view output, const std::vector<Kind>& kinds, bool keep_body) {
   size_t next = 0;  // the handled request the next response answers
   bool ended = false;
+  constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   while (!output.empty()) {
     FUZZ_CHECK(!ended);  // nothing after the last response
+    if (absl::StartsWith(output, kContinue)) {
+      FUZZ_CHECK(keep_body);
+      output.remove_prefix(kContinue.size());
+      continue;
+    }
     const Response r = TakeResponse(output);
     if (r.status == 200) {
       FUZZ_CHECK(next < kinds.size());
@@ -312,6 +328,7 @@ HttpServerOptions OptionsFrom(uint8_t bits) {
   }
   if (bits & 4) options.max_header_fields = 4;
   if (bits & 8) options.max_body_bytes = 16;
+  if (bits & 32) options.keep_body = true;
   return options;
 }
 
@@ -321,8 +338,9 @@ void FuzzOne(const uint8_t* data, size_t size) {
   const bool drain_midway = (data[1] & 16) != 0;
   const absl::string_view input(reinterpret_cast<const char*>(data) + 2, size - 2);
 
-  FuzzHandler handler(input);
-  Driver driver(OptionsFrom(data[1]), &handler, &schedule);
+  const HttpServerOptions options = OptionsFrom(data[1]);
+  FuzzHandler handler(input, options.keep_body);
+  Driver driver(options, &handler, &schedule);
   driver.Continue();  // as Connection::Start
   for (size_t steps = 0;; ++steps) {
     FUZZ_CHECK(steps < 1000000);
@@ -349,7 +367,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
     break;  // finished
   }
   FUZZ_CHECK(!driver.protocol().deferred_pending());
-  CheckOutput(driver.received(), handler.kinds);
+  CheckOutput(driver.received(), handler.kinds, options.keep_body);
 }
 
 }  // namespace

@@ -144,6 +144,21 @@ bool HttpConnection::WaitClosed(absl::Duration timeout) {
   }
 }
 
+absl::StatusOr<std::vector<HttpConnection>> OpenAnsweredConnections(int port, int count,
+                                                                    const std::string& target) {
+  std::vector<HttpConnection> held;
+  for (int i = 0; i < count; ++i) {
+    absl::StatusOr<HttpConnection> c = HttpConnection::Connect(port);
+    if (!c.ok()) return c.status();
+    absl::Status sent = c->Send(absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: a\r\n\r\n"));
+    if (!sent.ok()) return sent;
+    absl::StatusOr<HttpResponse> r = c->Read();
+    if (!r.ok()) return r.status();
+    held.push_back(*std::move(c));
+  }
+  return held;
+}
+
 absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target, const std::string& method,
                                      const std::string& extra_headers) {
   absl::StatusOr<HttpConnection> connection = HttpConnection::Connect(port);

@@ -52,6 +52,12 @@ class HttpConnection {
   std::string buffer_;  // received, not yet consumed
 };
 
+// `count` keep-alive connections to `port`, each sent "GET `target`" and
+// answered (so the server has surely counted it), for tests of connection
+// limits. The first failure's status otherwise.
+absl::StatusOr<std::vector<HttpConnection>> OpenAnsweredConnections(int port, int count,
+                                                                    const std::string& target);
+
 // One request on a fresh connection: "GET /x" with Host and Connection: close.
 absl::StatusOr<HttpResponse> HttpGet(int port, const std::string& target,
                                      const std::string& method = "GET",

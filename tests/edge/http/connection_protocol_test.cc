@@ -306,6 +306,97 @@ PeerAddress V6(std::array<uint8_t, 16> bytes) {
   return peer;
 }
 
+// Records what the service's HTTP/JSON API reads of a request and answers
+// 200 with an empty body.
+class BodyHandler : public Handler {
+ public:
+  void Handle(Exchange& exchange) override {
+    const Request& request = exchange.request();
+    bodies.emplace_back(request.body);
+    authorizations.emplace_back(request.authorization);
+    content_types.emplace_back(request.content_type);
+    exchange.out() += "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  }
+  std::vector<std::string> bodies, authorizations, content_types;
+};
+
+std::string Post(const std::string& body, const std::string& extra = "") {
+  return absl::StrCat("POST /v1/links HTTP/1.1\r\nHost: a\r\nContent-Length: ", body.size(), "\r\n",
+                      extra, "\r\n", body);
+}
+
+TEST_CASE("with keep_body the handler gets the body, Authorization and Content-Type",
+          "[edge/http][protocol]") {
+  HttpServerOptions options;
+  options.keep_body = true;
+  options.max_body_bytes = 100 * 1000;
+  BodyHandler handler;
+  ProtocolHarness h(options, &handler);
+  const std::string big(90 * 1000, 'b');  // spans many reads of the 4 KiB buffer
+  h.Send(Post("{\"longUrl\":\"x\"}",
+              "Authorization: Bearer k1\r\nContent-Type: application/json\r\n") +
+         Post(big, "Authorization: Bearer a\r\nAuthorization: Bearer b\r\n") + Post(""));
+  REQUIRE(handler.bodies.size() == 3);
+  CHECK(handler.bodies[0] == "{\"longUrl\":\"x\"}");
+  CHECK(handler.bodies[1] == big);
+  CHECK(handler.bodies[2].empty());
+  CHECK(handler.authorizations == std::vector<std::string>{"Bearer k1", "Bearer a, Bearer b", ""});
+  CHECK(handler.content_types == std::vector<std::string>{"application/json", "", ""});
+  CHECK(Responses(h.TakeReceived()).size() == 3);
+}
+
+TEST_CASE("without keep_body bodies are discarded and Expect: 100-continue is not answered",
+          "[edge/http][protocol]") {
+  BodyHandler handler;
+  ProtocolHarness h(HttpServerOptions(), &handler);
+  h.Send(absl::StrCat("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n",
+                      "Expect: 100-continue\r\n\r\n"));
+  CHECK(h.TakeReceived().empty());
+  h.Send("abc");
+  REQUIRE(handler.bodies.size() == 1);
+  CHECK(handler.bodies[0].empty());
+}
+
+TEST_CASE("with keep_body Expect: 100-continue is answered once the head is accepted",
+          "[edge/http][protocol]") {
+  HttpServerOptions options;
+  options.keep_body = true;
+  options.max_body_bytes = 10;
+  BodyHandler handler;
+  ProtocolHarness h(options, &handler);
+  h.Send(absl::StrCat("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n",
+                      "Expect: 100-continue\r\n\r\n"));
+  CHECK(h.TakeReceived() == "HTTP/1.1 100 Continue\r\n\r\n");
+  h.Send("abc");
+  REQUIRE(handler.bodies.size() == 1);
+  CHECK(handler.bodies[0] == "abc");
+  CHECK(Responses(h.TakeReceived()) == std::vector<std::string>{"200 "});
+  SECTION("a body over the limit is refused before it is asked for") {
+    h.Send(absl::StrCat("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n",
+                        "Expect: 100-continue\r\n\r\n"));
+    const std::string received = h.TakeReceived();
+    CHECK(absl::StartsWith(received, "HTTP/1.1 413 "));
+    CHECK_FALSE(absl::StrContains(received, "100 Continue"));
+  }
+}
+
+TEST_CASE("an error_writer writes the server's own refusals", "[edge/http][protocol]") {
+  HttpServerOptions options;
+  options.error_writer = [](int status, absl::string_view date, std::string& out) {
+    const std::string body = absl::StrCat("{\"status\":", status, "}");
+    absl::StrAppend(&out, "HTTP/1.1 ", status, " X\r\nDate: ", date,
+                    "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n", body);
+  };
+  BodyHandler handler;
+  ProtocolHarness h(options, &handler);
+  h.Send(Post(std::string(options.max_body_bytes + 1, 'x')));
+  const std::string received = h.TakeReceived();
+  CHECK(Responses(received) == std::vector<std::string>{"413 {\"status"});
+  CHECK(absl::StrContains(received, "Date: Tue, 02 Jan 2024 03:04:05 GMT\r\n"));
+  CHECK(h.protocol().finishing());
+  CHECK(handler.bodies.empty());
+}
+
 TEST_CASE("connections are counted per IPv4 address and per IPv6 /64", "[edge/http][limits]") {
   internal::ClientConnectionCounts counts(2);
   const PeerAddress a = V4(192, 0, 2, 1);

@@ -91,6 +91,21 @@ TEST_CASE("each field out of range is refused naming its flag", "[services/short
       {[](ServerConfig& c) { c.rollup_merge_interval = absl::Minutes(2); },
        "--rollup_merge_interval: must be between 0.1s and 60s, got 2m"},
       {[](ServerConfig& c) { c.tls.key_file = "/k.pem"; }, "--tls_key needs --tls_cert"},
+      {[](ServerConfig& c) { c.http_listen = "localhost"; },
+       "--http_listen=\"localhost\": no port (expected HOST:PORT)"},
+      {[](ServerConfig& c) { c.http_listen = "0.0.0.0:8081"; },
+       "--http_listen: 0.0.0.0 is not a loopback address and the HTTP API has no TLS of its own; "
+       "put a TLS proxy or ingress in front and pass --http_allow_plaintext"},
+      {[](ServerConfig& c) {
+         c.http_listen = "127.0.0.1:8081";
+         c.http_max_connections = 0;
+       },
+       "--http_max_connections: must be 1 to 100000, got 0"},
+      {[](ServerConfig& c) {
+         c.http_listen = "127.0.0.1:8081";
+         c.http_max_body_bytes = 100;
+       },
+       "--http_max_body_bytes: must be 1024 to 67108864 (64 MiB), got 100"},
   };
   for (const Case& c : cases) {
     INFO(c.message);
@@ -99,6 +114,21 @@ TEST_CASE("each field out of range is refused naming its flag", "[services/short
     CHECK_THAT(ValidateConfig(config).status(),
                HasCodeAndMessage(absl::StatusCode::kInvalidArgument, c.message));
   }
+}
+
+TEST_CASE("the HTTP API listens on loopback, or anywhere with --http_allow_plaintext",
+          "[services/shorten][config]") {
+  CHECK(ServerConfig().http_listen.empty());  // off unless asked for
+  for (const char* listen : {"127.0.0.1:8081", "[::1]:0"}) {
+    INFO(listen);
+    ServerConfig config = Minimal();
+    config.http_listen = listen;
+    CHECK_THAT(ValidateConfig(config), IsOk());
+  }
+  ServerConfig config = Minimal();
+  config.http_listen = "0.0.0.0:8081";
+  config.http_allow_plaintext = true;
+  CHECK_THAT(ValidateConfig(config), IsOk());
 }
 
 TEST_CASE("migrate mode only needs only --postgres; auto and off need the code secret",

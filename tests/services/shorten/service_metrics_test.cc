@@ -90,6 +90,36 @@ TEST_CASE("metrics: the parts' stats render as typed, labelled families",
   CHECK(HasLine(text, "shorten_key_cache_misses_total 3"));
 }
 
+TEST_CASE("metrics: the HTTP/JSON API's listener has families only when it is on",
+          "[services/shorten][metrics]") {
+  ServiceStats s = SomeStats();
+  CHECK(Text(ServiceStatsFamilies(s)).find("shorten_http_") == std::string::npos);
+  edge::http::HttpServerStats http;
+  http.open_connections = 3;
+  http.max_connections = 1024;
+  http.connections_accepted = 40;
+  http.connections_refused = 2;
+  http.requests = 77;
+  http.refused_requests[static_cast<size_t>(edge::http::RequestRefusal::kBodyTooLarge)] = 5;
+  http.idle_timeouts = 1;
+  http.request_timeouts = 1;
+  s.http_api = http;
+  const std::string text = Text(ServiceStatsFamilies(s));
+  INFO(text);
+  for (const char* line : {
+           "shorten_http_open_connections 3",
+           "shorten_http_max_connections 1024",
+           "shorten_http_connections_accepted_total 40",
+           "shorten_http_connections_refused_total 2",
+           "shorten_http_requests_total 77",
+           "shorten_http_refused_requests_total{reason=\"body_too_large\"} 5",
+           "shorten_http_refused_requests_total{reason=\"malformed\"} 0",
+           "shorten_http_timeouts_total 2",
+       }) {
+    CHECK(HasLine(text, line));
+  }
+}
+
 TEST_CASE("metrics: histograms from stats are cumulative with one +Inf bucket",
           "[services/shorten][metrics]") {
   const std::string text = Text(ServiceStatsFamilies(SomeStats()));

@@ -114,17 +114,10 @@ TEST_CASE("metrics: the admin listener keeps at most 16 connections and refuses 
   E2eFixture f;
   const int port = AdminPort(f);
   SECTION("a 17th connection is closed unanswered; one frees a place") {
-    std::vector<HttpConnection> held;
-    for (int i = 0; i < 16; ++i) {
-      absl::StatusOr<HttpConnection> c = HttpConnection::Connect(port);
-      REQUIRE(c.ok());
-      // Answered, so the server has surely counted it.
-      REQUIRE(c->Send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n").ok());
-      absl::StatusOr<HttpResponse> r = c->Read();
-      REQUIRE(r.ok());
-      REQUIRE(r->status == 200);
-      held.push_back(*std::move(c));
-    }
+    absl::StatusOr<std::vector<HttpConnection>> opened =
+        OpenAnsweredConnections(port, 16, "/healthz");
+    REQUIRE(opened.ok());
+    std::vector<HttpConnection> held = *std::move(opened);
     absl::StatusOr<HttpConnection> extra = HttpConnection::Connect(port);
     REQUIRE(extra.ok());
     CHECK(extra->WaitClosed(absl::Seconds(5)));
