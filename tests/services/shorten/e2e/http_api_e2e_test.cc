@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,55 @@ TEST_CASE(
              R"({"requests":[{"longUrl":"https://example.com/x"},{"longUrl":"ftp://bad"}]})");
   REQUIRE(batch.status == 200);
   CHECK(Parse<v1::BatchShortenResponse>(batch).results_size() == 2);
+}
+
+TEST_CASE("http: links deleted one by one and in bulk by curl; campaigns revoked in pages",
+          "[services/shorten/e2e][http][pg][e2e]") {
+  HttpFixture f;
+  CurlResponse created = f.Call("POST", "/v1/links", R"({"longUrl":"https://example.com/del"})");
+  REQUIRE(created.status == 201);
+  const std::string code = Parse<v1::ShortenResponse>(created).code();
+  CurlResponse deleted = f.Call("DELETE", "/v1/links/" + code);
+  INFO(deleted.body);
+  CHECK(deleted.status == 200);
+  CHECK(deleted.body == "{}");
+  CheckError(f.Call("GET", "/v1/links/" + code), 404, absl::StatusCode::kNotFound,
+             "does not exist");
+  CheckError(f.Call("DELETE", "/v1/links/" + code), 404, absl::StatusCode::kNotFound,
+             "does not exist");
+
+  std::vector<std::string> campaign;
+  for (int i = 0; i < 5; ++i) {
+    CurlResponse made = f.Call("POST", "/v1/links",
+                               absl::StrCat(R"({"longUrl":"https://example.com/camp)", i,
+                                            R"(","labels":{"campaign":"http"}})"));
+    REQUIRE(made.status == 201);
+    campaign.push_back(Parse<v1::ShortenResponse>(made).code());
+  }
+  // Revoked two per call, following nextPageToken.
+  std::vector<std::string> revoked;
+  std::string token;
+  for (int call = 0; call < 10; ++call) {
+    CurlResponse page = f.Call("POST", "/v1/links:revoke",
+                               absl::StrCat(R"({"filter":"labels.campaign = \"http\"",)",
+                                            R"("pageSize":2,"pageToken":")", token, R"("})"));
+    REQUIRE(page.status == 200);
+    const v1::RevokeLinksResponse answer = Parse<v1::RevokeLinksResponse>(page);
+    revoked.insert(revoked.end(), answer.codes().begin(), answer.codes().end());
+    token = answer.next_page_token();
+    if (token.empty()) break;
+  }
+  CHECK(token.empty());
+  CHECK(std::set<std::string>(revoked.begin(), revoked.end()) ==
+        std::set<std::string>(campaign.begin(), campaign.end()));
+  CurlResponse all = f.Call("POST", "/v1/links:delete",
+                            R"({"filter":"labels.campaign = \"http\" AND state = REVOKED"})");
+  REQUIRE(all.status == 200);
+  CHECK(Parse<v1::DeleteLinksResponse>(all).codes_size() == 5);
+  CheckError(f.Call("GET", "/v1/links/" + campaign[0] + ":resolve"), 404,
+             absl::StatusCode::kNotFound, "does not exist");
+  CheckError(f.Call("POST", "/v1/links:delete", "{}"), 400, absl::StatusCode::kInvalidArgument,
+             "filter: required");
 }
 
 TEST_CASE("http: QR images, click statistics and API keys by curl",

@@ -45,6 +45,9 @@ TEST_CASE("every RPC but the edge's own has the routes shortener.proto gives it"
                      "GET /v1/links/{code}/qr.svg GetQrCode raw=content",
                      "POST /v1/links/{code}:revoke Revoke body=*",
                      "PATCH /v1/links/{link.code} UpdateLink body=link",
+                     "DELETE /v1/links/{code} DeleteLink",
+                     "POST /v1/links:revoke RevokeLinks body=*",
+                     "POST /v1/links:delete DeleteLinks body=*",
                      "GET /v1/links/{code}/clickStats GetClickStats",
                      "GET /v1/clickStats GetClickStats",
                      "POST /v1/apiKeys CreateApiKey body=*",
@@ -76,15 +79,18 @@ TEST_CASE("a request finds its route, 405 with Allow, or 404", "[services/shorte
   CHECK(method_of("GET", "/v1/links/abc:resolve") == "Resolve");
   CHECK(method_of("POST", "/v1/links/abc:revoke") == "Revoke");
   CHECK(method_of("PATCH", "/v1/links/abc") == "UpdateLink");
+  CHECK(method_of("DELETE", "/v1/links/abc") == "DeleteLink");
+  CHECK(method_of("POST", "/v1/links:revoke") == "RevokeLinks");
+  CHECK(method_of("POST", "/v1/links:delete") == "DeleteLinks");
   CHECK(method_of("GET", "/v1/links/abc/qr.png") == "GetQrCode");
   CHECK(method_of("POST", "/v1/apiKeys/12:revoke") == "RevokeApiKey");
 
   std::string allow;
-  absl::StatusOr<RouteMatch> match = routes.Find("DELETE", "/v1/links/abc", &allow);
+  absl::StatusOr<RouteMatch> match = routes.Find("PUT", "/v1/links/abc", &allow);
   CHECK(HttpStatusFor(match.status()) == 405);
-  CHECK(allow == "GET, PATCH");
+  CHECK(allow == "DELETE, GET, PATCH");
   CHECK(match.status().message() ==
-        "method DELETE is not allowed on \"/v1/links/abc\"; allowed: GET, PATCH");
+        "method PUT is not allowed on \"/v1/links/abc\"; allowed: DELETE, GET, PATCH");
   allow.clear();
   // A verb's path is never a GET of a code with a colon in it.
   match = routes.Find("GET", "/v1/links/abc:revoke", &allow);
