@@ -546,7 +546,8 @@ TEST_CASE("shortenctl stats --label --tenant reads another tenant's label, for a
   CHECK(absl::StrContains(by_code.err, "--tenant applies to stats --label only"));
   Outcome elsewhere = f.Run({"get", code, "--tenant=ctl-tenant-b"});
   CHECK(elsewhere.exit_code == 2);
-  CHECK(absl::StrContains(elsewhere.err, "(and --tenant to stats --label and list)"));
+  CHECK(absl::StrContains(elsewhere.err,
+                          "(and --tenant to stats --label, list, and delete and revoke --label)"));
 }
 
 TEST_CASE("shortenctl qr writes the link's QR code, which a decoder reads as its short URL",
