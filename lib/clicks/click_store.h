@@ -123,23 +123,16 @@ class ClickStore {
   // Erases every click of `link_ids` (deleted links: the privacy case of
   // DeleteLink): their hourly counts, visits and own rollups
   // (SubjectKind::kLink; Stats and HumanTotal answer zeros for them), and
-  // counts nothing for them from then on: a Record after this call (also
-  // one of a batch that was in flight when it was made) leaves their rows
-  // out, as if the batch had not held them (RecordOutcome::counted and
-  // visits do not include them). The rollups of their labels keep the
-  // clicks (a campaign's numbers hold no person's data). `when` is the
-  // time of the erasure (ForgetErasedBefore). Idempotent. Storage errors as
-  // Record's; after an error some of it may be done, and calling again
-  // finishes it.
+  // counts nothing for them ever after: a Record after this call (also
+  // one of a batch that was in flight when it was made, or replayed from an
+  // edge's spool days later) leaves their rows out, as if the batch had not
+  // held them (RecordOutcome::counted and visits do not include them). The
+  // store keeps the erased ids for that (PgClickStore: 16 bytes a link in
+  // erased_links; link ids are never reused). The rollups of their labels
+  // keep the clicks. `when` is the time of the erasure. Idempotent.
+  // Storage errors as Record's; after an error some of it may be done, and
+  // calling again finishes it.
   virtual absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) = 0;
-
-  // Forgets the links erased before `before`: from then on their rows count
-  // again. What keeps the store's record of erased links bounded: link ids
-  // are never reused, so once no Record that resolved one of their codes
-  // before the deletion can still be in flight (RecordClicks calls end
-  // within a minute), nothing sends their rows any more. Storage errors as
-  // Record's.
-  virtual absl::Status ForgetErasedBefore(absl::Time before) = 0;
 };
 
 }  // namespace shortener::clicks

@@ -105,12 +105,6 @@ absl::Status InMemoryClickStore::EraseLinks(absl::Span<const int64_t> link_ids, 
   return absl::OkStatus();
 }
 
-absl::Status InMemoryClickStore::ForgetErasedBefore(absl::Time before) {
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  absl::erase_if(erased_, [before](const auto& entry) { return entry.second < before; });
-  return absl::OkStatus();
-}
-
 absl::StatusOr<ClickStats> InMemoryClickStore::Stats(int64_t link_id, absl::Time start,
                                                      absl::Time end, StatsGranularity granularity) {
   return SubjectStats(LinkSubject(link_id), start, end, granularity);

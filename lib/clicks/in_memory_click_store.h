@@ -58,7 +58,6 @@ class InMemoryClickStore final : public ClickStore {
   absl::StatusOr<ClickStats> SubjectStats(const Subject& subject, absl::Time start, absl::Time end,
                                           StatsGranularity granularity) override;
   absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override;
-  absl::Status ForgetErasedBefore(absl::Time before) override;
 
   // For tests of what callers hand the store: the number of batch ids
   // recorded, and every visit recorded, in the order recorded (rows exactly

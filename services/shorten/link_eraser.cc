@@ -20,9 +20,7 @@ absl::StatusOr<int64_t> LinkEraser::EraseDue(int64_t max_links) {
     erased += static_cast<int64_t>(ids.size());
     if (ids.size() < static_cast<size_t>(kEraseChunk)) break;
   }
-  const absl::Time now = clock_.Now();
-  SHORTENER_RETURN_IF_ERROR(links_->ReleaseDeletedLinks(now).status());
-  SHORTENER_RETURN_IF_ERROR(clicks_->ForgetErasedBefore(now - kForgetErasedAfter));
+  SHORTENER_RETURN_IF_ERROR(links_->ReleaseDeletedLinks(clock_.Now()).status());
   return erased;
 }
 

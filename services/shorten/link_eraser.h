@@ -2,11 +2,10 @@
 // DeleteLink), after the deletion commits. A deletion makes the link gone
 // at once (LinkStore::DeleteLinks) and queues it (LinkStore::LinksToErase);
 // EraseDue then erases its clicks (ClickStore::EraseLinks: counts, visits,
-// its own rollups; its labels' are kept) and marks it erased, frees the
-// aliases whose hold has ended and forgets old erasures
-// (ClickStore::ForgetErasedBefore, kForgetErasedAfter). Run by a periodic
-// task on every replica, woken right after each deletion; the work is
-// idempotent, so replicas that run it at once only repeat each other.
+// its own rollups; its labels' are kept) and marks it erased, and frees the
+// aliases whose hold has ended. Run by a periodic task on every replica,
+// woken right after each deletion; the work is idempotent, so replicas
+// that run it at once only repeat each other.
 //
 // Thread-safe (no state of its own); EraseDue blocks (database calls).
 #ifndef SHORTENER_SERVICES_SHORTEN_LINK_ERASER_H_
@@ -24,10 +23,6 @@ namespace shortener::service {
 
 // Deleted links erased per ClickStore::EraseLinks call.
 inline constexpr int kEraseChunk = 100;
-// How long the click store remembers an erased link (and leaves its rows
-// out of batches): longer than any RecordClicks call that resolved the
-// link's code before it was deleted can take.
-inline constexpr absl::Duration kForgetErasedAfter = absl::Hours(1);
 
 class LinkEraser {
  public:
@@ -36,8 +31,8 @@ class LinkEraser {
              const Clock& clock = SystemClock());
 
   // Erases every deleted link waiting (in chunks of kEraseChunk, oldest
-  // deletion first, at most max_links of them), then releases aliases and
-  // forgets old erasures. Returns how many links it erased. The first error
+  // deletion first, at most max_links of them), then releases the aliases
+  // whose hold has ended. Returns how many links it erased. The first error
   // stops the pass (what was erased stays erased; the rest waits for the
   // next pass).
   absl::StatusOr<int64_t> EraseDue(int64_t max_links = 10000);

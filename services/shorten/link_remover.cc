@@ -18,6 +18,11 @@ constexpr int kMinScan = 1000;
 
 }  // namespace
 
+int BulkCallCost(int page_size) {
+  const int links = page_size <= 0 ? kDefaultBulkPageSize : std::min(page_size, kMaxBulkPageSize);
+  return (links + 999) / 1000;
+}
+
 LinkRemover::LinkRemover(Shortener* shortener, LinkLister* lister, store::LinkStore* links,
                          LinkRemoverOptions options, const Clock& clock)
     : shortener_(shortener),
@@ -94,33 +99,47 @@ absl::StatusOr<BulkLinksResult> LinkRemover::Walk(const BulkLinksQuery& query,
   SHORTENER_ASSIGN_OR_RETURN(bool any, lister_->ResolveLabels(plan));
   if (!any) return result;
   int remaining = query.page_size == 0 ? kDefaultBulkPageSize : query.page_size;
-  // As many store pages as the call may act on links, each bounded.
+  // As many store pages as the call may act on links, each bounded. A page
+  // that fails after others were done ends the call with what was done and
+  // the token of the failed page: the codes already changed are not lost
+  // (a retry would not list them again), and the retry redoes that page.
   for (int pages = (remaining + store::kMaxPageSize - 1) / store::kMaxPageSize;
        pages > 0 && remaining > 0; --pages) {
     plan.query.page_size =
         std::min({remaining, store::kMaxPageSize, static_cast<int>(store::kMaxLinksPerChange)});
     plan.query.scan_limit = std::max(kMinScan, kScanPerPageLink * plan.query.page_size);
-    SHORTENER_ASSIGN_OR_RETURN(store::LinkPage page, links_->ListLinks(plan.query));
-    std::vector<store::LinkRef> refs;
-    absl::flat_hash_map<int64_t, std::string> code_of;
-    for (store::Link& link : page.links) {
-      const int64_t id = link.id;
-      SHORTENER_ASSIGN_OR_RETURN(LinkView view, shortener_->ToView(std::move(link)));
-      refs.push_back(store::LinkRef{id, view.code});
-      code_of[id] = std::move(view.code);
+    absl::StatusOr<PageDone> page = ActOnPage(plan.query, act, result.codes);
+    if (!page.ok()) {
+      if (result.codes.empty()) return page.status();
+      break;  // plan.query.after is still the failed page's start
     }
-    if (!refs.empty()) {
-      SHORTENER_ASSIGN_OR_RETURN(std::vector<store::Link> changed, act(refs));
-      for (const store::Link& link : changed) result.codes.push_back(code_of[link.id]);
-    }
-    remaining -= static_cast<int>(page.links.size());
-    plan.query.after = page.next;
-    if (!page.next.has_value()) break;
+    remaining -= static_cast<int>(page->links);
+    plan.query.after = page->next;
+    if (!page->next.has_value()) break;
   }
   if (plan.query.after.has_value()) {
     result.next_page_token = EncodePageToken(*plan.query.after, plan.fingerprint);
   }
   return result;
+}
+
+absl::StatusOr<LinkRemover::PageDone> LinkRemover::ActOnPage(const store::LinkListQuery& query,
+                                                             const Action& act,
+                                                             std::vector<std::string>& codes) {
+  SHORTENER_ASSIGN_OR_RETURN(store::LinkPage page, links_->ListLinks(query));
+  std::vector<store::LinkRef> refs;
+  absl::flat_hash_map<int64_t, std::string> code_of;
+  for (store::Link& link : page.links) {
+    const int64_t id = link.id;
+    SHORTENER_ASSIGN_OR_RETURN(LinkView view, shortener_->ToView(std::move(link)));
+    refs.push_back(store::LinkRef{id, view.code});
+    code_of[id] = std::move(view.code);
+  }
+  if (!refs.empty()) {
+    SHORTENER_ASSIGN_OR_RETURN(std::vector<store::Link> changed, act(refs));
+    for (const store::Link& link : changed) codes.push_back(code_of[link.id]);
+  }
+  return PageDone{refs.size(), page.next};
 }
 
 }  // namespace shortener::service

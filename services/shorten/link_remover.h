@@ -13,8 +13,9 @@
 // work too: it is the same walk). Like a ListLinks page, a call looks at a
 // bounded number of links, so it may act on fewer than page_size and still
 // return a token: go on while it is set. A call that fails part way (a
-// database outage) has done what it did; calling again with the same token
-// is safe (revoking and deleting are idempotent).
+// database outage) answers what it did with the token to go on from (an
+// error only when it did nothing); calling again with any token it gave is
+// safe (revoking and deleting are idempotent).
 //
 // Thread-safe. Every method blocks (database calls): call them off reactor
 // and read batcher threads.
@@ -22,6 +23,7 @@
 #define SHORTENER_SERVICES_SHORTEN_LINK_REMOVER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,11 @@ namespace shortener::service {
 
 inline constexpr int kDefaultBulkPageSize = 1000;
 inline constexpr int kMaxBulkPageSize = 10000;
+
+// The tokens of the key's rate a bulk call of `page_size` costs: one per
+// 1000 links it may act on (a call acts on up to 10 transactions' worth),
+// at least 1, at most 10; 0 is the default size.
+int BulkCallCost(int page_size);
 
 // RevokeLinks' and DeleteLinks' request as given.
 struct BulkLinksQuery {
@@ -88,6 +95,14 @@ class LinkRemover {
       const std::vector<store::LinkRef>& links)>;
   absl::StatusOr<BulkLinksResult> Walk(const BulkLinksQuery& query, const auth::Principal* caller,
                                        const Action& act);
+  // One store page of the walk: read, acted on, the codes changed appended
+  // to `codes`.
+  struct PageDone {
+    size_t links = 0;                       // matched on the page
+    std::optional<store::ListCursor> next;  // where the walk goes on
+  };
+  absl::StatusOr<PageDone> ActOnPage(const store::LinkListQuery& query, const Action& act,
+                                     std::vector<std::string>& codes);
   store::LinkDeletion DeletionOf(std::vector<store::LinkRef> links,
                                  const auth::Principal* caller) const;
 

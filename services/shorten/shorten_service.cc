@@ -209,7 +209,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::RevokeLinks(grpc::CallbackServerCo
                                                           const v1::RevokeLinksRequest* request,
                                                           v1::RevokeLinksResponse* response) {
   return Authorized(
-      ctx, Rpc::kRevokeLinks, *request, 1,
+      ctx, Rpc::kRevokeLinks, *request, BulkCallCost(request->page_size()),
       [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
         RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
           Answer(reactor, response, remover_->RevokeLinks(FromProto(*request), caller.get()));
@@ -221,7 +221,7 @@ grpc::ServerUnaryReactor* ShortenServiceImpl::DeleteLinks(grpc::CallbackServerCo
                                                           const v1::DeleteLinksRequest* request,
                                                           v1::DeleteLinksResponse* response) {
   return Authorized(
-      ctx, Rpc::kDeleteLinks, *request, 1,
+      ctx, Rpc::kDeleteLinks, *request, BulkCallCost(request->page_size()),
       [this, request, response](PrincipalPtr caller, grpc::ServerUnaryReactor* reactor) {
         RunBlocking(reactor, [this, reactor, request, response, caller = std::move(caller)] {
           Answer(reactor, response, remover_->DeleteLinks(FromProto(*request), caller.get()));

@@ -59,11 +59,6 @@ class FaultyClickStore final : public clicks::ClickStore {
     if (!injected.ok()) return injected;
     return inner_->EraseLinks(link_ids, when);
   }
-  absl::Status ForgetErasedBefore(absl::Time before) override {
-    absl::Status injected = plan_->OnCall("ForgetErasedBefore");
-    if (!injected.ok()) return injected;
-    return inner_->ForgetErasedBefore(before);
-  }
 
  private:
   clicks::ClickStore* const inner_;

@@ -9,9 +9,10 @@
 --  - the link's alias, which stays in link_aliases, pointing at the deleted
 --    id, until alias_release_time: nobody can take it over meanwhile to
 --    catch the stale copies of the link (in messages already sent). NULL
---    for a generated code, which is never reissued (ids only grow);
+--    for a generated code, which is never reissued (ids only grow); set to
+--    NULL when the alias is freed;
 --  - who deleted it, and when.
--- A row goes once its link is erased and its alias released (the sweep of
+-- A row goes once its link is erased and it holds no alias (the sweep of
 -- services/shorten/link_eraser.h). It holds no target URL.
 CREATE TABLE deleted_links (
   id                 bigint PRIMARY KEY,
@@ -24,13 +25,20 @@ CREATE TABLE deleted_links (
   erase_time         timestamptz
 );
 -- The erasure's queue: what is not erased yet, oldest first.
-CREATE INDEX deleted_links_to_erase ON deleted_links (delete_time) WHERE erase_time IS NULL;
+CREATE INDEX deleted_links_to_erase ON deleted_links (delete_time, id) WHERE erase_time IS NULL;
+-- The aliases held, by when they are freed.
+CREATE INDEX deleted_links_held_aliases ON deleted_links (alias_release_time)
+  WHERE alias IS NOT NULL;
+-- What the sweep forgets.
+CREATE INDEX deleted_links_done ON deleted_links (id)
+  WHERE erase_time IS NOT NULL AND alias IS NULL;
 
 -- erased_links: the links whose clicks the click store erased
 -- (lib/clicks/click_store.h, EraseLinks). A RecordClicks transaction that
--- resolved a code before its link was deleted may commit after the
--- erasure: it finds the link here and counts nothing for it. Kept for an
--- hour after the erasure (longer than any RecordClicks call can take).
+-- resolved a code before its link was deleted, or an edge's spool replayed
+-- days later, may bring clicks of an erased link: the transaction finds the
+-- link here and counts nothing for it. Kept for good: 16 bytes and an
+-- index entry per deleted link (ids are never reused).
 CREATE TABLE erased_links (
   link_id    bigint PRIMARY KEY,
   erase_time timestamptz NOT NULL

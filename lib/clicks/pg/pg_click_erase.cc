@@ -1,5 +1,5 @@
-// PgClickStore's erasure of deleted links' clicks (EraseLinks,
-// ForgetErasedBefore; migration 0014).
+// PgClickStore's erasure of deleted links' clicks (EraseLinks; migration
+// 0014).
 #include <pqxx/pqxx>
 
 #include "lib/clicks/pg/pg_click_store.h"
@@ -7,6 +7,12 @@
 #include "lib/pg/arrays.h"
 
 namespace shortener::clicks {
+namespace {
+
+// Visits deleted per statement at most (about: ties of one microsecond).
+constexpr int kVisitsPerStatement = 10000;
+
+}  // namespace
 
 absl::Status PgClickStore::EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) {
   if (link_ids.empty()) return absl::OkStatus();
@@ -15,30 +21,35 @@ absl::Status PgClickStore::EraseLinks(absl::Span<const int64_t> link_ids, absl::
   const std::string ids_literal = ids.Build();
   absl::Status status = pool_.Run("erase clicks", Deadline(), [&](pqxx::connection& conn) {
     pqxx::work tx(conn);
-    // Batches in flight first (kRecordLock), then a merge's chunk (the
-    // rollup lock), in that order: neither ever waits for the other lock.
-    tx.exec_prepared(pg_queries::kEraseLock.name);
+    // The rollup lock first: a merge chunk or a day's fold may hold it, and
+    // Record transactions queue behind a waiting kEraseLock. Neither lock's
+    // holders ever wait for the other lock. A Record transaction that runs
+    // long makes this one give up (and the next pass try again) rather
+    // than hold every new batch up.
     tx.exec_prepared(pg_queries::kRollupLock.name);
+    tx.exec_prepared(pg_queries::kEraseLockTimeout.name);
+    tx.exec_prepared(pg_queries::kEraseLock.name);
     tx.exec_prepared(pg_queries::kEraseClicks.name, ids_literal, pg::PgTimestamp(when));
     tx.commit();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  // Outside the locks: a link's visits may be many, and a batch that
-  // starts now leaves these links out.
-  return pool_.Run("erase visits", Deadline(), [&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    tx.exec_prepared(pg_queries::kEraseVisits.name, ids_literal);
-    return absl::OkStatus();
-  });
-}
-
-absl::Status PgClickStore::ForgetErasedBefore(absl::Time before) {
-  return pool_.Run("forget erased links", Deadline(), [&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    tx.exec_prepared(pg_queries::kForgetErased.name, pg::PgTimestamp(before));
-    return absl::OkStatus();
-  });
+  // Outside the locks, in bounded statements: a link's visits may be
+  // millions.
+  for (int64_t id : link_ids) {
+    for (;;) {
+      size_t deleted = 0;
+      status = pool_.Run("erase visits", Deadline(), [&](pqxx::connection& conn) {
+        pqxx::nontransaction tx(conn);
+        deleted = tx.exec_prepared(pg_queries::kEraseVisits.name, id, kVisitsPerStatement)
+                      .affected_rows();
+        return absl::OkStatus();
+      });
+      if (!status.ok()) return status;
+      if (deleted == 0) break;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace shortener::clicks

@@ -227,7 +227,6 @@ class PgClickStore final : public ClickStore {
   // their visits (outside those locks: a link's visits may be millions).
   // Record leaves out the rows of links in erased_links.
   absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override;
-  absl::Status ForgetErasedBefore(absl::Time before) override;
 
   // Its connection pool's use (metrics).
   pg::ConnectionPool::Stats pool_stats() const { return pool_.GetStats(); }

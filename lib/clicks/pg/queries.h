@@ -34,15 +34,20 @@ inline constexpr Query kInsertBatches{
 
 // Recording and erasing clicks exclude each other (EraseLinks): every
 // Record transaction takes this lock shared, first (they do not wait for
-// each other), and an erasure takes it exclusively. So a batch in flight
-// when its links are erased either commits before the erasure, which then
-// erases its rows too, or starts after it and finds the links in
-// erased_links (kLinkLabels). The key is 'erasing' in ASCII, read as a
-// number.
+// each other), and an erasure takes it exclusively, last (after the rollup
+// lock, and with a lock_timeout: while it waits, new Record transactions
+// queue behind it). So a batch in flight when its links are erased either
+// commits before the erasure, which then erases its rows too, or starts
+// after it and finds the links in erased_links (kLinkLabels). The key is
+// 'erasing' in ASCII, read as a number.
 inline constexpr Query kRecordLock{
     "clicks_record_lock", "SELECT pg_advisory_xact_lock_shared(28554735521459815)"};
 inline constexpr Query kEraseLock{
     "clicks_erase_lock", "SELECT pg_advisory_xact_lock(28554735521459815)"};
+// Before kEraseLock: how long the erasure waits for it (the transaction's
+// own setting, as SET LOCAL).
+inline constexpr Query kEraseLockTimeout{
+    "clicks_erase_lock_timeout", "SELECT set_config('lock_timeout', '2s', true)"};
 
 // $1 link ids. Rows: link id, one of its label ids (migration 0010), by
 // link then the label's place; links without labels give none. Then, with
@@ -57,8 +62,8 @@ inline constexpr Query kLinkLabels{
     "   SELECT e.link_id, NULL, 0 FROM erased_links e WHERE e.link_id = ANY($1::bigint[])) s"
     " ORDER BY id, i"};
 
-// EraseLinks, under kEraseLock and the rollup lock (a merge that took a
-// link's pending rows must have written them before they are erased):
+// EraseLinks, under the rollup lock (a merge that took a link's pending
+// rows must have written them before they are erased) and kEraseLock:
 // $1 link ids, $2 erase time. Records them in erased_links and deletes
 // their hourly counts, their own rollups (kind 'l': pending, hourly,
 // daily; a label's stay), and their ListLinks rank.
@@ -76,15 +81,17 @@ inline constexpr Query kEraseClicks{
     "              WHERE kind = 'l' AND subject = ANY($1::bigint[]))"
     " DELETE FROM link_click_totals WHERE link_id = ANY($1::bigint[])"};
 
-// $1 link ids: their visits, in every partition (an index range read of
-// visits_link_time per partition). Autocommitted, after kEraseClicks: a
-// batch that records visits of these links after it finds them erased.
+// $1 a link id, $2 rows at most: up to about $2 of its oldest visits (the
+// visits at or before the time of its $2-th oldest; all of them when it
+// has fewer), by the index visits_link_time of each partition. Rows
+// deleted: the caller repeats until none, so that no statement of a link
+// with 10^7 visits runs into the statement timeout. Autocommitted, after
+// kEraseClicks: batches that start after it leave the link out.
 inline constexpr Query kEraseVisits{
-    "clicks_erase_visits", "DELETE FROM visits WHERE link_id = ANY($1::bigint[])"};
-
-// $1 cutoff: forgets the links erased before it.
-inline constexpr Query kForgetErased{
-    "clicks_forget_erased", "DELETE FROM erased_links WHERE erase_time < $1::timestamptz"};
+    "clicks_erase_visits",
+    "DELETE FROM visits WHERE link_id = $1 AND time <= coalesce("
+    "  (SELECT time FROM visits WHERE link_id = $1 ORDER BY time OFFSET $2 - 1 LIMIT 1),"
+    "  'infinity'::timestamptz)"};
 
 // $1 link ids, $2 hours, $3 bot flags, $4 counts: one row per distinct key
 // (GroupHourly), in key order so concurrent batches lock rows in one order.
@@ -374,7 +381,7 @@ inline constexpr Query kAllQueries[] = {
     kTryRollupLock,    kRollupLock,       kUpsertHours,  kStoredValues,      kUpsertHourDims,
     kUpsertLinkTotals, kOldestHourBefore, kFoldDay,      kStatsRollupCounts, kStatsRollupTops,
     kHumanTotal,       kHumanTotals,      kLockLimited,  kExhaust,           kNotifyCodes,
-    kRecordLock,       kEraseLock,        kEraseClicks,  kEraseVisits,       kForgetErased,
+    kRecordLock,       kEraseLock,        kEraseClicks,  kEraseVisits,       kEraseLockTimeout,
 };
 
 // Run once per new connection (a one-off, so not prepared; see lib/pg/sql.h):

@@ -308,17 +308,25 @@ inline constexpr Query kMarkErased{
     "UPDATE deleted_links SET erase_time = $2::timestamptz"
     " WHERE id = ANY($1::bigint[]) AND erase_time IS NULL"};
 
-// $1 now. Frees the aliases whose time has come (only a link_aliases row
-// that still names the deleted link), and forgets the deleted links that
-// are erased and hold no alias any more. Rows: the ids forgotten.
+// $1 now. Frees up to 1000 aliases whose time has come (only a
+// link_aliases row that still names the deleted link: a new link may have
+// taken a freed alias since) and clears them in deleted_links; forgets up
+// to 1000 deleted links that are erased and hold no alias (those freed by
+// this call go with the next: one snapshot). Row: the aliases freed, the
+// links forgotten. Both by partial indexes of migration 0014; the caller
+// repeats while a call freed any or forgot a full 1000.
 inline constexpr Query kReleaseDeleted{
     "links_release_deleted",
-    "WITH freed AS (DELETE FROM link_aliases a USING deleted_links d"
-    "               WHERE d.alias_release_time <= $1::timestamptz"
-    "                 AND a.alias = d.alias AND a.link_id = d.id)"
-    " DELETE FROM deleted_links"
-    " WHERE erase_time IS NOT NULL AND (alias IS NULL OR alias_release_time <= $1::timestamptz)"
-    " RETURNING id"};
+    "WITH due AS (SELECT id, alias FROM deleted_links"
+    "             WHERE alias IS NOT NULL AND alias_release_time <= $1::timestamptz"
+    "             ORDER BY alias_release_time LIMIT 1000),"
+    " freed AS (DELETE FROM link_aliases a USING due WHERE a.alias = due.alias AND a.link_id = due.id),"
+    " cleared AS (UPDATE deleted_links d SET alias = NULL FROM due WHERE d.id = due.id"
+    "             RETURNING d.id),"
+    " forgotten AS (DELETE FROM deleted_links WHERE id IN ("
+    "   SELECT id FROM deleted_links WHERE erase_time IS NOT NULL AND alias IS NULL LIMIT 1000)"
+    "   RETURNING id)"
+    " SELECT (SELECT count(*) FROM cleared), (SELECT count(*) FROM forgotten)"};
 
 // ListLinks (lib/store/link_list.h): one statement per walk. Each looks at
 // up to $12 links in the walk's order after the cursor (an index range

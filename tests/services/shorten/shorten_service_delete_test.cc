@@ -7,8 +7,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "lib/grpcutil/status.h"
 #include "tests/services/shorten/service_harness.h"
 #include "tests/support/status_matchers.h"
@@ -245,6 +247,82 @@ TEST_CASE("RevokeLinks and DeleteLinks walk a campaign in calls of page_size and
   absl::StatusOr<int64_t> erased = r.h.eraser->EraseDue();
   REQUIRE_THAT(erased, IsOk());
   CHECK(*erased == 23);
+}
+
+TEST_CASE("a bulk call that fails part way answers what it did, and its token goes on from there",
+          "[services/shorten][rpc][delete]") {
+  Removal r;
+  // 1100 links: a call of page_size 2000 reads two store pages.
+  std::set<std::string> campaign;
+  for (int batch = 0; batch < 2; ++batch) {
+    v1::BatchShortenRequest request;
+    for (int i = 0; i < (batch == 0 ? 1000 : 100); ++i) {
+      v1::ShortenRequest* item = request.add_requests();
+      item->set_long_url(absl::StrCat("https://example.com/bulk/", batch, "/", i));
+      (*item->mutable_labels())["campaign"] = "big";
+    }
+    v1::BatchShortenResponse response;
+    REQUIRE_THAT(r.h.Call(&Stub::BatchShorten, r.h.admin_key, request, &response), IsOk());
+    for (const auto& result : response.results()) campaign.insert(result.response().code());
+  }
+  REQUIRE(campaign.size() == 1100);
+
+  // The store fails the second page's read: FindLabelId, ListLinks and
+  // RevokeLinks of the first page go through the gate one by one.
+  testing::FaultPlan& faults = r.h.stack.link_faults;
+  faults.CloseGate();
+  v1::RevokeLinksRequest revoke;
+  revoke.set_tenant("admin");
+  revoke.set_filter("labels.campaign = \"big\"");
+  revoke.set_page_size(2000);
+  v1::RevokeLinksResponse first;
+  absl::Status first_status;
+  std::thread call(
+      [&] { first_status = r.h.Call(&Stub::RevokeLinks, r.h.admin_key, revoke, &first); });
+  for (int passed = 1; passed <= 3; ++passed) {
+    REQUIRE(faults.WaitForCalls(passed));
+    faults.PassOne();
+  }
+  REQUIRE(faults.WaitForCalls(4));
+  faults.FailNext(1, absl::UnavailableError("connection refused"), "ListLinks");
+  faults.OpenGate();
+  call.join();
+  REQUIRE_THAT(first_status, IsOk());
+  CHECK(first.codes_size() == 1000);
+  REQUIRE_FALSE(first.next_page_token().empty());
+
+  revoke.set_page_token(first.next_page_token());
+  v1::RevokeLinksResponse rest;
+  REQUIRE_THAT(r.h.Call(&Stub::RevokeLinks, r.h.admin_key, revoke, &rest), IsOk());
+  CHECK(rest.codes_size() == 100);
+  CHECK(rest.next_page_token().empty());
+  std::set<std::string> revoked(first.codes().begin(), first.codes().end());
+  revoked.insert(rest.codes().begin(), rest.codes().end());
+  CHECK(revoked == campaign);
+  // Nothing done before the failure: the call fails.
+  r.h.stack.link_faults.FailNext(1, absl::UnavailableError("connection refused"), "ListLinks");
+  revoke.set_page_token("");
+  CHECK_THAT(r.h.Call(&Stub::RevokeLinks, r.h.admin_key, revoke, &rest),
+             HasCode(absl::StatusCode::kUnavailable));
+}
+
+TEST_CASE("an erasure pass that fails leaves its links waiting for the next pass",
+          "[services/shorten][rpc][delete]") {
+  Removal r;
+  const std::string code = r.Shorten("https://example.com/erase-later");
+  REQUIRE(r.Click(code, 2) == 2);
+  REQUIRE_THAT(r.Delete(code), IsOk());
+  absl::StatusOr<int64_t> id = r.h.stack.shortener->LinkIdOf(code);
+  REQUIRE_THAT(id, IsOk());
+  r.h.click_faults.FailNext(1, absl::UnavailableError("connection refused"), "EraseLinks");
+  CHECK_THAT(r.h.eraser->EraseDue(), HasCode(absl::StatusCode::kUnavailable));
+  CHECK(*r.h.click_memory.HumanTotal(*id) == 2);
+  r.h.stack.link_faults.FailNext(1, absl::UnavailableError("connection refused"), "MarkErased");
+  CHECK_THAT(r.h.eraser->EraseDue(), HasCode(absl::StatusCode::kUnavailable));
+  absl::StatusOr<int64_t> erased = r.h.eraser->EraseDue();
+  REQUIRE_THAT(erased, IsOk());
+  CHECK(*erased == 1);
+  CHECK(*r.h.click_memory.HumanTotal(*id) == 0);
 }
 
 TEST_CASE("RevokeLinks and DeleteLinks refuse a missing filter, big pages and foreign tokens",

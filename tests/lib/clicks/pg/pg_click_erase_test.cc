@@ -1,6 +1,6 @@
 // PgClickStore::EraseLinks beyond the contract: the visits go too, in every
-// partition, with the merged and the pending rollups and the ListLinks
-// rank, and erased_links remembers the links until ForgetErasedBefore.
+// partition (in bounded statements), with the merged and the pending
+// rollups and the ListLinks rank, and erased_links remembers the links.
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 #include <string>
@@ -68,9 +68,22 @@ TEST_CASE("EraseLinks deletes a link's visits in every month, its merged rollups
   CHECK(Count("SELECT count(*) FROM visits WHERE link_id = $1", kept) == 2);
   CHECK(Count("SELECT count(*) FROM link_click_totals WHERE link_id = $1", kept) == 1);
   CHECK(Count("SELECT count(*) FROM erased_links WHERE link_id = $1", erased) == 1);
+}
 
-  REQUIRE_THAT(store->ForgetErasedBefore(absl::Now() + absl::Seconds(1)), IsOk());
-  CHECK(Count("SELECT count(*) FROM erased_links WHERE link_id = $1", erased) == 0);
+TEST_CASE("EraseLinks deletes every one of a link's many visits, across months",
+          "[lib/clicks/pg][erase][pg]") {
+  auto store = NewTestClickStore(SharedPgCluster().ConnInfo());
+  const int64_t erased = NextLinkId();
+  // 25 000 visits, several in one microsecond, across two months.
+  std::vector<ClickRow> rows;
+  for (int i = 0; i < 25000; ++i) {
+    ClickRow row = Click(erased, At("2038-03-31T23:00:00Z") + absl::Seconds(i / 3));
+    rows.push_back(row);
+  }
+  REQUIRE_THAT(store->Record(UniqueBatchId("many-visits"), rows, true), IsOk());
+  REQUIRE(Count("SELECT count(*) FROM visits WHERE link_id = $1", erased) == 25000);
+  REQUIRE_THAT(store->EraseLinks({erased}, absl::Now()), IsOk());
+  CHECK(Count("SELECT count(*) FROM visits WHERE link_id = $1", erased) == 0);
 }
 
 }  // namespace

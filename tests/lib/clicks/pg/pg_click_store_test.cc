@@ -57,9 +57,6 @@ class MergingClickStore final : public ClickStore {
   absl::Status EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) override {
     return store_->EraseLinks(link_ids, when);
   }
-  absl::Status ForgetErasedBefore(absl::Time before) override {
-    return store_->ForgetErasedBefore(before);
-  }
 
  private:
   std::unique_ptr<PgClickStore> store_;
