@@ -105,14 +105,15 @@ TEST_CASE("batches recorded while a link is erased leave nothing of it behind",
   std::atomic<bool> stop{false};
   std::atomic<int64_t> kept_humans{0};
   std::atomic<int> failures{0};
-  // Batch ids made here: UniqueBatchId is not for other threads.
   std::vector<std::string> batch_ids;
   for (int i = 0; i < 400; ++i) batch_ids.push_back(UniqueBatchId("during-erase"));
+  // Made here: the helpers use Catch's assertions, which are not for
+  // other threads.
+  std::vector<ClickRow> rows = ClicksOf(erased, 2);
+  for (const ClickRow& r : ClicksOf(kept, 1)) rows.push_back(r);
   std::thread recorder([&] {
     // Some batches before the erasure, some after, up to 400.
     for (int i = 0; i < 400 && (i < 5 || !stop.load() || i < 10); ++i) {
-      std::vector<ClickRow> rows = ClicksOf(erased, 2);
-      for (const ClickRow& r : ClicksOf(kept, 1)) rows.push_back(r);
       if (store->Record(batch_ids[i], rows, true).ok()) {
         kept_humans += 1;
       } else {
