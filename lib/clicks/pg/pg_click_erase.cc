@@ -1,5 +1,5 @@
 // PgClickStore's erasure of deleted links' clicks (EraseLinks; migration
-// 0014).
+// 0014), and Record's leaving out of erased links' rows.
 #include <pqxx/pqxx>
 
 #include "lib/clicks/pg/pg_click_store.h"
@@ -13,6 +13,28 @@ namespace {
 constexpr int kVisitsPerStatement = 10000;
 
 }  // namespace
+
+void PgClickStore::LeaveOutErased(const absl::flat_hash_set<int64_t>& erased,
+                                  const std::vector<size_t>& fresh,
+                                  const std::vector<size_t>& writes,
+                                  absl::Span<const BatchToRecord> batches,
+                                  std::vector<PreparedBatch>& without_erased,
+                                  std::vector<const PreparedBatch*>& in_use,
+                                  std::vector<RecordOutcome>& outcomes) {
+  without_erased.reserve(fresh.size());
+  for (size_t k : fresh) {
+    const BatchToRecord& b = batches[writes[k]];
+    std::vector<ClickRow> kept;
+    for (const ClickRow& r : b.rows) {
+      if (!erased.contains(r.link_id)) kept.push_back(r);
+    }
+    if (kept.size() == b.rows.size()) continue;
+    without_erased.push_back(PrepareBatch(kept, b.record_visits));
+    in_use[k] = &without_erased.back();
+    outcomes[k].counted = static_cast<int64_t>(kept.size());
+    if (b.record_visits) outcomes[k].visits = static_cast<int64_t>(kept.size());
+  }
+}
 
 absl::Status PgClickStore::EraseLinks(absl::Span<const int64_t> link_ids, absl::Time when) {
   if (link_ids.empty()) return absl::OkStatus();

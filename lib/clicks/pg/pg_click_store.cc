@@ -363,22 +363,9 @@ absl::Status PgClickStore::WriteClicks(pqxx::work& tx, const std::vector<size_t>
   std::vector<PreparedBatch> without_erased;
   std::vector<const PreparedBatch*> in_use(prepared.begin(), prepared.end());
   if (!erased.empty()) {
-    without_erased.reserve(fresh.size());
+    LeaveOutErased(erased, fresh, writes, batches, without_erased, in_use, outcomes);
     hourly.clear();
-    for (size_t k : fresh) {
-      const BatchToRecord& b = batches[writes[k]];
-      std::vector<ClickRow> kept;
-      for (const ClickRow& r : b.rows) {
-        if (!erased.contains(r.link_id)) kept.push_back(r);
-      }
-      if (kept.size() < b.rows.size()) {
-        without_erased.push_back(PrepareBatch(kept, b.record_visits));
-        in_use[k] = &without_erased.back();
-        outcomes[k].counted = static_cast<int64_t>(kept.size());
-        if (b.record_visits) outcomes[k].visits = static_cast<int64_t>(kept.size());
-      }
-      hourly.push_back(&in_use[k]->hourly);
-    }
+    for (size_t k : fresh) hourly.push_back(&in_use[k]->hourly);
     grouped = SumHourlyCounts(hourly);
     if (grouped.empty()) return absl::OkStatus();
   }

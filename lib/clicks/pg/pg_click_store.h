@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -261,6 +262,16 @@ class PgClickStore final : public ClickStore {
                            absl::Span<const BatchToRecord> batches,
                            absl::Span<const PreparedBatch* const> prepared,
                            std::vector<RecordOutcome>& outcomes);
+  // WriteClicks' rare path (pg_click_erase.cc): each batch of `fresh` that
+  // holds rows of `erased` links is prepared again without them, into
+  // `without_erased` (reserved for every batch, so its elements stay put),
+  // `in_use[k]` then pointing at it and outcomes[k] counting what is left.
+  static void LeaveOutErased(const absl::flat_hash_set<int64_t>& erased,
+                             const std::vector<size_t>& fresh, const std::vector<size_t>& writes,
+                             absl::Span<const BatchToRecord> batches,
+                             std::vector<PreparedBatch>& without_erased,
+                             std::vector<const PreparedBatch*>& in_use,
+                             std::vector<RecordOutcome>& outcomes);
   // Inside Record's transaction, after the counts: marks the links of
   // `human_link_ids` (an array literal) whose budget is now spent, appends
   // their ids to `exhausted` and NOTIFYs their codes.
